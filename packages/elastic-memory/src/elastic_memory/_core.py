@@ -1,0 +1,556 @@
+"""MemoryCore: the async implementation behind both facades. Lives on the library loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _validate as v
+from .config import RecallConfig
+from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
+from .errors import EmbedderError, UsageError
+from .filters import Filters
+from .retrieval import fusion
+from .storage import KEEP, EmbeddingPin, SQLiteStore
+from .storage.fts import match_expression
+from .storage.rows import hit_from_record
+from .storage.sqlite import VectorTier
+from .types import (
+    Explanation,
+    Fusion,
+    Hit,
+    ImportReport,
+    MemoryId,
+    MemoryRecord,
+    PruneAction,
+    PrunePolicy,
+    PruneReport,
+    RecallMode,
+)
+
+__all__ = ["EmbedderSpec", "MemoryCore", "RecallWarning"]
+
+F32 = npt.NDArray[np.float32]
+EmbedderSpec = str | Embedder | Sequence[Embedder] | None
+_REMEMBER_FIELDS = (
+    "id",
+    "type",
+    "importance",
+    "confidence",
+    "source",
+    "tags",
+    "metadata",
+    "agent_id",
+    "scope",
+    "pool",
+    "session_id",
+    "pinned",
+    "ttl",
+    "expires_at",
+)
+
+
+class RecallWarning(UserWarning):
+    """Recall is degraded (for example keyword-only because no embedder is usable)."""
+
+
+def _candidates(spec: EmbedderSpec) -> list[Embedder]:
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        if spec != "auto":
+            msg = f"embedder must be 'auto', None, an Embedder or a list of them, got {spec!r}"
+            raise UsageError(msg)
+        return [MiniLMEmbedder()]
+    if isinstance(spec, Sequence):
+        return [check_embedder(e) for e in spec]
+    return [check_embedder(spec)]
+
+
+def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        msg = f"embedder {who} returned something that is not a list of float vectors: {e}"
+        raise EmbedderError(msg) from e
+    if matrix.shape != (count, dimension):
+        msg = f"embedder {who} returned shape {matrix.shape}, expected ({count}, {dimension})"
+        raise EmbedderError(msg)
+    if not np.isfinite(matrix).all():
+        msg = f"embedder {who} returned NaN or infinite values"
+        raise EmbedderError(msg)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+class MemoryCore:
+    """Wires validation, embedding, storage and fusion. Every method is a coroutine."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        candidates: list[Embedder],
+        *,
+        agent_id: str,
+        recall_config: RecallConfig,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store = store
+        self.agent_id = agent_id
+        self.recall_config = recall_config
+        self._clock = clock
+        self._candidates = candidates
+        self._embedder: Embedder | None = None
+        self._resolved = False
+        self._warned: set[str] = set()
+        self._resolve_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        agent_id: str = "default",
+        embedder: EmbedderSpec = "auto",
+        recall: RecallConfig | None = None,
+        vector_index: VectorTier = "auto",
+        ram_budget_bytes: int | None = None,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> MemoryCore:
+        """Validate the options, open the store and migrate it."""
+        if not isinstance(path, str | Path) or not str(path):
+            msg = f"path must be a file path or ':memory:', got {path!r}"
+            raise UsageError(msg)
+        agent = v.check_id(agent_id, "agent_id")
+        candidates = _candidates(embedder)
+        if recall is not None and not isinstance(recall, RecallConfig):
+            msg = f"recall must be a RecallConfig, got {type(recall).__name__}"
+            raise UsageError(msg)
+        if vector_index not in ("auto", "ram", "vec0"):
+            msg = f"vector_index must be 'auto', 'ram' or 'vec0', got {vector_index!r}"
+            raise UsageError(msg)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0:
+            msg = f"timeout must be a non-negative number of seconds, got {timeout!r}"
+            raise UsageError(msg)
+        store = await SQLiteStore.open(
+            str(path), timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
+        )
+        return cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
+
+    async def close(self) -> None:
+        """Close the store (idempotent)."""
+        await self.store.close()
+
+    # ---------------------------------------------------------------- embedding
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, RecallWarning, stacklevel=4)
+
+    async def embedder(self) -> Embedder | None:
+        """The embedder this database may use now (resolved once, through the gateway)."""
+        async with self._resolve_lock:
+            if self._resolved:
+                return self._embedder
+            if not self.store.has_vec:
+                if self._candidates:
+                    self._warn_once("novec", "sqlite-vec cannot be loaded by any SQLite driver: keyword-only recall")
+                self._resolved = True
+                return None
+            failures: list[str] = []
+
+            def healthy(e: Embedder) -> bool:
+                try:
+                    _as_matrix(e.embed(["health check"]), 1, e.dimension, e.model_id)
+                except Exception as exc:  # noqa: BLE001 - any failure makes the embedder unhealthy
+                    failures.append(f"{e.model_id}: {exc}")
+                    return False
+                return True
+
+            pin = self.store.pin
+            self._embedder = await asyncio.to_thread(resolve, pin, self._candidates, healthy)
+            self._resolved = True
+            if self._embedder is None and self._candidates:
+                why = "; ".join(failures) or (
+                    f"the database is pinned to {pin.model_id!r} (family {pin.family!r}, {pin.dimension}-d) "
+                    "and no configured embedder matches it" if pin else "no embedder is healthy"
+                )
+                self._warn_once("noembed", f"no usable embedder, recall is keyword-only: {why}")
+            return self._embedder
+
+    async def _embed(self, embedder: Embedder, texts: Sequence[str]) -> F32:
+        try:
+            raw = await asyncio.to_thread(embedder.embed, list(texts))
+        except EmbedderError:
+            raise
+        except Exception as e:
+            msg = f"embedder {embedder.model_id!r} failed: {e}"
+            raise EmbedderError(msg) from e
+        return _as_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
+
+    def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
+        return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
+
+    # ------------------------------------------------------------------- writes
+    def _row(self, content: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(fields) - set(_REMEMBER_FIELDS))
+        if unknown:
+            msg = f"unknown field(s) {unknown}; a memory takes content plus {list(_REMEMBER_FIELDS)}"
+            raise UsageError(msg)
+        return v.build_row(content, now=self._clock(), default_agent=self.agent_id, **fields)
+
+    async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
+        """Store one memory; see :meth:`AsyncMemory.remember`."""
+        return (await self._write_rows([self._row(content, fields)], dedupe=dedupe))[0]
+
+    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
+        """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
+        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+            msg = "items must be a list of strings or of dicts with a 'content' key"
+            raise UsageError(msg)
+        rows = []
+        for n, item in enumerate(items):
+            if isinstance(item, str):
+                rows.append(self._row(item, {}))
+            elif isinstance(item, Mapping):
+                if "content" not in item:
+                    msg = f"items[{n}] has no 'content' key"
+                    raise UsageError(msg)
+                fields = {k: val for k, val in item.items() if k != "content"}
+                try:
+                    rows.append(self._row(item["content"], fields))
+                except UsageError as e:
+                    msg = f"items[{n}]: {e}"
+                    raise UsageError(msg) from e
+            else:
+                msg = f"items[{n}] is a {type(item).__name__}; use a string or a dict with 'content'"
+                raise UsageError(msg)
+        return await self._write_rows(rows, dedupe=dedupe)
+
+    async def _write_rows(
+        self, rows: list[dict[str, Any]], *, dedupe: bool, replace_all: bool = False, vectors: list[Any] | None = None
+    ) -> list[MemoryId]:
+        if not isinstance(dedupe, bool):
+            msg = f"dedupe must be True or False, got {dedupe!r}"
+            raise UsageError(msg)
+        if not rows:
+            return []
+        embedder = await self.embedder()
+        pin = None
+        if vectors is None:
+            if embedder is not None:
+                matrix = await self._embed(embedder, [r["content"] for r in rows])
+                vectors = list(matrix)
+                pin = self._pin_for(embedder)
+            else:
+                vectors = [None] * len(rows)
+        elif embedder is not None:
+            pin = self._pin_for(embedder)
+        return await self.store.write(rows, vectors, dedupe=dedupe, replace_all=replace_all, pin=pin)
+
+    async def update(self, id: Any, **changes: Any) -> MemoryRecord:
+        """Change some fields of a memory; see :meth:`AsyncMemory.update`."""
+        mid = v.check_id(id)
+        allowed = set(_REMEMBER_FIELDS) - {"id"} | {"content"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            msg = f"update() cannot change {unknown}; it changes {sorted(allowed)}"
+            raise UsageError(msg)
+        current = (await self.store.get([mid])).get(mid)
+        if current is None or current.deleted_at is not None:
+            msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
+            raise UsageError(msg)
+        merged: dict[str, Any] = {
+            "id": mid,
+            "type": current.type,
+            "importance": current.importance,
+            "confidence": current.confidence,
+            "source": current.source,
+            "tags": list(current.tags),
+            "metadata": current.metadata,
+            "agent_id": current.agent_id,
+            "scope": current.scope,
+            "pool": current.pool,
+            "session_id": current.session_id,
+            "pinned": current.pinned,
+            "expires_at": current.expires_at,
+        }
+        content = changes.pop("content", current.content)
+        if "ttl" in changes:
+            merged.pop("expires_at")
+        merged.update(changes)
+        row = self._row(content, merged)
+        row["archived"] = int(current.archived)
+        vector: Any = KEEP
+        if row["content_hash"] != current.content_hash:
+            embedder = await self.embedder()
+            vector = (await self._embed(embedder, [row["content"]]))[0] if embedder else None
+        embedder = await self.embedder() if isinstance(vector, np.ndarray) else None
+        pin = self._pin_for(embedder) if embedder else None
+        await self.store.write([row], [vector], dedupe=False, replace_all=False, pin=pin)
+        return (await self.store.get([mid]))[mid]
+
+    async def get(self, id: Any) -> MemoryRecord | None:
+        """One memory by id, or ``None``; a pure read (no access is recorded)."""
+        mid = v.check_id(id)
+        return (await self.store.get([mid])).get(mid)
+
+    async def get_many(self, ids: Any) -> list[MemoryRecord]:
+        """The memories that exist among ``ids``, in the order given."""
+        wanted = v.check_ids(ids)
+        found = await self.store.get(wanted)
+        return [found[i] for i in dict.fromkeys(wanted) if i in found]
+
+    async def forget(self, ids: Any, *, hard: bool = False) -> int:
+        """Soft-delete (recoverable) or hard-delete; returns how many memories changed."""
+        wanted = v.check_ids(ids)
+        if not isinstance(hard, bool):
+            msg = f"hard must be True or False, got {hard!r}"
+            raise UsageError(msg)
+        if hard:
+            return len(await self.store.hard_delete(wanted))
+        return len(await self.store.set_flags(wanted, deleted=True))
+
+    async def restore(self, ids: Any) -> int:
+        """Undo a soft delete; returns how many memories came back."""
+        return len(await self.store.set_flags(v.check_ids(ids), deleted=False))
+
+    async def archive(self, ids: Any, *, archived: bool = True) -> int:
+        """Hide (or, with ``archived=False``, unhide) memories from recall without deleting them."""
+        if not isinstance(archived, bool):
+            msg = f"archived must be True or False, got {archived!r}"
+            raise UsageError(msg)
+        return len(await self.store.set_flags(v.check_ids(ids), archived=archived))
+
+    async def purge(self, older_than: float = 0.0) -> int:
+        """Hard-delete memories soft-deleted at least ``older_than`` seconds ago."""
+        if isinstance(older_than, bool) or not isinstance(older_than, int | float) or older_than < 0:
+            msg = f"older_than must be a non-negative number of seconds, got {older_than!r}"
+            raise UsageError(msg)
+        return len(await self.store.purge(float(older_than)))
+
+    async def prune(self, policy: PrunePolicy | None = None, **kwargs: Any) -> PruneReport:
+        """Archive or purge low-value memories; see :class:`PrunePolicy`."""
+        if policy is None:
+            try:
+                policy = PrunePolicy(**kwargs)
+            except TypeError as e:
+                msg = f"prune() takes a PrunePolicy or its fields (min_importance, max_entries, action, dry_run): {e}"
+                raise UsageError(msg) from e
+        elif kwargs:
+            msg = "pass either a PrunePolicy or keyword fields to prune(), not both"
+            raise UsageError(msg)
+        if not isinstance(policy, PrunePolicy):
+            msg = f"policy must be a PrunePolicy, got {type(policy).__name__}"
+            raise UsageError(msg)
+        if policy.min_importance is None and policy.max_entries is None:
+            msg = "a prune policy needs min_importance, max_entries, or both"
+            raise UsageError(msg)
+        if policy.min_importance is not None:
+            v._unit("min_importance", policy.min_importance)
+        if policy.max_entries is not None and (
+            isinstance(policy.max_entries, bool) or not isinstance(policy.max_entries, int) or policy.max_entries < 0
+        ):
+            msg = f"max_entries must be a non-negative integer, got {policy.max_entries!r}"
+            raise UsageError(msg)
+        action = v._enum("action", policy.action, PruneAction)
+        policy = PrunePolicy(policy.min_importance, policy.max_entries, action, bool(policy.dry_run))
+        return await self.store.prune(policy)
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
+        out = await self.store.stats()
+        out["agent_id"] = self.agent_id
+        out["embedder"] = self._embedder.model_id if self._embedder else None
+        return out
+
+    # ------------------------------------------------------------------- recall
+    async def recall(
+        self, query: Any = "", *, k: Any = 10, mode: Any = "hybrid", filters: Any = None, touch: Any = None
+    ) -> list[Hit]:
+        """Recall memories; see :meth:`AsyncMemory.recall`."""
+        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch)).hits
+
+    async def explain(
+        self, query: Any = "", *, k: Any = 10, mode: Any = "hybrid", filters: Any = None, touch: Any = False
+    ) -> Explanation:
+        """Recall, and say how: legs, candidates, tier, fusion, timings."""
+        if query is None:
+            query = ""
+        if not isinstance(query, str):
+            msg = f"query must be a str, got {type(query).__name__}"
+            raise UsageError(msg)
+        k = v.check_k(k)
+        mode = v.check_mode(mode)
+        parsed = Filters.parse(filters)
+        if touch is None:
+            touch = self.recall_config.touch
+        if not isinstance(touch, bool):
+            msg = f"touch must be True, False or None, got {touch!r}"
+            raise UsageError(msg)
+        t0 = time.perf_counter()
+        details: dict[str, Any] = {}
+        match = match_expression(query[: v.MAX_CONTENT_CHARS])
+        details["match"] = match
+        if not query.strip():
+            rows = await self.store.browse(parsed, k)
+            hits = [hit_from_record(r, r.importance) for _, r in rows]
+            details["order"] = "pinned, importance, recency"
+            if touch:
+                await self.store.touch([s for s, _ in rows])
+            details["total_ms"] = (time.perf_counter() - t0) * 1000
+            return Explanation(query, mode, mode, hits, details)
+
+        effective = mode
+        embedder = await self.embedder() if mode is not RecallMode.KEYWORD else None
+        if mode is not RecallMode.KEYWORD and (embedder is None or self.store.pin is None):
+            effective = RecallMode.KEYWORD
+            details["degraded"] = "no usable embedder or no vectors stored: keyword only"
+        cfg = self.recall_config
+        pool = max(cfg.candidates, k)
+        kw: list[tuple[int, float]] = []
+        vec: list[tuple[int, float]] = []
+        qvec: F32 | None = None
+        if effective in (RecallMode.KEYWORD, RecallMode.HYBRID) and match is not None:
+            t = time.perf_counter()
+            kw = await self.store.keyword(match, parsed, k if effective is RecallMode.KEYWORD else pool)
+            details["keyword_ms"] = (time.perf_counter() - t) * 1000
+        if effective in (RecallMode.SEMANTIC, RecallMode.HYBRID) and embedder is not None:
+            t = time.perf_counter()
+            qvec = (await self._embed(embedder, [query[:20_000]]))[0]
+            details["embed_ms"] = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            vec, tier = await self.store.vector(qvec, parsed, k if effective is RecallMode.SEMANTIC else pool)
+            details["vector_ms"] = (time.perf_counter() - t) * 1000
+            details["vector_index"] = tier
+        details["keyword_candidates"] = len(kw)
+        details["vector_candidates"] = len(vec)
+        kw_scores, vec_scores = dict(kw), dict(vec)
+        if effective is RecallMode.KEYWORD:
+            ranked = kw
+        elif effective is RecallMode.SEMANTIC:
+            ranked = vec
+        else:
+            t = time.perf_counter()
+            ranked = await self._fuse(match, qvec, kw, vec, kw_scores, vec_scores, details)
+            details["fusion_ms"] = (time.perf_counter() - t) * 1000
+        ranked = ranked[:k]
+        records = await self.store.rows_for([s for s, _ in ranked], parsed)
+        hits = [
+            hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in ranked if s in records
+        ]
+        if touch:
+            await self.store.touch([s for s, _ in ranked if s in records])
+        details["total_ms"] = (time.perf_counter() - t0) * 1000
+        return Explanation(query, mode, effective, hits, details)
+
+    async def _fuse(
+        self,
+        match: str | None,
+        qvec: F32 | None,
+        kw: list[tuple[int, float]],
+        vec: list[tuple[int, float]],
+        kw_scores: dict[int, float],
+        vec_scores: dict[int, float],
+        details: dict[str, Any],
+    ) -> list[tuple[int, float]]:
+        cfg = self.recall_config
+        weight = cfg.effective_vector_weight
+        details.update(fusion=cfg.fusion.value, vector_weight=weight, neighbor_boost=cfg.neighbor_boost)
+        if cfg.fusion is Fusion.CONVEX:
+            only_vec = [s for s in vec_scores if s not in kw_scores]
+            only_kw = [s for s in kw_scores if s not in vec_scores]
+            if match is not None and only_vec:
+                kw_scores.update(await self.store.keyword_scores(match, only_vec))
+            if qvec is not None and only_kw:
+                vec_scores.update(await self.store.vector_scores(qvec, only_kw))
+            ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)
+        elif cfg.fusion is Fusion.WEIGHTED:
+            ranked = fusion.weighted(dict(kw), dict(vec), vector_weight=weight)
+        else:
+            ranked = fusion.rrf([s for s, _ in kw], [s for s, _ in vec], vector_weight=weight, k=cfg.rrf_k)
+        if cfg.neighbor_boost > 0 and ranked:
+            neighbors = await self.store.session_neighbors([s for s, _ in ranked])
+            ranked = fusion.neighbor_boost(ranked, neighbors, beta=cfg.neighbor_boost)
+        return ranked
+
+    # ----------------------------------------------------------- export/import
+    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
+        """Write every memory (hidden ones too) as one JSON object per line; returns the count."""
+        target = Path(path)
+        count = 0
+        tmp = target.with_name(target.name + ".partial")
+        with tmp.open("w", encoding="utf-8") as fh:
+            async for record, vector in self.store.iter_records():
+                data = record.to_dict()
+                if vectors and vector is not None:
+                    data["vector"] = [float(x) for x in vector]
+                fh.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
+                count += 1
+        tmp.replace(target)
+        return count
+
+    async def import_jsonl(self, path: Any, *, batch: int = 500) -> ImportReport:
+        """Read an export back, ids and times included (upsert by id); one transaction per batch."""
+        source = Path(path)
+        if not source.is_file():
+            msg = f"{source} is not a file; pass the path of a JSONL export"
+            raise UsageError(msg)
+        created = updated = dup = 0
+        pending: list[dict[str, Any]] = []
+        pending_vectors: list[Any] = []
+
+        async def flush() -> None:
+            nonlocal created, updated, dup
+            has_all = all(x is not None for x in pending_vectors)
+            ids = await self._write_rows(
+                pending, dedupe=True, replace_all=True, vectors=pending_vectors if has_all else None
+            )
+            created += sum(i.status == "created" for i in ids)
+            updated += sum(i.status == "updated" for i in ids)
+            dup += sum(i.status == "duplicate" for i in ids)
+            pending.clear()
+            pending_vectors.clear()
+
+        with source.open(encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    row, vector = self._import_row(data)
+                except (ValueError, KeyError, TypeError) as e:
+                    msg = f"{source}:{line_no}: not a memory record ({e}); nothing from this batch was written"
+                    raise UsageError(msg) from e
+                pending.append(row)
+                pending_vectors.append(vector)
+                if len(pending) >= batch:
+                    await flush()
+        if pending:
+            await flush()
+        return ImportReport(created, updated, dup, created + updated + dup)
+
+    def _import_row(self, data: dict[str, Any]) -> tuple[dict[str, Any], F32 | None]:
+        fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
+        row = self._row(data["content"], fields)
+        for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
+            row[column] = float(data[column])
+        row["access_count"] = int(data["access_count"])
+        row["archived"] = int(bool(data["archived"]))
+        row["deleted_at"] = None if data.get("deleted_at") is None else float(data["deleted_at"])
+        vector = data.get("vector")
+        vec = None
+        if vector is not None:
+            vec = np.asarray(vector, dtype=np.float32)
+            self.store.check_vector(vec)
+        return row, vec

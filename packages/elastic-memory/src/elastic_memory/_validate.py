@@ -1,0 +1,223 @@
+"""Argument validation and row building for writes (pure).
+
+Every public write goes through :func:`build_row`, so a bad argument is refused before
+any I/O with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import unicodedata
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import UsageError
+from .filters import to_timestamp
+from .storage.queries import encode_json
+from .types import MemoryType, RecallMode, Scope, Source
+
+__all__ = ["MAX_CONTENT_CHARS", "build_row", "content_hash", "check_k", "check_mode", "normalise"]
+
+#: The longest content one memory may hold (about 250k tokens); split longer text.
+MAX_CONTENT_CHARS = 1_000_000
+_SPACE = re.compile(r"\s+")
+_ID = re.compile(r"^[^\x00-\x1f]{1,256}$")
+
+
+def normalise(content: str) -> str:
+    """NFKC, whitespace runs collapsed, ends stripped: what the content hash is taken of."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", content)).strip()
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 hex of :func:`normalise` ``(content)``.
+
+    >>> content_hash("a  b") == content_hash(" a b\\n")
+    True
+    """
+    return hashlib.sha256(normalise(content).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _enum(name: str, value: Any, enum: type[Any]) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        msg = f"{name} must be one of {[e.value for e in enum]}, got {value!r}"
+        raise UsageError(msg) from None
+
+
+def check_mode(mode: Any) -> RecallMode:
+    """A :class:`RecallMode` from a mode name."""
+    return _enum("mode", mode, RecallMode)  # type: ignore[no-any-return]
+
+
+def check_k(k: Any) -> int:
+    """``k`` as an int in [1, 1000]."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        msg = f"k must be an integer from 1 to 1000, got {k!r}"
+        raise UsageError(msg)
+    return k
+
+
+def check_id(value: Any, name: str = "id") -> str:
+    """A memory id: a non-empty string of at most 256 printable characters."""
+    if not isinstance(value, str) or not _ID.match(value):
+        msg = f"{name} must be a non-empty string of at most 256 characters without control characters, got {value!r}"
+        raise UsageError(msg)
+    return value
+
+
+def check_ids(ids: Any) -> list[str]:
+    """One id or a list of ids as a list."""
+    if isinstance(ids, str):
+        return [check_id(ids)]
+    if not isinstance(ids, Sequence | set | frozenset):
+        msg = f"pass a memory id or a list of ids, got {type(ids).__name__}"
+        raise UsageError(msg)
+    return [check_id(i) for i in ids]
+
+
+def _unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        msg = f"{name} must be a number (it is clamped to [0, 1]), got {value!r}"
+        raise UsageError(msg)
+    return min(1.0, max(0.0, float(value)))
+
+
+def check_content(content: Any) -> str:
+    """Non-empty text of at most :data:`MAX_CONTENT_CHARS` characters."""
+    if not isinstance(content, str):
+        msg = f"content must be a str, got {type(content).__name__}"
+        raise UsageError(msg)
+    if not content.strip():
+        msg = "content is empty: there is nothing to remember"
+        raise UsageError(msg)
+    if len(content) > MAX_CONTENT_CHARS:
+        msg = f"content has {len(content)} characters, more than {MAX_CONTENT_CHARS}; split it into smaller memories"
+        raise UsageError(msg)
+    return content
+
+
+def check_tags(tags: Any) -> list[str]:
+    """A sorted list of distinct non-empty tag strings."""
+    if tags is None:
+        return []
+    if isinstance(tags, str) or not isinstance(tags, Sequence | set | frozenset):
+        msg = f"tags must be a list of strings, got {tags!r}"
+        raise UsageError(msg)
+    out = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > 256:
+            msg = f"each tag must be a non-empty string of at most 256 characters, got {tag!r}"
+            raise UsageError(msg)
+        out.append(tag)
+    return sorted(set(out))
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    """A JSON-serialisable dict with string keys (no NaN or infinity)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        msg = f"metadata must be a dict, got {type(metadata).__name__}"
+        raise UsageError(msg)
+    if any(not isinstance(k, str) for k in metadata):
+        msg = "metadata keys must be strings"
+        raise UsageError(msg)
+    try:
+        return json.loads(json.dumps(metadata, allow_nan=False))  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as e:
+        msg = f"metadata must be JSON-serialisable (str, numbers, bool, None, lists, dicts): {e}"
+        raise UsageError(msg) from e
+
+
+def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
+    """A scope and its pool: SHARED needs a pool name, the others take none."""
+    s = _enum("scope", scope, Scope)
+    if s is Scope.SHARED:
+        if not isinstance(pool, str) or not pool.strip():
+            msg = "a shared memory needs pool='<pool name>' naming the agents' shared pool"
+            raise UsageError(msg)
+        return s.value, pool
+    if pool is not None:
+        msg = f"pool={pool!r} only applies to scope='shared'; drop it or use scope='shared'"
+        raise UsageError(msg)
+    return s.value, None
+
+
+def _optional_str(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 256:
+        msg = f"{name} must be a non-empty string of at most 256 characters or None, got {value!r}"
+        raise UsageError(msg)
+    return value
+
+
+def build_row(
+    content: Any,
+    *,
+    now: float,
+    default_agent: str,
+    id: Any = None,
+    type: Any = "semantic",
+    importance: Any = 0.5,
+    confidence: Any = 1.0,
+    source: Any = "agent",
+    tags: Any = None,
+    metadata: Any = None,
+    agent_id: Any = None,
+    scope: Any = "private",
+    pool: Any = None,
+    session_id: Any = None,
+    pinned: Any = False,
+    ttl: Any = None,
+    expires_at: Any = None,
+) -> dict[str, Any]:
+    """A full ``memories`` row (without ``seq``) from remember()-style arguments."""
+    text = check_content(content)
+    scope_value, pool_value = check_scope(scope, pool)
+    if not isinstance(pinned, bool):
+        msg = f"pinned must be True or False, got {pinned!r}"
+        raise UsageError(msg)
+    if ttl is not None and expires_at is not None:
+        msg = "pass either ttl (seconds from now) or expires_at (a time), not both"
+        raise UsageError(msg)
+    expiry = None
+    if ttl is not None:
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
+            msg = f"ttl must be a positive number of seconds, got {ttl!r}"
+            raise UsageError(msg)
+        expiry = now + float(ttl)
+    elif expires_at is not None:
+        expiry = to_timestamp("expires_at", expires_at)
+    agent = _optional_str("agent_id", agent_id) or default_agent
+    return {
+        "id": check_id(id) if id is not None else str(uuid.uuid4()),
+        "agent_id": agent,
+        "scope": scope_value,
+        "pool": pool_value,
+        "type": _enum("type", type, MemoryType).value,
+        "content": text,
+        "content_hash": content_hash(text),
+        "importance": _unit("importance", importance),
+        "confidence": _unit("confidence", confidence),
+        "source": _enum("source", source, Source).value,
+        "pinned": int(pinned),
+        "tags": encode_json(check_tags(tags)),
+        "metadata": encode_json(check_metadata(metadata)),
+        "session_id": _optional_str("session_id", session_id),
+        "created_at": now,
+        "updated_at": now,
+        "accessed_at": now,
+        "access_count": 0,
+        "retention_strength": 1.0,
+        "archived": 0,
+        "deleted_at": None,
+        "expires_at": expiry,
+        "has_vector": 0,
+    }

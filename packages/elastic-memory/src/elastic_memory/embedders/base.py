@@ -1,0 +1,51 @@
+"""The embedder port: what a host implements to plug in its own model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from ..errors import UsageError
+
+__all__ = ["Embedder", "check_embedder"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors. ``model_id`` is pinned in the database on the first write;
+    ``family`` names models whose vectors are interchangeable (a pinned database accepts
+    its own model or one of the same family).
+
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> isinstance(FakeEmbedder(), Embedder)
+    True
+    """
+
+    model_id: str
+    dimension: int
+    family: str
+
+    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        """One vector of ``dimension`` floats per text, in order."""
+        ...
+
+
+def check_embedder(obj: object) -> Embedder:
+    """Validate that ``obj`` has the embedder attributes, or raise :class:`UsageError`."""
+    missing = [a for a in ("model_id", "dimension", "family", "embed") if not hasattr(obj, a)]
+    if missing:
+        msg = f"{type(obj).__name__} is not an Embedder: it lacks {missing} (see elastic_memory.Embedder)"
+        raise UsageError(msg)
+    dim = getattr(obj, "dimension")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        msg = f"{type(obj).__name__}.dimension must be a positive int, got {dim!r}"
+        raise UsageError(msg)
+    for attr in ("model_id", "family"):
+        value = getattr(obj, attr)
+        if not isinstance(value, str) or not value:
+            msg = f"{type(obj).__name__}.{attr} must be a non-empty string, got {value!r}"
+            raise UsageError(msg)
+    if not callable(getattr(obj, "embed")):
+        msg = f"{type(obj).__name__}.embed must be callable"
+        raise UsageError(msg)
+    return obj  # type: ignore[return-value]

@@ -1,0 +1,220 @@
+"""Recall filters: parsed and validated from a plain dict, once, before any I/O.
+
+>>> f = Filters.parse({"type": "semantic", "tags": ["prefs"], "metadata": {"n": {"$gte": 2}}})
+>>> f.types, f.tags_any, f.metadata
+(('semantic',), ('prefs',), (('n', '$gte', 2),))
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import UsageError
+from .types import MemoryType, Scope, Source
+
+__all__ = ["METADATA_OPERATORS", "Filters"]
+
+#: Operators accepted in ``filters={"metadata": {key: {op: value}}}``.
+METADATA_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
+
+_KEYS = (
+    "agent_id",
+    "scope",
+    "pool",
+    "type",
+    "source",
+    "session_id",
+    "tags",
+    "tags_all",
+    "min_confidence",
+    "min_importance",
+    "since",
+    "until",
+    "pinned",
+    "metadata",
+)
+_METADATA_KEY = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
+Scalar = str | int | float | bool | None
+
+
+def _strings(key: str, value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str | Scope | MemoryType | Source) else value
+    if not isinstance(items, list | tuple | set | frozenset) or not items:
+        msg = f"filters[{key!r}] must be a string or a non-empty list of strings, got {value!r}"
+        raise UsageError(msg)
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, Scope | MemoryType | Source):
+            out.append(item.value)
+        elif isinstance(item, str):
+            out.append(item)
+        else:
+            msg = f"filters[{key!r}] holds {item!r}; use strings"
+            raise UsageError(msg)
+    return tuple(dict.fromkeys(out))
+
+
+def _enum_values(key: str, value: Any, enum: type[Scope | MemoryType | Source]) -> tuple[str, ...]:
+    values = _strings(key, value)
+    allowed = {e.value for e in enum}
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        msg = f"filters[{key!r}] has unknown value(s) {bad}; use one of {sorted(allowed)}"
+        raise UsageError(msg)
+    return values
+
+
+def _unit(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        msg = f"filters[{key!r}] must be a number between 0 and 1, got {value!r}"
+        raise UsageError(msg)
+    return float(value)
+
+
+def to_timestamp(key: str, value: Any) -> float:
+    """Seconds since the epoch from a number or an aware/naive ``datetime`` (naive = UTC)."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        msg = f"{key} must be seconds since the epoch or a datetime, got {value!r}"
+        raise UsageError(msg)
+    return float(value)
+
+
+def _scalar(key: str, value: Any) -> Scalar:
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int | float) and math.isfinite(value):
+        return value
+    msg = f"metadata filter on {key!r}: {value!r} is not a string, number, bool or None"
+    raise UsageError(msg)
+
+
+def _metadata(value: Any) -> tuple[tuple[str, str, Any], ...]:
+    if not isinstance(value, Mapping) or not value:
+        msg = 'filters["metadata"] must be a non-empty dict like {"lang": "en", "n": {"$gt": 2}}'
+        raise UsageError(msg)
+    out: list[tuple[str, str, Any]] = []
+    for key, cond in value.items():
+        if not isinstance(key, str) or not _METADATA_KEY.match(key):
+            msg = (
+                f"metadata filter key {key!r} is not allowed: use letters, digits, '_' or '-', "
+                "with '.' between nested keys"
+            )
+            raise UsageError(msg)
+        conds = cond.items() if isinstance(cond, Mapping) else [("$eq", cond)]
+        if isinstance(cond, Mapping) and not cond:
+            msg = f"metadata filter on {key!r} is an empty dict; give an operator such as $eq"
+            raise UsageError(msg)
+        for op, operand in conds:
+            if op not in METADATA_OPERATORS:
+                msg = f"metadata filter on {key!r}: unknown operator {op!r}; use one of {METADATA_OPERATORS}"
+                raise UsageError(msg)
+            if op in ("$in", "$nin"):
+                if not isinstance(operand, list | tuple | set | frozenset):
+                    msg = f"metadata filter on {key!r}: {op} takes a list, got {operand!r}"
+                    raise UsageError(msg)
+                operand = tuple(_scalar(key, v) for v in operand)
+            elif op == "$exists":
+                if not isinstance(operand, bool):
+                    msg = f"metadata filter on {key!r}: $exists takes true or false, got {operand!r}"
+                    raise UsageError(msg)
+            else:
+                operand = _scalar(key, operand)
+                if op in ("$gt", "$gte", "$lt", "$lte") and (operand is None or isinstance(operand, bool)):
+                    msg = f"metadata filter on {key!r}: {op} compares numbers or strings, got {operand!r}"
+                    raise UsageError(msg)
+            out.append((key, op, operand))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Validated recall filters. Build one with :meth:`parse`; empty fields filter nothing.
+
+    Archived, soft-deleted and expired memories are always hidden from recall.
+    """
+
+    agent_ids: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    pools: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    session_ids: tuple[str, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    min_confidence: float | None = None
+    min_importance: float | None = None
+    since: float | None = None
+    until: float | None = None
+    pinned: bool | None = None
+    metadata: tuple[tuple[str, str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, filters: Mapping[str, Any] | Filters | None) -> Filters:
+        """Validate a filter dict; unknown keys and bad values raise :class:`UsageError`."""
+        if filters is None:
+            return cls()
+        if isinstance(filters, Filters):
+            return filters
+        if not isinstance(filters, Mapping):
+            msg = f"filters must be a dict, got {type(filters).__name__}; e.g. filters={{'type': 'semantic'}}"
+            raise UsageError(msg)
+        unknown = sorted(set(filters) - set(_KEYS), key=str)
+        if unknown:
+            msg = f"unknown filter key(s) {unknown}; the keys are {list(_KEYS)}"
+            raise UsageError(msg)
+        f: dict[str, Any] = {}
+        for key, value in filters.items():
+            if value is None:
+                continue
+            if key == "agent_id":
+                f["agent_ids"] = _strings(key, value)
+            elif key == "scope":
+                f["scopes"] = _enum_values(key, value, Scope)
+            elif key == "pool":
+                f["pools"] = _strings(key, value)
+            elif key == "type":
+                f["types"] = _enum_values(key, value, MemoryType)
+            elif key == "source":
+                f["sources"] = _enum_values(key, value, Source)
+            elif key == "session_id":
+                f["session_ids"] = _strings(key, value)
+            elif key == "tags":
+                f["tags_any"] = _strings(key, value)
+            elif key == "tags_all":
+                f["tags_all"] = _strings(key, value)
+            elif key in ("min_confidence", "min_importance"):
+                f[key] = _unit(key, value)
+            elif key in ("since", "until"):
+                f[key] = to_timestamp(f"filters[{key!r}]", value)
+            elif key == "pinned":
+                if not isinstance(value, bool):
+                    msg = f"filters['pinned'] must be true or false, got {value!r}"
+                    raise UsageError(msg)
+                f["pinned"] = value
+            else:
+                f["metadata"] = _metadata(value)
+        return cls(**f)
+
+    @property
+    def needs_row_check(self) -> bool:
+        """True when some condition can only be checked against the stored row."""
+        return bool(
+            self.sources
+            or self.tags_any
+            or self.tags_all
+            or self.min_confidence is not None
+            or self.min_importance is not None
+            or self.since is not None
+            or self.until is not None
+            or self.pinned is not None
+            or self.metadata
+        )

@@ -1,0 +1,391 @@
+"""The public facades: :class:`AsyncMemory` and :class:`Memory`, same names, same signatures.
+
+Each method hands one coroutine of :class:`~elastic_memory._core.MemoryCore` to the
+library's event loop (``_runner``); nothing else happens here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from . import _runner
+from ._core import EmbedderSpec, MemoryCore
+from .config import RecallConfig
+from .storage.sqlite import VectorTier
+from .types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+
+__all__ = ["AsyncMemory", "Memory"]
+
+
+class _Facade:
+    """What both facades share: the core and read-only properties."""
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._core = core
+
+    @property
+    def path(self) -> str:
+        """The database path (``":memory:"`` for an in-memory store)."""
+        return self._core.store.path
+
+    @property
+    def agent_id(self) -> str:
+        """The agent that writes default to."""
+        return self._core.agent_id
+
+    @property
+    def recall_config(self) -> RecallConfig:
+        """How hybrid recall fuses its legs."""
+        return self._core.recall_config
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path!r}, agent_id={self.agent_id!r})"
+
+
+class AsyncMemory(_Facade):
+    """Long-term memory in one SQLite file, async API. Usable from any event loop.
+
+    >>> import asyncio
+    >>> from elastic_memory import AsyncMemory
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> async def main():
+    ...     async with await AsyncMemory.open(":memory:", embedder=FakeEmbedder()) as mem:
+    ...         await mem.remember("The user prefers metric units.")
+    ...         return [h.content for h in await mem.recall("metric units")]
+    >>> asyncio.run(main())
+    ['The user prefers metric units.']
+    """
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        agent_id: str = "default",
+        embedder: EmbedderSpec = "auto",
+        recall: RecallConfig | None = None,
+        vector_index: VectorTier = "auto",
+        ram_budget_bytes: int | None = None,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> AsyncMemory:
+        """Open (creating and migrating if needed) the store at ``path`` or ``":memory:"``.
+
+        ``embedder``: ``"auto"`` (the built-in offline MiniLM), ``None`` (keyword only), an
+        :class:`Embedder`, or a list in priority order (see the embedding gateway).
+        ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0),
+        ``"ram"`` or ``"vec0"``. ``timeout``: seconds to wait for another writer's lock.
+        """
+        core = await _runner.arun(
+            MemoryCore.open(
+                path,
+                agent_id=agent_id,
+                embedder=embedder,
+                recall=recall,
+                vector_index=vector_index,
+                ram_budget_bytes=ram_budget_bytes,
+                timeout=timeout,
+                clock=clock,
+            )
+        )
+        return cls(core)
+
+    async def close(self) -> None:
+        """Close the database (idempotent)."""
+        await _runner.arun(self._core.close())
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        id: str | None = None,
+        type: str = "semantic",
+        importance: float = 0.5,
+        confidence: float = 1.0,
+        source: str = "agent",
+        tags: Iterable[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        scope: str = "private",
+        pool: str | None = None,
+        session_id: str | None = None,
+        pinned: bool = False,
+        ttl: float | None = None,
+        expires_at: Any = None,
+        dedupe: bool = True,
+    ) -> MemoryId:
+        """Store one memory and return its id (``.status``: created, updated or duplicate).
+
+        A caller-supplied ``id`` that exists is updated (upsert). With ``dedupe`` the same
+        content in the same agent/scope/pool is not stored twice: the existing id comes back
+        with status ``"duplicate"``. ``importance`` and ``confidence`` are clamped to [0, 1].
+        ``ttl`` (seconds) or ``expires_at`` hide the memory once passed.
+        """
+        return await _runner.arun(
+            self._core.remember(
+                content,
+                dedupe=dedupe,
+                id=id,
+                type=type,
+                importance=importance,
+                confidence=confidence,
+                source=source,
+                tags=tags,
+                metadata=metadata,
+                agent_id=agent_id,
+                scope=scope,
+                pool=pool,
+                session_id=session_id,
+                pinned=pinned,
+                ttl=ttl,
+                expires_at=expires_at,
+            )
+        )
+
+    async def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
+        """Store many memories (strings, or dicts of :meth:`remember`'s fields) in one transaction."""
+        return await _runner.arun(self._core.remember_many(items, dedupe=dedupe))
+
+    async def recall(
+        self,
+        query: str = "",
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: dict[str, Any] | None = None,
+        touch: bool | None = None,
+    ) -> list[Hit]:
+        """The ``k`` memories that best match ``query``, best first.
+
+        ``mode``: ``"keyword"`` (BM25), ``"semantic"`` (vector cosine) or ``"hybrid"``.
+        An empty query lists memories: pinned first, then by importance, then newest.
+        ``filters``: agent_id, scope, pool, type, source, session_id, tags (any of),
+        tags_all, min_confidence, min_importance, since, until, pinned, metadata
+        (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
+        $in $nin $exists). ``touch`` records an access (default: the store's RecallConfig).
+        """
+        return await _runner.arun(self._core.recall(query, k=k, mode=mode, filters=filters, touch=touch))
+
+    async def explain(
+        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> Explanation:
+        """Recall without recording access, and say how the result was made."""
+        return await _runner.arun(self._core.explain(query, k=k, mode=mode, filters=filters))
+
+    async def get(self, id: str) -> MemoryRecord | None:
+        """The memory ``id`` (hidden ones too), or ``None``. Records no access."""
+        return await _runner.arun(self._core.get(id))
+
+    async def get_many(self, ids: Iterable[str]) -> list[MemoryRecord]:
+        """The memories that exist among ``ids``, in the order given."""
+        return await _runner.arun(self._core.get_many(ids))
+
+    async def update(self, id: str, **changes: Any) -> MemoryRecord:
+        """Change fields of a live memory (content re-hashes and re-embeds); returns it."""
+        return await _runner.arun(self._core.update(id, **changes))
+
+    async def forget(self, ids: str | Iterable[str], *, hard: bool = False) -> int:
+        """Soft-delete (hidden, recoverable with :meth:`restore`) or, with ``hard``, erase."""
+        return await _runner.arun(self._core.forget(ids, hard=hard))
+
+    async def restore(self, ids: str | Iterable[str]) -> int:
+        """Bring soft-deleted memories back; returns how many."""
+        return await _runner.arun(self._core.restore(ids))
+
+    async def archive(self, ids: str | Iterable[str], *, archived: bool = True) -> int:
+        """Hide memories from recall without deleting them (``archived=False`` unhides)."""
+        return await _runner.arun(self._core.archive(ids, archived=archived))
+
+    async def purge(self, older_than: float = 0.0) -> int:
+        """Erase memories soft-deleted at least ``older_than`` seconds ago; returns how many."""
+        return await _runner.arun(self._core.purge(older_than))
+
+    async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
+        """Archive or purge by an importance floor and/or an entry cap; pinned never touched."""
+        return await _runner.arun(self._core.prune(policy, **fields))
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts, vector index, embedding pin, driver and file size."""
+        return await _runner.arun(self._core.stats())
+
+    async def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
+        """Write every memory as JSON lines (lossless); returns the count."""
+        return await _runner.arun(self._core.export_jsonl(path, vectors=vectors))
+
+    async def import_jsonl(self, path: str | Path) -> ImportReport:
+        """Read an export back (ids, times and counters kept; upsert by id)."""
+        return await _runner.arun(self._core.import_jsonl(path))
+
+
+class Memory(_Facade):
+    """Long-term memory in one SQLite file, sync API (the same methods as AsyncMemory).
+
+    >>> from elastic_memory import Memory
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+    ...     mid = mem.remember("The user prefers metric units.", tags=["prefs"])
+    ...     [h.content for h in mem.recall("metric units", k=5, mode="hybrid")]
+    ['The user prefers metric units.']
+    """
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        agent_id: str = "default",
+        embedder: EmbedderSpec = "auto",
+        recall: RecallConfig | None = None,
+        vector_index: VectorTier = "auto",
+        ram_budget_bytes: int | None = None,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> Memory:
+        """Open (creating and migrating if needed) the store; see :meth:`AsyncMemory.open`."""
+        core = _runner.run(
+            MemoryCore.open(
+                path,
+                agent_id=agent_id,
+                embedder=embedder,
+                recall=recall,
+                vector_index=vector_index,
+                ram_budget_bytes=ram_budget_bytes,
+                timeout=timeout,
+                clock=clock,
+            ),
+            "open",
+        )
+        return cls(core)
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        _runner.run(self._core.close(), "close")
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def remember(
+        self,
+        content: str,
+        *,
+        id: str | None = None,
+        type: str = "semantic",
+        importance: float = 0.5,
+        confidence: float = 1.0,
+        source: str = "agent",
+        tags: Iterable[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        scope: str = "private",
+        pool: str | None = None,
+        session_id: str | None = None,
+        pinned: bool = False,
+        ttl: float | None = None,
+        expires_at: Any = None,
+        dedupe: bool = True,
+    ) -> MemoryId:
+        """Store one memory and return its id; see :meth:`AsyncMemory.remember`."""
+        return _runner.run(
+            self._core.remember(
+                content,
+                dedupe=dedupe,
+                id=id,
+                type=type,
+                importance=importance,
+                confidence=confidence,
+                source=source,
+                tags=tags,
+                metadata=metadata,
+                agent_id=agent_id,
+                scope=scope,
+                pool=pool,
+                session_id=session_id,
+                pinned=pinned,
+                ttl=ttl,
+                expires_at=expires_at,
+            ),
+            "remember",
+        )
+
+    def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
+        """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
+        return _runner.run(self._core.remember_many(items, dedupe=dedupe), "remember_many")
+
+    def recall(
+        self,
+        query: str = "",
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: dict[str, Any] | None = None,
+        touch: bool | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best memories for ``query``; see :meth:`AsyncMemory.recall`."""
+        return _runner.run(self._core.recall(query, k=k, mode=mode, filters=filters, touch=touch), "recall")
+
+    def explain(
+        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> Explanation:
+        """Recall without recording access, and say how; see :meth:`AsyncMemory.explain`."""
+        return _runner.run(self._core.explain(query, k=k, mode=mode, filters=filters), "explain")
+
+    def get(self, id: str) -> MemoryRecord | None:
+        """The memory ``id`` or ``None``; see :meth:`AsyncMemory.get`."""
+        return _runner.run(self._core.get(id), "get")
+
+    def get_many(self, ids: Iterable[str]) -> list[MemoryRecord]:
+        """The memories that exist among ``ids``; see :meth:`AsyncMemory.get_many`."""
+        return _runner.run(self._core.get_many(ids), "get_many")
+
+    def update(self, id: str, **changes: Any) -> MemoryRecord:
+        """Change fields of a memory; see :meth:`AsyncMemory.update`."""
+        return _runner.run(self._core.update(id, **changes), "update")
+
+    def forget(self, ids: str | Iterable[str], *, hard: bool = False) -> int:
+        """Soft- or hard-delete; see :meth:`AsyncMemory.forget`."""
+        return _runner.run(self._core.forget(ids, hard=hard), "forget")
+
+    def restore(self, ids: str | Iterable[str]) -> int:
+        """Undo a soft delete; see :meth:`AsyncMemory.restore`."""
+        return _runner.run(self._core.restore(ids), "restore")
+
+    def archive(self, ids: str | Iterable[str], *, archived: bool = True) -> int:
+        """Hide or unhide memories; see :meth:`AsyncMemory.archive`."""
+        return _runner.run(self._core.archive(ids, archived=archived), "archive")
+
+    def purge(self, older_than: float = 0.0) -> int:
+        """Erase old soft-deleted memories; see :meth:`AsyncMemory.purge`."""
+        return _runner.run(self._core.purge(older_than), "purge")
+
+    def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
+        """Archive or purge low-value memories; see :meth:`AsyncMemory.prune`."""
+        return _runner.run(self._core.prune(policy, **fields), "prune")
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
+        return _runner.run(self._core.stats(), "stats")
+
+    def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
+        """Write every memory as JSON lines; see :meth:`AsyncMemory.export_jsonl`."""
+        return _runner.run(self._core.export_jsonl(path, vectors=vectors), "export_jsonl")
+
+    def import_jsonl(self, path: str | Path) -> ImportReport:
+        """Read an export back; see :meth:`AsyncMemory.import_jsonl`."""
+        return _runner.run(self._core.import_jsonl(path), "import_jsonl")

@@ -1,0 +1,1 @@
+"""Retrieval: fusion of the keyword and vector legs."""

@@ -1,0 +1,95 @@
+"""Hybrid fusion of a keyword leg and a vector leg (pure functions, no I/O).
+
+Scores are higher-is-better on both legs (BM25 relevance ``-bm25()``, cosine similarity).
+
+>>> kw = {1: 3.0, 2: 1.0}
+>>> vec = {2: 0.9, 3: 0.5}
+>>> [s for s, _ in weighted(kw, vec, vector_weight=0.5)]
+[1, 2, 3]
+>>> [s for s, _ in rrf([1, 2], [2, 3], vector_weight=0.5, k=60)]
+[2, 1, 3]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+__all__ = ["convex", "minmax", "neighbor_boost", "rrf", "weighted"]
+
+
+def minmax(scores: Mapping[int, float]) -> dict[int, float]:
+    """Scale to [0, 1] within ``scores``; all-equal scores map to 1 (0 if empty)."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    if span <= 1e-12:
+        return dict.fromkeys(scores, 1.0)
+    return {key: (value - lo) / span for key, value in scores.items()}
+
+
+def _ranked(fused: Mapping[int, float], *tiebreaks: Mapping[int, float]) -> list[tuple[int, float]]:
+    def key(item: tuple[int, float]) -> tuple[float, ...]:
+        seq, score = item
+        return (-score, *(-t.get(seq, float("-inf")) for t in tiebreaks), seq)
+
+    return sorted(fused.items(), key=key)
+
+
+def weighted(keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float) -> list[tuple[int, float]]:
+    """Min-max within each leg's own list; a leg that missed a memory gives it 0 (seed 000)."""
+    kn, vn = minmax(keyword), minmax(vector)
+    fused = {
+        seq: (1 - vector_weight) * kn.get(seq, 0.0) + vector_weight * vn.get(seq, 0.0)
+        for seq in dict.fromkeys([*keyword, *vector])
+    }
+    return _ranked(fused, keyword, vector)
+
+
+def convex(keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float) -> list[tuple[int, float]]:
+    """Convex combination over the union, where both maps hold *every* candidate's score.
+
+    The caller scores each candidate on both legs (a memory the FTS query does not match
+    has keyword relevance 0); each leg is min-max normalised over the whole union.
+    """
+    candidates = list(dict.fromkeys([*keyword, *vector]))
+    kn = minmax({s: keyword.get(s, 0.0) for s in candidates})
+    vn = minmax({s: vector[s] for s in candidates if s in vector})
+    fused = {s: (1 - vector_weight) * kn.get(s, 0.0) + vector_weight * vn.get(s, 0.0) for s in candidates}
+    return _ranked(fused, keyword, vector)
+
+
+def rrf(
+    keyword: Sequence[int], vector: Sequence[int], *, vector_weight: float, k: int
+) -> list[tuple[int, float]]:
+    """Weighted reciprocal rank fusion: ``sum w / (k + rank)`` with ranks from 1 (seed 002)."""
+    fused: dict[int, float] = {}
+    for weight, ranking in ((1 - vector_weight, keyword), (vector_weight, vector)):
+        for rank, seq in enumerate(ranking, start=1):
+            fused[seq] = fused.get(seq, 0.0) + weight / (k + rank)
+    kw_rank = {s: -float(r) for r, s in enumerate(keyword)}
+    return _ranked(fused, kw_rank)
+
+
+def neighbor_boost(
+    ranked: Sequence[tuple[int, float]],
+    neighbors: Mapping[int, tuple[int | None, int | None]],
+    *,
+    beta: float,
+) -> list[tuple[int, float]]:
+    """Add ``beta`` x the better fused score of a memory's session neighbours.
+
+    ``neighbors[seq]`` is the memory just before and just after ``seq`` in the same
+    session; a neighbour that is not itself a candidate counts 0. In dialogue memory the
+    answer often sits in the turn next to the one that matches the question.
+    """
+    if beta <= 0 or not neighbors:
+        return list(ranked)
+    base = dict(ranked)
+    order = {seq: i for i, (seq, _) in enumerate(ranked)}
+    boosted = {}
+    for seq, score in ranked:
+        prev, nxt = neighbors.get(seq, (None, None))
+        best = max(base.get(prev, 0.0) if prev is not None else 0.0, base.get(nxt, 0.0) if nxt is not None else 0.0)
+        boosted[seq] = score + beta * best
+    return sorted(boosted.items(), key=lambda item: (-item[1], order[item[0]]))

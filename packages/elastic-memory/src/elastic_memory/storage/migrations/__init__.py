@@ -1,0 +1,35 @@
+"""Forward-only schema migrations on ``PRAGMA user_version``.
+
+Each version is one module (``vNNN_name.py``) with ``VERSION`` and ``STATEMENTS``;
+modules are append-only. A migration's statements and its ``user_version`` bump run in one
+``BEGIN IMMEDIATE`` transaction, so a failure leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import v001_initial
+
+__all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema version: the statements that bring version ``version - 1`` to it."""
+
+    version: int
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(v001_initial.VERSION, v001_initial.STATEMENTS),)
+LATEST = MIGRATIONS[-1].version
+#: Tables whose presence marks a file as an elastic-memory database (prefix match).
+OWN_TABLES = ("memories", "embedding_meta")
+
+assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1)), "migrations must be 1..N"
+
+
+def pending(current: int) -> tuple[Migration, ...]:
+    """The migrations to apply to a database at ``current``, in order."""
+    return tuple(m for m in MIGRATIONS if m.version > current)

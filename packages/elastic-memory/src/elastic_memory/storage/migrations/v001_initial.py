@@ -1,0 +1,75 @@
+"""v1: memories, their FTS5 index kept in lockstep by triggers, and the embedding pin.
+
+Shipped migrations are never edited: add a new ``vNNN_*.py`` module instead.
+The sqlite-vec table is created when the first vector is written, because its width
+is the pinned model's dimension (see ``storage/queries.py``).
+"""
+
+VERSION = 1
+STATEMENTS = (
+    """
+    CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        agent_id TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('private', 'shared', 'global')),
+        pool TEXT,
+        type TEXT NOT NULL CHECK (type IN ('episodic', 'semantic', 'procedural')),
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        importance REAL NOT NULL CHECK (importance BETWEEN 0 AND 1),
+        confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+        source TEXT NOT NULL CHECK (source IN ('user_confirmed', 'agent', 'extracted', 'imported')),
+        pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+        tags TEXT NOT NULL DEFAULT '[]',
+        metadata TEXT NOT NULL DEFAULT '{}',
+        session_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        accessed_at REAL NOT NULL,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        retention_strength REAL NOT NULL DEFAULT 1.0,
+        archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+        deleted_at REAL,
+        expires_at REAL,
+        has_vector INTEGER NOT NULL DEFAULT 0 CHECK (has_vector IN (0, 1))
+    )
+    """,
+    "CREATE INDEX memories_hash ON memories (content_hash, agent_id)",
+    "CREATE INDEX memories_agent ON memories (agent_id, scope, pool)",
+    "CREATE INDEX memories_created ON memories (created_at)",
+    "CREATE INDEX memories_session ON memories (session_id)",
+    "CREATE INDEX memories_deleted ON memories (deleted_at) WHERE deleted_at IS NOT NULL",
+    """
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, tags, content='memories', content_rowid='seq', tokenize='porter unicode61'
+    )
+    """,
+    """
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+        VALUES ('delete', old.seq, old.content, old.tags);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+        VALUES ('delete', old.seq, old.content, old.tags);
+        INSERT INTO memories_fts (rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+    END
+    """,
+    """
+    CREATE TABLE embedding_meta (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        model_id TEXT NOT NULL,
+        dimension INTEGER NOT NULL CHECK (dimension > 0),
+        family TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )
+    """,
+)

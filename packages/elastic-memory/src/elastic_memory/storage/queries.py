@@ -1,0 +1,270 @@
+"""SQL, built apart from where it runs: every function returns ``(sql, params)``.
+
+Nothing here touches a connection. Identifiers are constants or pass through
+:func:`quote_ident`; every value is a bound parameter.
+
+>>> sql, params = live_filter(Filters.parse({"type": "semantic"}), now=5.0)
+>>> sql
+'m."deleted_at" IS NULL AND m."archived" = 0 AND (m."expires_at" IS NULL OR m."expires_at" > ?) AND m."type" IN (?)'
+>>> params
+[5.0, 'semantic']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..filters import Filters
+
+__all__ = [
+    "COLUMNS",
+    "Prepared",
+    "browse",
+    "keyword_search",
+    "live_filter",
+    "quote_ident",
+    "select_rows",
+    "vec_create",
+    "vec_knn",
+    "vec_scan",
+]
+
+Prepared = tuple[str, list[Any]]
+
+#: The columns of ``memories`` in the order :func:`select_rows` returns them.
+COLUMNS = (
+    "seq",
+    "id",
+    "agent_id",
+    "scope",
+    "pool",
+    "type",
+    "content",
+    "content_hash",
+    "importance",
+    "confidence",
+    "source",
+    "pinned",
+    "tags",
+    "metadata",
+    "session_id",
+    "created_at",
+    "updated_at",
+    "accessed_at",
+    "access_count",
+    "retention_strength",
+    "archived",
+    "deleted_at",
+    "expires_at",
+    "has_vector",
+)
+#: Columns a caller writes (everything but ``seq``).
+WRITABLE = COLUMNS[1:]
+#: Attributes kept beside each vector so the vector leg can filter during the scan.
+VECTOR_ATTRS = ("agent_id", "scope", "type")
+#: Parameters per statement stay below SQLite's historical limit of 999.
+MAX_PARAMS = 900
+
+
+def quote_ident(name: str) -> str:
+    """Quote an SQL identifier: ``quote_ident('a"b') == '"a""b"'``."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _cols(alias: str = "m") -> str:
+    return ", ".join(f"{alias}.{quote_ident(c)}" for c in COLUMNS)
+
+
+def _in(column: str, values: Sequence[Any]) -> Prepared:
+    return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+
+def _json_path(key: str) -> str:
+    return "$." + ".".join(f'"{part}"' for part in key.split("."))
+
+
+def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared:
+    path = _json_path(key)
+    value = f"json_extract({alias}.\"metadata\", ?)"
+    kind = f"json_type({alias}.\"metadata\", ?)"
+    if op == "$exists":
+        return (f"{kind} IS {'NOT ' if operand else ''}NULL", [path])
+    if op in ("$eq", "$ne"):
+        negate = op == "$ne"
+        if operand is None:
+            return (f"{value} IS {'NOT ' if negate else ''}NULL", [path])
+        if isinstance(operand, bool):
+            cond = f"coalesce({kind} = ?, 0)"
+            return ((f"NOT {cond}" if negate else cond), [path, "true" if operand else "false"])
+        typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
+        cond = f"({typed} AND {value} = ?)"
+        return ((f"NOT coalesce({cond}, 0)" if negate else cond), [path, path, operand])
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
+        typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
+        return (f"({typed} AND {value} {sym} ?)", [path, path, operand])
+    # $in / $nin over scalars; None in the list matches a missing or null key.
+    scalars = [int(v) if isinstance(v, bool) else v for v in operand if v is not None]
+    has_null = any(v is None for v in operand)
+    parts: list[str] = []
+    params: list[Any] = []
+    if scalars:
+        parts.append(f"{value} IN ({', '.join('?' * len(scalars))})")
+        params += [path, *scalars]
+    if has_null:
+        parts.append(f"{value} IS NULL")
+        params.append(path)
+    cond = "(" + " OR ".join(parts) + ")" if parts else "0"
+    if op == "$nin":
+        return (f"NOT coalesce({cond}, 0)", params)
+    return (cond, params)
+
+
+def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
+    """The WHERE clause (without ``WHERE``) for live memories matching ``filters``."""
+    a = alias
+    parts = [
+        f'{a}."deleted_at" IS NULL',
+        f'{a}."archived" = 0',
+        f'({a}."expires_at" IS NULL OR {a}."expires_at" > ?)',
+    ]
+    params: list[Any] = [now]
+    for column, values in (
+        ("agent_id", filters.agent_ids),
+        ("scope", filters.scopes),
+        ("pool", filters.pools),
+        ("type", filters.types),
+        ("source", filters.sources),
+        ("session_id", filters.session_ids),
+    ):
+        if values:
+            sql, p = _in(f"{a}.{quote_ident(column)}", values)
+            parts.append(sql)
+            params += p
+    if filters.tags_any:
+        sql, p = _in("value", filters.tags_any)
+        parts.append(f'EXISTS (SELECT 1 FROM json_each({a}."tags") WHERE {sql})')
+        params += p
+    if filters.tags_all:
+        sql, p = _in("value", filters.tags_all)
+        parts.append(f'(SELECT count(DISTINCT value) FROM json_each({a}."tags") WHERE {sql}) = ?')
+        params += [*p, len(filters.tags_all)]
+    for column, op, bound in (
+        ("confidence", ">=", filters.min_confidence),
+        ("importance", ">=", filters.min_importance),
+        ("created_at", ">=", filters.since),
+        ("created_at", "<=", filters.until),
+    ):
+        if bound is not None:
+            parts.append(f"{a}.{quote_ident(column)} {op} ?")
+            params.append(bound)
+    if filters.pinned is not None:
+        parts.append(f'{a}."pinned" = ?')
+        params.append(int(filters.pinned))
+    for key, op, operand in filters.metadata:
+        sql, p = _metadata_condition(key, op, operand, a)
+        parts.append(sql)
+        params += p
+    return " AND ".join(parts), params
+
+
+def select_rows(*, by: str, values: Sequence[Any], filters: Filters | None = None, now: float = 0.0) -> Prepared:
+    """All columns of the memories whose ``by`` column (``id`` or ``seq``) is in ``values``.
+
+    With ``filters``, only live memories that match them.
+    """
+    where, params = _in(f"m.{quote_ident(by)}", values)
+    if filters is not None:
+        live, live_params = live_filter(filters, now=now)
+        where, params = f"{where} AND {live}", [*params, *live_params]
+    return f"SELECT {_cols()} FROM memories AS m WHERE {where}", params
+
+
+def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> Prepared:
+    """BM25 over content (weight 1) and tags (weight 0.5); score = -bm25, higher is better."""
+    where, params = live_filter(filters, now=now)
+    sql = (
+        "SELECT m.seq, -bm25(memories_fts, 1.0, 0.5) AS score "
+        "FROM memories_fts JOIN memories AS m ON m.seq = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND {where} "
+        "ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"
+    )
+    return sql, [match, *params, limit]
+
+
+def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
+    """No-text recall: pinned first, then importance, then recency."""
+    where, params = live_filter(filters, now=now)
+    sql = (
+        f"SELECT {_cols()} FROM memories AS m WHERE {where} "
+        "ORDER BY m.pinned DESC, m.importance DESC, m.created_at DESC, m.seq DESC LIMIT ?"
+    )
+    return sql, [*params, limit]
+
+
+def vec_create(dimension: int) -> str:
+    """The sqlite-vec table: agent in a partition key, scope and type as metadata columns."""
+    return (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0("
+        "agent_id text partition key, "
+        f"embedding float[{int(dimension)}] distance_metric=cosine, "
+        "scope text, type text)"
+    )
+
+
+def vec_knn(vector: bytes, k: int, filters: Filters) -> Prepared | None:
+    """KNN inside vec0 with the filters vec0 can apply during the scan.
+
+    Returns ``None`` when ``filters`` need conditions vec0 cannot check (the caller then
+    scans exactly with :func:`vec_scan`, so no row is silently lost).
+    """
+    if filters.needs_row_check or filters.pools or filters.session_ids:
+        return None
+    parts = ["embedding MATCH ?", "k = ?"]
+    params: list[Any] = [vector, k]
+    for column, values in zip(VECTOR_ATTRS, (filters.agent_ids, filters.scopes, filters.types), strict=True):
+        if len(values) > 1:
+            return None
+        if values:
+            parts.append(f"{quote_ident(column)} = ?")
+            params.append(values[0])
+    return f"SELECT rowid, 1.0 - distance FROM memories_vec WHERE {' AND '.join(parts)}", params
+
+
+def vec_scan(vector: bytes, filters: Filters, *, now: float, limit: int) -> Prepared:
+    """Exact cosine over the live rows that match ``filters`` (any filter)."""
+    where, params = live_filter(filters, now=now)
+    sql = (
+        "SELECT m.seq, 1.0 - vec_distance_cosine(v.embedding, ?) AS score "
+        "FROM memories AS m JOIN memories_vec AS v ON v.rowid = m.seq "
+        f"WHERE {where} ORDER BY score DESC LIMIT ?"
+    )
+    return sql, [vector, *params, limit]
+
+
+def insert_row(row: dict[str, Any]) -> Prepared:
+    """Insert one memory; ``row`` has every writable column (JSON columns already encoded)."""
+    cols = ", ".join(quote_ident(c) for c in WRITABLE)
+    return f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * len(WRITABLE))})", [row[c] for c in WRITABLE]
+
+
+def update_row(seq: int, changes: dict[str, Any]) -> Prepared:
+    """Set ``changes`` (column -> value) on the memory ``seq``."""
+    sets = ", ".join(f"{quote_ident(c)} = ?" for c in changes)
+    return f"UPDATE memories SET {sets} WHERE seq = ?", [*changes.values(), seq]
+
+
+def find_duplicate(content_hash: str, agent_id: str, scope: str, pool: str | None) -> Prepared:
+    """A live memory of the same namespace with the same content hash."""
+    return (
+        "SELECT seq, id FROM memories WHERE content_hash = ? AND agent_id = ? AND scope = ? "
+        "AND pool IS ? AND deleted_at IS NULL LIMIT 1",
+        [content_hash, agent_id, scope, pool],
+    )
+
+
+def encode_json(value: Any) -> str:
+    """Compact, key-sorted JSON for the ``tags`` and ``metadata`` columns."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,773 @@
+"""The SQLite store: one ``.db`` file, aiosqlite, FTS5 and sqlite-vec in one transaction.
+
+Every operation runs under one :class:`asyncio.Lock`, so the single connection never
+interleaves two transactions. Writes are ``BEGIN IMMEDIATE`` ... ``COMMIT``; any failure
+rolls back, so a failed write leaves nothing half-written. The in-RAM vector index is
+changed only after a commit succeeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import aiosqlite
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import (
+    CorruptDatabaseError,
+    EmbeddingMismatchError,
+    SchemaVersionError,
+    StorageError,
+    UsageError,
+)
+from ..filters import Filters
+from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
+from . import migrations
+from . import queries as q
+from .driver import Driver, driver
+from .ram_index import ATTRS, RamIndex
+from .rows import from_blob, record_from_row, seq_of, to_blob
+
+__all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier"]
+
+F32 = npt.NDArray[np.float32]
+VectorTier = Literal["auto", "ram", "vec0"]
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: Passed as a row's vector: leave the stored vector as it is.
+KEEP: Any = _Keep()
+_VEC0_MAX_K = 4096
+_RETENTION_GROWTH = 1.1
+_RETENTION_CAP = 5.0
+
+
+@dataclass(frozen=True)
+class EmbeddingPin:
+    """The model a database is pinned to by its first vector."""
+
+    model_id: str
+    dimension: int
+    family: str
+
+
+def _chunks(values: Sequence[Any], size: int = q.MAX_PARAMS) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+class SQLiteStore:
+    """Async storage over one SQLite file. Create with :meth:`open`."""
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        drv: Driver,
+        path: str,
+        *,
+        clock: Callable[[], float],
+        vector_tier: VectorTier,
+        ram_budget_bytes: int | None,
+    ) -> None:
+        self._conn = conn
+        self._driver = drv
+        self.path = path
+        self._clock = clock
+        self._tier_setting = vector_tier
+        self._ram_budget = ram_budget_bytes
+        self._lock = asyncio.Lock()
+        self._ram: RamIndex | None = None
+        self._data_version = 0
+        self.pin: EmbeddingPin | None = None
+        self.closed = False
+
+    # ----------------------------------------------------------------- lifecycle
+    @classmethod
+    async def open(
+        cls,
+        path: str,
+        *,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+        vector_tier: VectorTier = "auto",
+        ram_budget_bytes: int | None = None,
+    ) -> SQLiteStore:
+        """Open (creating if needed) and migrate the database at ``path``."""
+        drv = driver()
+        try:
+            conn = await aiosqlite.Connection(lambda: drv.connect(path, timeout=timeout), iter_chunk_size=256)
+        except drv.module.Error as e:
+            msg = f"cannot open {path!r}: {e}. Check that the folder exists and is writable."
+            raise StorageError(msg) from e
+        store = cls(conn, drv, path, clock=clock, vector_tier=vector_tier, ram_budget_bytes=ram_budget_bytes)
+        try:
+            await store._prepare(timeout)
+        except BaseException:
+            await conn.close()
+            raise
+        return store
+
+    async def _prepare(self, timeout: float) -> None:
+        with self._errors(f"open {self.path!r}", at_open=True):
+            await self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            await self._conn.execute("PRAGMA journal_mode = WAL")
+            await self._conn.execute("PRAGMA synchronous = NORMAL")
+            await self._check_fts5()
+            await self._migrate()
+            await self._load_pin()
+            self._data_version = await self._scalar("PRAGMA data_version")
+
+    async def _check_fts5(self) -> None:
+        try:
+            await self._conn.execute("CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)")
+            await self._conn.execute("DROP TABLE temp.elastic_memory_fts5_probe")
+        except self._driver.module.OperationalError as e:
+            msg = (
+                f"this SQLite ({self._driver.name} {self._driver.sqlite_version}) has no FTS5; "
+                "install pysqlite3-binary or sqlean.py, which ship it"
+            )
+            raise StorageError(msg) from e
+
+    async def _migrate(self) -> None:
+        version = await self._scalar("PRAGMA user_version")
+        if version > migrations.LATEST:
+            msg = (
+                f"{self.path!r} has schema version {version}, newer than this elastic-memory "
+                f"understands ({migrations.LATEST}); upgrade elastic-memory to open it"
+            )
+            raise SchemaVersionError(msg)
+        if version == 0:
+            tables = await self._all("SELECT name FROM sqlite_master WHERE type = 'table'")
+            foreign = [t[0] for t in tables if not t[0].startswith(migrations.OWN_TABLES)]
+            if foreign:
+                msg = (
+                    f"{self.path!r} is an SQLite database of something else (tables {foreign[:5]}); "
+                    "elastic-memory will not change it: pass a new file path"
+                )
+                raise UsageError(msg)
+        for migration in migrations.pending(version):
+            async with self._transaction():
+                for statement in migration.statements:
+                    await self._conn.execute(statement)
+                await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+
+    async def _load_pin(self) -> None:
+        row = await self._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        self.pin = None if row is None else EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
+
+    async def close(self) -> None:
+        """Checkpoint the WAL and close the connection (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        async with self._lock:
+            with contextlib.suppress(self._driver.module.Error):
+                await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            await self._conn.close()
+
+    # ------------------------------------------------------------------ helpers
+    @contextlib.contextmanager
+    def _errors(self, what: str, *, at_open: bool = False) -> Iterator[None]:
+        try:
+            yield
+        except self._driver.module.DatabaseError as e:
+            text = str(e)
+            if "not a database" in text or "malformed" in text or "file is encrypted" in text:
+                msg = (
+                    f"{self.path!r} is not a readable SQLite database ({text}); it was left untouched. "
+                    "Restore it from a backup, or open a different path"
+                )
+                raise CorruptDatabaseError(msg) from e
+            hint = "check the path and permissions" if at_open else "nothing was written; retry"
+            msg = f"could not {what}: {text}; {hint}"
+            raise StorageError(msg) from e
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        await self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(self._driver.module.Error):
+                await self._conn.execute("ROLLBACK")
+            raise
+        await self._conn.execute("COMMIT")
+
+    async def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = await self._one(sql, params)
+        return None if row is None else row[0]
+
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        async with self._conn.execute(sql, params) as cur:
+            return await cur.fetchone()
+
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        async with self._conn.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    def _check_open(self) -> None:
+        if self.closed:
+            msg = "this memory store is closed; open it again with Memory.open(path)"
+            raise UsageError(msg)
+
+    @property
+    def has_vec(self) -> bool:
+        """True when the SQLite driver could load sqlite-vec."""
+        return self._driver.has_vec
+
+    @property
+    def driver_info(self) -> Driver:
+        """The SQLite driver in use."""
+        return self._driver
+
+    # ------------------------------------------------------------------- writes
+    def check_vector(self, vector: F32) -> None:
+        """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
+        if self.pin is not None and vector.shape != (self.pin.dimension,):
+            msg = (
+                f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: {self.path!r} is pinned "
+                f"to {self.pin.model_id!r} with dimension {self.pin.dimension}"
+            )
+            raise EmbeddingMismatchError(msg)
+
+    async def write(
+        self,
+        rows: Sequence[dict[str, Any]],
+        vectors: Sequence[F32 | None | Any],
+        *,
+        dedupe: bool,
+        replace_all: bool,
+        pin: EmbeddingPin | None,
+    ) -> list[MemoryId]:
+        """Insert or upsert ``rows`` (full column dicts) in one transaction.
+
+        ``vectors[i]`` is the row's vector, ``None`` (no vector) or :data:`KEEP`. ``pin`` is
+        written with the first vector of an unpinned database. With ``replace_all`` an upsert
+        overwrites every column (import); otherwise created/access bookkeeping is kept.
+        """
+        self._check_open()
+        async with self._lock:
+            await self._sync_foreign()
+            new_pin = pin if self.pin is None and any(isinstance(v, np.ndarray) for v in vectors) else None
+            for v in vectors:
+                if isinstance(v, np.ndarray):
+                    self._check_vector_against(v, self.pin or new_pin)
+            if new_pin is not None and not self.has_vec:
+                new_pin = None
+            ids: list[MemoryId] = []
+            changed: list[tuple[int, dict[str, Any], Any]] = []
+            with self._errors("write memories"):
+                async with self._transaction():
+                    if new_pin is not None:
+                        await self._write_pin(new_pin)
+                    for row, vector in zip(rows, vectors, strict=True):
+                        mid, seq = await self._write_one(row, vector, dedupe=dedupe, replace_all=replace_all)
+                        ids.append(mid)
+                        if seq is not None:
+                            changed.append((seq, row, vector))
+            if new_pin is not None:
+                self.pin = new_pin
+            await self._after_commit(changed)
+            self._data_version = await self._scalar("PRAGMA data_version")
+            return ids
+
+    @staticmethod
+    def _check_vector_against(vector: F32, pin: EmbeddingPin | None) -> None:
+        if pin is not None and vector.shape != (pin.dimension,):
+            msg = (
+                f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: the database is pinned "
+                f"to {pin.model_id!r} with dimension {pin.dimension}; use that model or one of family "
+                f"{pin.family!r}"
+            )
+            raise EmbeddingMismatchError(msg)
+
+    async def _write_pin(self, pin: EmbeddingPin) -> None:
+        await self._conn.execute(
+            "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, ?, ?, ?, ?)",
+            (pin.model_id, pin.dimension, pin.family, self._clock()),
+        )
+        await self._conn.execute(q.vec_create(pin.dimension))
+
+    async def _write_one(
+        self, row: dict[str, Any], vector: Any, *, dedupe: bool, replace_all: bool
+    ) -> tuple[MemoryId, int | None]:
+        if dedupe:
+            dup = await self._one(*q.find_duplicate(row["content_hash"], row["agent_id"], row["scope"], row["pool"]))
+            if dup is not None and dup[1] != row["id"]:
+                return MemoryId(dup[1], "duplicate"), None
+        existing = await self._one("SELECT seq, has_vector FROM memories WHERE id = ?", (row["id"],))
+        has_vector = isinstance(vector, np.ndarray) or (vector is KEEP and existing is not None and bool(existing[1]))
+        row = {**row, "has_vector": int(has_vector)}
+        if existing is None:
+            cur = await self._conn.execute(*q.insert_row(row))
+            seq = int(cur.lastrowid or 0)
+            status = "created"
+        else:
+            seq = int(existing[0])
+            keep = () if replace_all else ("created_at", "accessed_at", "access_count", "retention_strength")
+            changes = {c: row[c] for c in q.WRITABLE if c not in keep and c != "id"}
+            await self._conn.execute(*q.update_row(seq, changes))
+            status = "updated"
+        await self._write_vector(seq, row, vector, existed=existing is not None and bool(existing[1]))
+        return MemoryId(row["id"], status), seq
+
+    async def _write_vector(self, seq: int, row: dict[str, Any], vector: Any, *, existed: bool) -> None:
+        if not self.has_vec or (self.pin is None and not isinstance(vector, np.ndarray)):
+            return
+        if vector is KEEP:
+            if not existed:
+                return
+            blob = await self._scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
+            if blob is None:
+                return
+        elif isinstance(vector, np.ndarray):
+            blob = to_blob(vector)
+        else:
+            blob = None
+        if existed:
+            await self._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (seq,))
+        if blob is not None:
+            await self._conn.execute(
+                "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
+                (seq, row["agent_id"], blob, row["scope"], row["type"]),
+            )
+
+    async def _after_commit(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
+        """Bring the RAM index in step with committed rows."""
+        ram = self._ram
+        if ram is None:
+            return
+        for seq, row, vector in changed:
+            live = row.get("deleted_at") is None and not row.get("archived") and row.get("has_vector", 1)
+            if vector is None or not live:
+                ram.remove(seq)
+                continue
+            vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
+            if vec is None:
+                blob = await self._scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
+                if blob is None:
+                    ram.remove(seq)
+                    continue
+                vec = from_blob(blob)
+            ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
+
+    async def set_flags(
+        self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
+    ) -> list[str]:
+        """Soft-delete/restore or archive/unarchive; returns the ids that changed."""
+        self._check_open()
+        now = self._clock()
+        async with self._lock:
+            await self._sync_foreign()
+            changed_ids: list[str] = []
+            with self._errors("update memories"):
+                async with self._transaction():
+                    for chunk in _chunks(list(ids)):
+                        sql, params = q.select_rows(by="id", values=chunk)
+                        for row in await self._all(sql, params):
+                            record = record_from_row(row)
+                            changes: dict[str, Any] = {}
+                            if deleted is not None and (record.deleted_at is not None) != deleted:
+                                changes["deleted_at"] = now if deleted else None
+                            if archived is not None and record.archived != archived:
+                                changes["archived"] = int(archived)
+                            if changes:
+                                changes["updated_at"] = now
+                                await self._conn.execute(*q.update_row(seq_of(row), changes))
+                                changed_ids.append(record.id)
+            if changed_ids:
+                await self._refresh_ram_for(changed_ids)
+            self._data_version = await self._scalar("PRAGMA data_version")
+            return changed_ids
+
+    async def _refresh_ram_for(self, ids: Sequence[str]) -> None:
+        if self._ram is None:
+            return
+        for chunk in _chunks(list(ids)):
+            sql, params = q.select_rows(by="id", values=chunk)
+            rows = await self._all(sql, params)
+            changed = []
+            for row in rows:
+                r = record_from_row(row)
+                data = {a: getattr(r, a) for a in ("agent_id", "pool", "session_id")}
+                data |= {"scope": r.scope.value, "type": r.type.value, "deleted_at": r.deleted_at}
+                data |= {"archived": r.archived, "has_vector": r.has_vector}
+                changed.append((seq_of(row), data, KEEP if r.has_vector else None))
+            await self._after_commit(changed)
+
+    async def hard_delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove rows, their FTS entries and vectors; returns the ids that existed."""
+        self._check_open()
+        async with self._lock:
+            await self._sync_foreign()
+            found: list[tuple[int, str]] = []
+            with self._errors("delete memories"):
+                async with self._transaction():
+                    for chunk in _chunks(list(ids)):
+                        sql, params = q._in("id", chunk)
+                        found += [(int(r[0]), str(r[1])) for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)]
+                    await self._delete_seqs([s for s, _ in found])
+            if self._ram is not None:
+                for seq, _ in found:
+                    self._ram.remove(seq)
+            self._data_version = await self._scalar("PRAGMA data_version")
+            return [i for _, i in found]
+
+    async def _delete_seqs(self, seqs: Sequence[int]) -> None:
+        for chunk in _chunks(list(seqs)):
+            sql, params = q._in("seq", chunk)
+            await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
+            if self.has_vec and self.pin is not None:
+                sql, params = q._in("rowid", chunk)
+                await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
+
+    async def purge(self, older_than: float) -> list[str]:
+        """Hard-delete memories soft-deleted more than ``older_than`` seconds ago."""
+        cutoff = self._clock() - older_than
+        rows = await self._read("SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at <= ?", [cutoff])
+        return await self.hard_delete([r[0] for r in rows])
+
+    async def prune(self, policy: PrunePolicy) -> PruneReport:
+        """Archive or purge the victims of ``policy`` in one transaction."""
+        self._check_open()
+        now = self._clock()
+        async with self._lock:
+            await self._sync_foreign()
+            live, params = q.live_filter(Filters(), now=now)
+            victims: list[tuple[int, str]] = []
+            below = over = 0
+            with self._errors("prune memories"):
+                async with self._transaction():
+                    if policy.min_importance is not None:
+                        rows = await self._all(
+                            f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance < ? "
+                            "ORDER BY m.seq",
+                            [*params, policy.min_importance],
+                        )
+                        victims += [(int(r[0]), str(r[1])) for r in rows]
+                        below = len(rows)
+                    if policy.max_entries is not None:
+                        total = int(await self._scalar(f"SELECT count(*) FROM memories AS m WHERE {live}", params))
+                        excess = total - below - policy.max_entries
+                        if excess > 0:
+                            floor = policy.min_importance if policy.min_importance is not None else -1.0
+                            rows = await self._all(
+                                f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance >= ? "
+                                "ORDER BY m.importance ASC, m.accessed_at ASC, m.seq ASC LIMIT ?",
+                                [*params, floor, excess],
+                            )
+                            victims += [(int(r[0]), str(r[1])) for r in rows]
+                            over = len(rows)
+                    if not policy.dry_run and victims:
+                        if policy.action is PruneAction.PURGE:
+                            await self._delete_seqs([s for s, _ in victims])
+                        else:
+                            for chunk in _chunks([s for s, _ in victims]):
+                                sql, p = q._in("seq", chunk)
+                                await self._conn.execute(
+                                    f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql}", [now, *p]
+                                )
+            if not policy.dry_run and self._ram is not None:
+                for seq, _ in victims:
+                    self._ram.remove(seq)
+            self._data_version = await self._scalar("PRAGMA data_version")
+        return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
+
+    async def touch(self, seqs: Sequence[int]) -> None:
+        """Record an access: count, time, and retention growth (capped)."""
+        if not seqs:
+            return
+        self._check_open()
+        now = self._clock()
+        async with self._lock:
+            with self._errors("record access"):
+                async with self._transaction():
+                    for chunk in _chunks(list(seqs)):
+                        sql, params = q._in("seq", chunk)
+                        await self._conn.execute(
+                            "UPDATE memories SET access_count = access_count + 1, accessed_at = ?, "
+                            f"retention_strength = min(?, retention_strength * ?) WHERE {sql}",
+                            [now, _RETENTION_CAP, _RETENTION_GROWTH, *params],
+                        )
+            self._data_version = await self._scalar("PRAGMA data_version")
+
+    # -------------------------------------------------------------------- reads
+    async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        self._check_open()
+        async with self._lock:
+            with self._errors("read memories"):
+                return await self._all(sql, params)
+
+    async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
+        """Records by id (missing ids are absent from the result)."""
+        out: dict[str, MemoryRecord] = {}
+        for chunk in _chunks(list(ids)):
+            sql, params = q.select_rows(by="id", values=chunk)
+            for row in await self._read(sql, params):
+                record = record_from_row(row)
+                if include_hidden or (record.deleted_at is None and not record.archived):
+                    out[record.id] = record
+        return out
+
+    async def rows_for(self, seqs: Sequence[int], filters: Filters) -> dict[int, MemoryRecord]:
+        """The live records among ``seqs`` that match ``filters``, keyed by seq."""
+        out: dict[int, MemoryRecord] = {}
+        now = self._clock()
+        for chunk in _chunks(list(seqs)):
+            sql, params = q.select_rows(by="seq", values=chunk, filters=filters, now=now)
+            for row in await self._read(sql, params):
+                out[seq_of(row)] = record_from_row(row)
+        return out
+
+    async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """``(seq, bm25 relevance)`` best first."""
+        sql, params = q.keyword_search(match, filters, now=self._clock(), limit=limit)
+        return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
+
+    async def keyword_scores(self, match: str, seqs: Sequence[int]) -> dict[int, float]:
+        """BM25 relevance of the given memories for ``match`` (absent: no term matches)."""
+        out: dict[int, float] = {}
+        for chunk in _chunks(list(seqs)):
+            sql, params = q._in("rowid", chunk)
+            rows = await self._read(
+                f"SELECT rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE memories_fts MATCH ? AND {sql}",
+                [match, *params],
+            )
+            out.update((int(r[0]), float(r[1])) for r in rows)
+        return out
+
+    async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
+        if not self.has_vec or self.pin is None or not seqs:
+            return {}
+        ram = self._ram
+        if ram is not None:
+            known = [(s, ram.vector(s)) for s in seqs]
+            return {s: float(v @ vector) for s, v in known if v is not None}
+        out: dict[int, float] = {}
+        blob = to_blob(vector)
+        for chunk in _chunks(list(seqs)):
+            sql, params = q._in("rowid", chunk)
+            rows = await self._read(
+                f"SELECT rowid, 1.0 - vec_distance_cosine(embedding, ?) FROM memories_vec WHERE {sql}", [blob, *params]
+            )
+            out.update((int(r[0]), float(r[1])) for r in rows)
+        return out
+
+    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each memory with a session, the live memory just before and after it in that session."""
+        out: dict[int, tuple[int | None, int | None]] = {}
+        for chunk in _chunks(list(seqs)):
+            sql, params = q._in("m.seq", chunk)
+            rows = await self._read(
+                "SELECT m.seq, "
+                "(SELECT max(p.seq) FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+                "AND p.deleted_at IS NULL), "
+                "(SELECT min(n.seq) FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+                "AND n.deleted_at IS NULL) "
+                f"FROM memories AS m WHERE m.session_id IS NOT NULL AND {sql}",
+                params,
+            )
+            out.update((int(r[0]), (r[1], r[2])) for r in rows)
+        return out
+
+    async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
+        """Live records, pinned first, then by importance, then newest."""
+        sql, params = q.browse(filters, now=self._clock(), limit=limit)
+        return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
+
+    async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
+        """Every record, hidden ones included, in insertion order, with its vector."""
+        last = 0
+        while True:
+            sql = f"SELECT {q._cols()} FROM memories AS m WHERE m.seq > ? ORDER BY m.seq LIMIT ?"
+            rows = await self._read(sql, [last, batch])
+            if not rows:
+                return
+            vecs: dict[int, F32] = {}
+            if self.has_vec and self.pin is not None:
+                seqs = [seq_of(r) for r in rows]
+                sql, params = q._in("rowid", seqs)
+                for r in await self._read(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params):
+                    vecs[int(r[0])] = from_blob(r[1])
+            for row in rows:
+                yield record_from_row(row), vecs.get(seq_of(row))
+            last = seq_of(rows[-1])
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts, index and file facts."""
+        now = self._clock()
+        live, params = q.live_filter(Filters(), now=now)
+        total = int((await self._read("SELECT count(*) FROM memories", []))[0][0])
+        by_state = await self._read(
+            "SELECT sum(deleted_at IS NOT NULL), sum(deleted_at IS NULL AND archived = 1), "
+            "sum(deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?), sum(has_vector) FROM memories",
+            [now],
+        )
+        deleted, archived, expired, vectors = (int(v or 0) for v in by_state[0])
+        by_type = dict(await self._read(f"SELECT type, count(*) FROM memories AS m WHERE {live} GROUP BY type", params))
+        by_scope = dict(await self._read(f"SELECT scope, count(*) FROM memories AS m WHERE {live} GROUP BY scope", params))
+        active = sum(int(v) for v in by_type.values())
+        page = await self._read("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [])
+        size = int(page[0][0])
+        if self.path not in ("", ":memory:") and os.path.exists(self.path):
+            size = os.path.getsize(self.path) + (
+                os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
+            )
+        ram = self._ram
+        return {
+            "path": self.path,
+            "total_memories": total,
+            "active_memories": active,
+            "deleted_memories": deleted,
+            "archived_memories": archived,
+            "expired_memories": expired,
+            "by_type": by_type,
+            "by_scope": by_scope,
+            "vectors": vectors,
+            "vector_index": self.vector_tier(),
+            "vector_index_loaded": ram is not None and len(ram) or 0,
+            "vector_index_bytes": ram.nbytes if ram is not None else 0,
+            "embedding_model": self.pin.model_id if self.pin else None,
+            "embedding_dimension": self.pin.dimension if self.pin else None,
+            "embedding_family": self.pin.family if self.pin else None,
+            "schema_version": migrations.LATEST,
+            "sqlite_driver": self._driver.name,
+            "sqlite_version": self._driver.sqlite_version,
+            "sqlite_vec_version": self._driver.vec_version,
+            "db_size_bytes": size,
+        }
+
+    # ------------------------------------------------------------ vector search
+    def vector_tier(self) -> str:
+        """``"none"`` without vectors, else ``"ram"`` or ``"vec0"`` (what serves searches)."""
+        if not self.has_vec or self.pin is None:
+            return "none"
+        if self._tier_setting != "auto":
+            return self._tier_setting
+        return "ram" if self._ram is not None or self._ram_fits is not False else "vec0"
+
+    _ram_fits: bool | None = None
+
+    async def _sync_foreign(self) -> None:
+        """Drop caches when another connection committed since we last looked."""
+        version = await self._scalar("PRAGMA data_version")
+        if version != self._data_version:
+            self._data_version = version
+            self._ram = None
+            self._ram_fits = None
+            await self._load_pin()
+
+    async def _ensure_ram(self) -> RamIndex | None:
+        if self._ram is not None:
+            return self._ram
+        if self.pin is None or self._tier_setting == "vec0":
+            return None
+        count = int(await self._scalar("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL"))
+        need = count * self.pin.dimension * 4
+        budget = self._ram_budget if self._ram_budget is not None else _default_ram_budget()
+        self._ram_fits = self._tier_setting == "ram" or need <= budget
+        if not self._ram_fits:
+            return None
+        rows = await self._all(
+            "SELECT v.rowid, v.embedding, m.agent_id, m.scope, m.pool, m.type, m.session_id "
+            "FROM memories_vec AS v JOIN memories AS m ON m.seq = v.rowid "
+            "WHERE m.deleted_at IS NULL AND m.archived = 0"
+        )
+        dim = self.pin.dimension
+        index = RamIndex(dim)
+        if rows:
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+            attrs = {a: [r[2 + i] for r in rows] for i, a in enumerate(ATTRS)}
+            index.bulk_load([int(r[0]) for r in rows], matrix.astype(np.float32), attrs)
+        self._ram = index
+        return index
+
+    async def vector(self, vector: F32, filters: Filters, limit: int) -> tuple[list[tuple[int, float]], str]:
+        """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier used.
+
+        Never returns fewer than ``limit`` rows when that many match: candidates that fail the
+        row check are replaced by fetching more, and a filter vec0 cannot apply falls back to
+        an exact filtered scan.
+        """
+        self._check_open()
+        async with self._lock:
+            with self._errors("search vectors"):
+                await self._sync_foreign()
+                if not self.has_vec or self.pin is None:
+                    return [], "none"
+                self._check_vector_against(vector, self.pin)
+                ram = await self._ensure_ram()
+                if ram is not None:
+                    return await self._vector_ram(ram, vector, filters, limit), "ram"
+                return await self._vector_vec0(vector, filters, limit), "vec0"
+
+    async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
+        now = self._clock()
+        ok: set[int] = set()
+        for chunk in _chunks([s for s, _ in candidates]):
+            where, params = q.live_filter(filters, now=now)
+            sql, p = q._in("m.seq", chunk)
+            rows = await self._all(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
+            ok.update(int(r[0]) for r in rows)
+        return [c for c in candidates if c[0] in ok]
+
+    async def _vector_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        where = {
+            attr: values
+            for attr, values in (
+                ("agent_id", filters.agent_ids),
+                ("scope", filters.scopes),
+                ("pool", filters.pools),
+                ("type", filters.types),
+                ("session_id", filters.session_ids),
+            )
+            if values
+        }
+        fetch = limit * (4 if filters.needs_row_check else 1) + 8
+        while True:
+            if len(ram) * ram.dimension > 2_000_000:
+                candidates = await asyncio.to_thread(ram.search, vector, fetch, where)
+            else:
+                candidates = ram.search(vector, fetch, where)
+            kept = await self._verified(candidates, filters)
+            if len(kept) >= limit or len(candidates) < fetch:
+                return kept[:limit]
+            fetch *= 4
+
+    async def _vector_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        blob = to_blob(vector)
+        fetch = limit + 8
+        while fetch <= _VEC0_MAX_K:
+            prepared = q.vec_knn(blob, fetch, filters)
+            if prepared is None:
+                break
+            candidates = [(int(r[0]), float(r[1])) for r in await self._all(*prepared)]
+            kept = await self._verified(candidates, filters)
+            if len(kept) >= limit or len(candidates) < fetch:
+                return kept[:limit]
+            fetch *= 4
+        sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
+        return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+
+
+def _default_ram_budget() -> int:
+    """A quarter of the RAM available now, at most 4 GiB."""
+    try:
+        import psutil  # noqa: PLC0415 - only needed once per index load
+
+        available = int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - no psutil reading: assume a small machine
+        available = 2 << 30
+    return min(available // 4, 4 << 30)

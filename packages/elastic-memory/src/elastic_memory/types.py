@@ -1,0 +1,206 @@
+"""Plain data: the values that cross the public API. No I/O, no internal imports."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Scope(str, enum.Enum):
+    """Who may read a memory: its agent, a named pool of agents, or every agent."""
+
+    PRIVATE = "private"
+    SHARED = "shared"
+    GLOBAL = "global"
+
+
+class MemoryType(str, enum.Enum):
+    """What kind of memory: something that happened, a fact, or a how-to."""
+
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+
+
+class Source(str, enum.Enum):
+    """Where a memory came from; later issues cap confidence by source."""
+
+    USER_CONFIRMED = "user_confirmed"
+    AGENT = "agent"
+    EXTRACTED = "extracted"
+    IMPORTED = "imported"
+
+
+class RecallMode(str, enum.Enum):
+    """How :meth:`Memory.recall` ranks: BM25, vector cosine, or both fused."""
+
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+class Fusion(str, enum.Enum):
+    """How the hybrid mode fuses its keyword and vector legs.
+
+    ``CONVEX`` (the default) scores every candidate of either leg on *both* legs, min-max
+    normalises each over the candidates and takes a convex combination (vector weight 0.5
+    unless configured). ``WEIGHTED`` is min-max within each leg's own list, a leg that did
+    not find a memory giving it 0 (0.7 vector / 0.3 keyword unless configured). ``RRF`` is
+    weighted reciprocal rank fusion (k = 60).
+    """
+
+    CONVEX = "convex"
+    WEIGHTED = "weighted"
+    RRF = "rrf"
+
+
+class PruneAction(str, enum.Enum):
+    """What :meth:`Memory.prune` does with its victims."""
+
+    ARCHIVE = "archive"
+    PURGE = "purge"
+
+
+class MemoryId(str):
+    """The id of a written memory (a ``str``), with how the write went in ``status``.
+
+    ``status`` is ``"created"``, ``"updated"`` (the id existed: upsert) or ``"duplicate"``
+    (the same content already existed, and this is that memory's id).
+
+    >>> mid = MemoryId("abc", "created")
+    >>> mid == "abc", mid.status
+    (True, 'created')
+    """
+
+    status: str
+
+    def __new__(cls, value: str, status: str = "created") -> MemoryId:
+        self = super().__new__(cls, value)
+        self.status = status
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MemoryId, (str(self), self.status))
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One stored memory, every column of it."""
+
+    id: str
+    content: str
+    agent_id: str
+    scope: Scope
+    pool: str | None
+    type: MemoryType
+    content_hash: str
+    importance: float
+    confidence: float
+    source: Source
+    pinned: bool
+    tags: tuple[str, ...]
+    metadata: dict[str, Any]
+    session_id: str | None
+    created_at: float
+    updated_at: float
+    accessed_at: float
+    access_count: int
+    retention_strength: float
+    archived: bool
+    deleted_at: float | None
+    expires_at: float | None
+    has_vector: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (enums as their values); inverse of :meth:`from_dict`."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        for name in ("scope", "type", "source"):
+            out[name] = out[name].value
+        out["tags"] = list(self.tags)
+        out["metadata"] = dict(self.metadata)
+        return out
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory with its score.
+
+    ``score`` is higher-is-better and comparable within one recall only.
+    ``keyword_score`` (BM25, higher is better) and ``vector_score`` (cosine similarity)
+    are the raw scores of each leg, ``None`` where that leg did not find the memory.
+    """
+
+    id: str
+    content: str
+    score: float
+    type: MemoryType
+    metadata: dict[str, Any]
+    tags: tuple[str, ...]
+    agent_id: str
+    scope: Scope
+    pool: str | None
+    session_id: str | None
+    importance: float
+    confidence: float
+    pinned: bool
+    source: Source
+    created_at: float
+    keyword_score: float | None = None
+    vector_score: float | None = None
+
+
+@dataclass(frozen=True)
+class PrunePolicy:
+    """Which memories :meth:`Memory.prune` removes, as one victim set.
+
+    Victims are the unpinned live memories with ``importance < min_importance``, plus,
+    when more than ``max_entries`` would remain, the lowest-priority ones beyond the cap
+    (lowest importance first, then least recently used). Pinned memories are never touched.
+    """
+
+    min_importance: float | None = None
+    max_entries: int | None = None
+    action: PruneAction = PruneAction.ARCHIVE
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """What a prune did (or, with ``dry_run``, would do)."""
+
+    action: PruneAction
+    ids: tuple[str, ...]
+    below_importance: int
+    over_cap: int
+    dry_run: bool
+
+    @property
+    def count(self) -> int:
+        """How many memories were (or would be) pruned."""
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import wrote."""
+
+    created: int
+    updated: int
+    duplicates: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """How one recall was served: the legs, their candidates, and the fusion.
+
+    ``details`` holds per-leg facts such as the FTS5 MATCH expression, the vector index
+    tier (``"ram"`` or ``"vec0"``), candidate counts, fusion weights and timings in ms.
+    """
+
+    query: str
+    mode: RecallMode
+    effective_mode: RecallMode
+    hits: list[Hit]
+    details: dict[str, Any] = field(default_factory=dict)
