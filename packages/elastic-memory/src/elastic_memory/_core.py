@@ -89,7 +89,8 @@ def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
         raise EmbedderError(msg)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32)
+    unit: F32 = (matrix / norms).astype(np.float32)
+    return unit
 
 
 class MemoryCore:
@@ -183,7 +184,9 @@ class MemoryCore:
             if self._embedder is None and self._candidates:
                 why = "; ".join(failures) or (
                     f"the database is pinned to {pin.model_id!r} (family {pin.family!r}, {pin.dimension}-d) "
-                    "and no configured embedder matches it" if pin else "no embedder is healthy"
+                    "and no configured embedder matches it"
+                    if pin
+                    else "no embedder is healthy"
                 )
                 self._warn_once("noembed", f"no usable embedder, recall is keyword-only: {why}")
             return self._embedder
@@ -390,6 +393,7 @@ class MemoryCore:
         if not isinstance(query, str):
             msg = f"query must be a str, got {type(query).__name__}"
             raise UsageError(msg)
+        query = v.clean_query(query)
         k = v.check_k(k)
         mode = v.check_mode(mode)
         parsed = Filters.parse(filters)
@@ -400,7 +404,7 @@ class MemoryCore:
             raise UsageError(msg)
         t0 = time.perf_counter()
         details: dict[str, Any] = {}
-        match = match_expression(query[: v.MAX_CONTENT_CHARS])
+        match = match_expression(query)
         details["match"] = match
         if not query.strip():
             rows = await self.store.browse(parsed, k)
@@ -427,7 +431,7 @@ class MemoryCore:
             details["keyword_ms"] = (time.perf_counter() - t) * 1000
         if effective in (RecallMode.SEMANTIC, RecallMode.HYBRID) and embedder is not None:
             t = time.perf_counter()
-            qvec = (await self._embed(embedder, [query[:20_000]]))[0]
+            qvec = (await self._embed(embedder, [query]))[0]
             details["embed_ms"] = (time.perf_counter() - t) * 1000
             t = time.perf_counter()
             vec, tier = await self.store.vector(qvec, parsed, k if effective is RecallMode.SEMANTIC else pool)
@@ -447,7 +451,9 @@ class MemoryCore:
         ranked = ranked[:k]
         records = await self.store.rows_for([s for s, _ in ranked], parsed)
         hits = [
-            hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in ranked if s in records
+            hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s))
+            for s, score in ranked
+            if s in records
         ]
         if touch:
             await self.store.touch([s for s, _ in ranked if s in records])

@@ -34,7 +34,7 @@ def normalise(content: str) -> str:
 
 
 def content_hash(content: str) -> str:
-    """SHA-256 hex of :func:`normalise` ``(content)``.
+    r"""SHA-256 hex of :func:`normalise` ``(content)``.
 
     >>> content_hash("a  b") == content_hash(" a b\\n")
     True
@@ -96,10 +96,20 @@ def check_content(content: Any) -> str:
     if not content.strip():
         msg = "content is empty: there is nothing to remember"
         raise UsageError(msg)
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as e:
+        msg = f"content is not valid Unicode ({e.reason} at position {e.start}); decode your text properly first"
+        raise UsageError(msg) from None
     if len(content) > MAX_CONTENT_CHARS:
         msg = f"content has {len(content)} characters, more than {MAX_CONTENT_CHARS}; split it into smaller memories"
         raise UsageError(msg)
     return content
+
+
+def clean_query(query: str, limit: int = 20_000) -> str:
+    """A query made safe for any tokenizer: at most ``limit`` characters, no lone surrogates, no NUL."""
+    return query[:limit].encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
 
 
 def check_tags(tags: Any) -> list[str]:

@@ -48,7 +48,11 @@ class RecallConfig:
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             msg = f"rrf_k must be a positive integer, got {self.rrf_k!r}"
             raise UsageError(msg)
-        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or not 1 <= self.candidates <= 1000:
+        if (
+            isinstance(self.candidates, bool)
+            or not isinstance(self.candidates, int)
+            or not 1 <= self.candidates <= 1000
+        ):
             msg = f"candidates must be an integer in [1, 1000], got {self.candidates!r}"
             raise UsageError(msg)
         b = self.neighbor_boost

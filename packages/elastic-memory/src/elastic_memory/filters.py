@@ -79,9 +79,8 @@ def _unit(key: str, value: Any) -> float:
 def to_timestamp(key: str, value: Any) -> float:
     """Seconds since the epoch from a number or an aware/naive ``datetime`` (naive = UTC)."""
     if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return value.timestamp()
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+        return float(aware.timestamp())
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         msg = f"{key} must be seconds since the epoch or a datetime, got {value!r}"
         raise UsageError(msg)
@@ -113,7 +112,8 @@ def _metadata(value: Any) -> tuple[tuple[str, str, Any], ...]:
         if isinstance(cond, Mapping) and not cond:
             msg = f"metadata filter on {key!r} is an empty dict; give an operator such as $eq"
             raise UsageError(msg)
-        for op, operand in conds:
+        for op, raw in conds:
+            operand = raw
             if op not in METADATA_OPERATORS:
                 msg = f"metadata filter on {key!r}: unknown operator {op!r}; use one of {METADATA_OPERATORS}"
                 raise UsageError(msg)

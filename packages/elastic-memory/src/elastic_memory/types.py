@@ -75,7 +75,7 @@ class MemoryId(str):
 
     status: str
 
-    def __new__(cls, value: str, status: str = "created") -> MemoryId:
+    def __new__(cls, value: str, status: str = "created") -> MemoryId:  # noqa: D102 - documented on the class
         self = super().__new__(cls, value)
         self.status = status
         return self

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy.typing as npt
 
 from ..errors import UsageError
 
@@ -12,9 +14,11 @@ __all__ = ["Embedder", "check_embedder"]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors. ``model_id`` is pinned in the database on the first write;
-    ``family`` names models whose vectors are interchangeable (a pinned database accepts
-    its own model or one of the same family).
+    """Turns texts into vectors.
+
+    ``model_id`` is pinned in the database on the first write; ``family`` names models
+    whose vectors are interchangeable (a pinned database accepts its own model or one of
+    the same family).
 
     >>> from elastic_memory.testing import FakeEmbedder
     >>> isinstance(FakeEmbedder(), Embedder)
@@ -25,7 +29,7 @@ class Embedder(Protocol):
     dimension: int
     family: str
 
-    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]] | npt.NDArray[Any]:
         """One vector of ``dimension`` floats per text, in order."""
         ...
 
@@ -36,7 +40,7 @@ def check_embedder(obj: object) -> Embedder:
     if missing:
         msg = f"{type(obj).__name__} is not an Embedder: it lacks {missing} (see elastic_memory.Embedder)"
         raise UsageError(msg)
-    dim = getattr(obj, "dimension")
+    dim = obj.dimension  # type: ignore[attr-defined]
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         msg = f"{type(obj).__name__}.dimension must be a positive int, got {dim!r}"
         raise UsageError(msg)
@@ -45,7 +49,7 @@ def check_embedder(obj: object) -> Embedder:
         if not isinstance(value, str) or not value:
             msg = f"{type(obj).__name__}.{attr} must be a non-empty string, got {value!r}"
             raise UsageError(msg)
-    if not callable(getattr(obj, "embed")):
+    if not callable(obj.embed):  # type: ignore[attr-defined]
         msg = f"{type(obj).__name__}.embed must be callable"
         raise UsageError(msg)
     return obj  # type: ignore[return-value]

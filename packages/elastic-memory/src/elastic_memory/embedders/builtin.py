@@ -113,7 +113,9 @@ class MiniLMEmbedder:
         try:
             _assemble(folder, onnx)
         except OSError:
-            folder = Path(tempfile.gettempdir()) / f"elastic-memory-{os.getuid() if hasattr(os, 'getuid') else 0}" / "minilm"
+            folder = (
+                Path(tempfile.gettempdir()) / f"elastic-memory-{os.getuid() if hasattr(os, 'getuid') else 0}" / "minilm"
+            )
             _assemble(folder, onnx)
         try:
             return TextEmbedding(
@@ -139,8 +141,10 @@ class MiniLMEmbedder:
 
 
 class FastEmbedEmbedder:
-    """Any fastembed text model by name. It is loaded from fastembed's cache and downloaded
-    only with ``allow_download=True`` (fastembed would otherwise retry for ~39 s offline).
+    """Any fastembed text model by name, downloaded only when asked.
+
+    It is loaded from fastembed's cache and downloaded only with ``allow_download=True``
+    (fastembed would otherwise retry for ~39 s when offline).
     """
 
     def __init__(

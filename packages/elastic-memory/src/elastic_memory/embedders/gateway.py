@@ -19,9 +19,17 @@ __all__ = ["Pin", "resolve"]
 class Pin(Protocol):
     """What the gateway reads of a database's pin."""
 
-    model_id: str
-    dimension: int
-    family: str
+    @property
+    def model_id(self) -> str:
+        """The pinned model."""
+
+    @property
+    def dimension(self) -> int:
+        """Its vector width."""
+
+    @property
+    def family(self) -> str:
+        """Its family."""
 
 
 def resolve(pin: Pin | None, candidates: Sequence[Embedder], healthy: Callable[[Embedder], bool]) -> Embedder | None:

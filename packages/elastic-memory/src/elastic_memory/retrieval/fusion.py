@@ -36,7 +36,9 @@ def _ranked(fused: Mapping[int, float], *tiebreaks: Mapping[int, float]) -> list
     return sorted(fused.items(), key=key)
 
 
-def weighted(keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float) -> list[tuple[int, float]]:
+def weighted(
+    keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
+) -> list[tuple[int, float]]:
     """Min-max within each leg's own list; a leg that missed a memory gives it 0 (seed 000)."""
     kn, vn = minmax(keyword), minmax(vector)
     fused = {
@@ -46,7 +48,9 @@ def weighted(keyword: Mapping[int, float], vector: Mapping[int, float], *, vecto
     return _ranked(fused, keyword, vector)
 
 
-def convex(keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float) -> list[tuple[int, float]]:
+def convex(
+    keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
+) -> list[tuple[int, float]]:
     """Convex combination over the union, where both maps hold *every* candidate's score.
 
     The caller scores each candidate on both legs (a memory the FTS query does not match
@@ -59,9 +63,7 @@ def convex(keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_
     return _ranked(fused, keyword, vector)
 
 
-def rrf(
-    keyword: Sequence[int], vector: Sequence[int], *, vector_weight: float, k: int
-) -> list[tuple[int, float]]:
+def rrf(keyword: Sequence[int], vector: Sequence[int], *, vector_weight: float, k: int) -> list[tuple[int, float]]:
     """Weighted reciprocal rank fusion: ``sum w / (k + rank)`` with ranks from 1 (seed 002)."""
     fused: dict[int, float] = {}
     for weight, ranking in ((1 - vector_weight, keyword), (vector_weight, vector)):

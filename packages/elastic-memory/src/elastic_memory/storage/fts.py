@@ -1,4 +1,4 @@
-"""Turn any user text into a safe FTS5 MATCH expression.
+r"""Turn any user text into a safe FTS5 MATCH expression.
 
 Operators and punctuation are stripped, every token is double-quoted (so nothing the user
 types is FTS5 syntax), stop words are dropped (an OR over very common words touches most

@@ -87,8 +87,8 @@ def _json_path(key: str) -> str:
 
 def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared:
     path = _json_path(key)
-    value = f"json_extract({alias}.\"metadata\", ?)"
-    kind = f"json_type({alias}.\"metadata\", ?)"
+    value = f'json_extract({alias}."metadata", ?)'
+    kind = f'json_type({alias}."metadata", ?)'
     if op == "$exists":
         return (f"{kind} IS {'NOT ' if operand else ''}NULL", [path])
     if op in ("$eq", "$ne"):

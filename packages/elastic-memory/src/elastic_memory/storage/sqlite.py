@@ -234,17 +234,12 @@ class SQLiteStore:
     # ------------------------------------------------------------------- writes
     def check_vector(self, vector: F32) -> None:
         """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
-        if self.pin is not None and vector.shape != (self.pin.dimension,):
-            msg = (
-                f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: {self.path!r} is pinned "
-                f"to {self.pin.model_id!r} with dimension {self.pin.dimension}"
-            )
-            raise EmbeddingMismatchError(msg)
+        self._check_vector_against(vector, self.pin)
 
     async def write(
         self,
         rows: Sequence[dict[str, Any]],
-        vectors: Sequence[F32 | None | Any],
+        vectors: Sequence[F32 | Any | None],
         *,
         dedupe: bool,
         replace_all: bool,
@@ -416,7 +411,10 @@ class SQLiteStore:
                 async with self._transaction():
                     for chunk in _chunks(list(ids)):
                         sql, params = q._in("id", chunk)
-                        found += [(int(r[0]), str(r[1])) for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)]
+                        found += [
+                            (int(r[0]), str(r[1]))
+                            for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
+                        ]
                     await self._delete_seqs([s for s, _ in found])
             if self._ram is not None:
                 for seq, _ in found:
@@ -463,8 +461,8 @@ class SQLiteStore:
                         if excess > 0:
                             floor = policy.min_importance if policy.min_importance is not None else -1.0
                             rows = await self._all(
-                                f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance >= ? "
-                                "ORDER BY m.importance ASC, m.accessed_at ASC, m.seq ASC LIMIT ?",
+                                f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 "
+                                "AND m.importance >= ? ORDER BY m.importance ASC, m.accessed_at ASC, m.seq ASC LIMIT ?",
                                 [*params, floor, excess],
                             )
                             victims += [(int(r[0]), str(r[1])) for r in rows]
@@ -617,7 +615,9 @@ class SQLiteStore:
         )
         deleted, archived, expired, vectors = (int(v or 0) for v in by_state[0])
         by_type = dict(await self._read(f"SELECT type, count(*) FROM memories AS m WHERE {live} GROUP BY type", params))
-        by_scope = dict(await self._read(f"SELECT scope, count(*) FROM memories AS m WHERE {live} GROUP BY scope", params))
+        by_scope = dict(
+            await self._read(f"SELECT scope, count(*) FROM memories AS m WHERE {live} GROUP BY scope", params)
+        )
         active = sum(int(v) for v in by_type.values())
         page = await self._read("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [])
         size = int(page[0][0])
@@ -637,7 +637,7 @@ class SQLiteStore:
             "by_scope": by_scope,
             "vectors": vectors,
             "vector_index": self.vector_tier(),
-            "vector_index_loaded": ram is not None and len(ram) or 0,
+            "vector_index_loaded": len(ram) if ram is not None else 0,
             "vector_index_bytes": ram.nbytes if ram is not None else 0,
             "embedding_model": self.pin.model_id if self.pin else None,
             "embedding_dimension": self.pin.dimension if self.pin else None,

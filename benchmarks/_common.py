@@ -1,0 +1,84 @@
+"""Shared helpers for the benchmark scripts: environment header, percentiles, plain-text tables."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (linear interpolation); NaN for no values."""
+    clean = [v for v in values if not math.isnan(v)]
+    return float(np.percentile(clean, p)) if clean else math.nan
+
+
+def median(values: Sequence[float]) -> float:
+    """The median; NaN for no values."""
+    return percentile(values, 50)
+
+
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo, else platform.processor()."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def environment() -> list[str]:
+    """Lines describing the machine and the versions in use (printed at the top of every run)."""
+    import elastic_memory
+    from elastic_memory.storage.driver import driver
+
+    drv = driver()
+    return [
+        f"date      {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"machine   {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
+        f"python    {sys.version.split()[0]}  numpy {np.__version__}  elastic-memory {elastic_memory.__version__}",
+        f"sqlite    driver {drv.name}, SQLite {drv.sqlite_version}, sqlite-vec {drv.vec_version or 'not loadable'}",
+    ]
+
+
+def fmt(value: float | int | str | None, digits: int = 2) -> str:
+    """A table cell: numbers rounded, NaN/None as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]], digits: int = 2) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    cells = [[c if isinstance(c, str) else fmt(c, digits) for c in row] for row in rows]  # type: ignore[arg-type]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.ljust(widths[0]) if i == 0 else v.rjust(widths[i]) for i, v in enumerate(values)]
+        return "  ".join(parts).rstrip()
+
+    rule = "-" * len(line([str(h) for h in headers]))
+    out = [title, rule, line([str(h) for h in headers]), rule, *(line(r) for r in cells), rule]
+    return "\n".join(out)
+
+
+def section(title: str) -> None:
+    """Print a section heading."""
+    print()
+    print(f"== {title} ==")

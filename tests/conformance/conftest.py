@@ -1,0 +1,34 @@
+"""Conformance fixtures: every test runs for every backend x every driver, on an empty store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from elastic_memory.testing import FakeEmbedder
+
+from .drivers import DRIVERS, Capability, MemoryDriver
+
+
+@pytest.fixture(params=DRIVERS, ids=[d.name for d in DRIVERS])
+async def driver(request: pytest.FixtureRequest, location: str) -> AsyncIterator[MemoryDriver]:
+    """An EMPTY store behind one driver, closed after the test."""
+    cls: type[MemoryDriver] = request.param
+    marker = request.node.get_closest_marker("requires")
+    if marker is not None:
+        missing = [c for c in marker.args if c not in cls.capabilities]
+        if missing:
+            pytest.skip(f"{cls.name} lacks {[c.value for c in missing]}")
+    d = await cls.open(location, FakeEmbedder())
+    try:
+        yield d
+    finally:
+        await d.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requires(*capabilities): skip drivers that lack a capability")
+
+
+__all__ = ["Capability"]

@@ -1,0 +1,65 @@
+"""Shared fixtures: the backends every conformance test runs against, and fakes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
+from elastic_memory.testing import FakeEmbedder
+
+BACKENDS = ["sqlite-file", "sqlite-memory"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend", action="append", choices=BACKENDS, help="run the conformance suite on these backends only"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        chosen = metafunc.config.getoption("backend") or BACKENDS
+        metafunc.parametrize("backend", chosen)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A fresh database file path (not yet created)."""
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def location(backend: str, db_path: Path) -> str:
+    """Where the store of one conformance test lives."""
+    return str(db_path) if backend == "sqlite-file" else ":memory:"
+
+
+@pytest.fixture
+def fake() -> FakeEmbedder:
+    """A deterministic 16-d hashing embedder."""
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def mem(db_path: Path, fake: FakeEmbedder) -> Iterator[Memory]:
+    """An empty sync store on a file with the fake embedder."""
+    with Memory.open(db_path, embedder=fake) as m:
+        yield m
+
+
+@pytest.fixture
+async def amem(db_path: Path, fake: FakeEmbedder) -> AsyncIterator[AsyncMemory]:
+    """An empty async store on a file with the fake embedder."""
+    async with await AsyncMemory.open(db_path, embedder=fake) as m:
+        yield m
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real built-in embedder, loaded once per test session (offline)."""
+    embedder = MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    return embedder
