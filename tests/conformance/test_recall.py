@@ -109,3 +109,16 @@ async def test_hits_carry_provenance(driver: MemoryDriver) -> None:
     mid = await driver.remember("Biscuit is a beagle.", type="episodic", tags=["pet"], session_id="s1", metadata={"k": 1})
     hit = (await driver.recall("beagle", mode="keyword"))[0]
     assert (hit.id, hit.type.value, hit.tags, hit.session_id, hit.metadata) == (mid, "episodic", ("pet",), "s1", {"k": 1})
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+async def test_memories_written_after_a_recall_are_found(driver: MemoryDriver, mode: str) -> None:
+    """A write after the vector index was loaded is searchable at once.
+
+    If this fails, check that the in-RAM index is updated after every committed write.
+    """
+    await driver.remember("an early memory about gardens")
+    await driver.recall("gardens", mode=mode)
+    mid = await driver.remember("a later memory about volcanoes")
+    hits = await driver.recall("a later memory about volcanoes", k=1, mode="semantic")
+    assert [h.id for h in hits] == [mid]

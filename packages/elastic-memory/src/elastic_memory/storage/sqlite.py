@@ -108,8 +108,7 @@ class SQLiteStore:
         try:
             conn = await aiosqlite.Connection(lambda: drv.connect(path, timeout=timeout), iter_chunk_size=256)
         except drv.module.Error as e:
-            msg = f"cannot open {path!r}: {e}. Check that the folder exists and is writable."
-            raise StorageError(msg) from e
+            raise _storage_error(e, path, f"open {path!r}", at_open=True) from e
         store = cls(conn, drv, path, clock=clock, vector_tier=vector_tier, ram_budget_bytes=ram_budget_bytes)
         try:
             await store._prepare(timeout)
@@ -157,10 +156,15 @@ class SQLiteStore:
                 )
                 raise UsageError(msg)
         for migration in migrations.pending(version):
-            async with self._transaction():
-                for statement in migration.statements:
-                    await self._conn.execute(statement)
-                await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+            with self._errors(f"migrate the schema to version {migration.version}; it stays at {version}"):
+                await self._apply(migration)
+            version = migration.version
+
+    async def _apply(self, migration: migrations.Migration) -> None:
+        async with self._transaction():
+            for statement in migration.statements:
+                await self._conn.execute(statement)
+            await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
 
     async def _load_pin(self) -> None:
         row = await self._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
@@ -181,17 +185,8 @@ class SQLiteStore:
     def _errors(self, what: str, *, at_open: bool = False) -> Iterator[None]:
         try:
             yield
-        except self._driver.module.DatabaseError as e:
-            text = str(e)
-            if "not a database" in text or "malformed" in text or "file is encrypted" in text:
-                msg = (
-                    f"{self.path!r} is not a readable SQLite database ({text}); it was left untouched. "
-                    "Restore it from a backup, or open a different path"
-                )
-                raise CorruptDatabaseError(msg) from e
-            hint = "check the path and permissions" if at_open else "nothing was written; retry"
-            msg = f"could not {what}: {text}; {hint}"
-            raise StorageError(msg) from e
+        except self._driver.module.Error as e:
+            raise _storage_error(e, self.path, what, at_open=at_open) from e
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
@@ -267,10 +262,10 @@ class SQLiteStore:
                     if new_pin is not None:
                         await self._write_pin(new_pin)
                     for row, vector in zip(rows, vectors, strict=True):
-                        mid, seq = await self._write_one(row, vector, dedupe=dedupe, replace_all=replace_all)
+                        mid, seq, written = await self._write_one(row, vector, dedupe=dedupe, replace_all=replace_all)
                         ids.append(mid)
                         if seq is not None:
-                            changed.append((seq, row, vector))
+                            changed.append((seq, written, vector))
             if new_pin is not None:
                 self.pin = new_pin
             await self._after_commit(changed)
@@ -296,11 +291,12 @@ class SQLiteStore:
 
     async def _write_one(
         self, row: dict[str, Any], vector: Any, *, dedupe: bool, replace_all: bool
-    ) -> tuple[MemoryId, int | None]:
+    ) -> tuple[MemoryId, int | None, dict[str, Any]]:
+        """Write one row; returns its id, its seq (None for a duplicate) and the row as written."""
         if dedupe:
             dup = await self._one(*q.find_duplicate(row["content_hash"], row["agent_id"], row["scope"], row["pool"]))
             if dup is not None and dup[1] != row["id"]:
-                return MemoryId(dup[1], "duplicate"), None
+                return MemoryId(dup[1], "duplicate"), None, row
         existing = await self._one("SELECT seq, has_vector FROM memories WHERE id = ?", (row["id"],))
         has_vector = isinstance(vector, np.ndarray) or (vector is KEEP and existing is not None and bool(existing[1]))
         row = {**row, "has_vector": int(has_vector)}
@@ -315,7 +311,7 @@ class SQLiteStore:
             await self._conn.execute(*q.update_row(seq, changes))
             status = "updated"
         await self._write_vector(seq, row, vector, existed=existing is not None and bool(existing[1]))
-        return MemoryId(row["id"], status), seq
+        return MemoryId(row["id"], status), seq, row
 
     async def _write_vector(self, seq: int, row: dict[str, Any], vector: Any, *, existed: bool) -> None:
         if not self.has_vec or (self.pin is None and not isinstance(vector, np.ndarray)):
@@ -760,6 +756,19 @@ class SQLiteStore:
             fetch *= 4
         sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
         return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+
+
+def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> StorageError:
+    """The library error for a driver error: corruption gets its own class."""
+    text = str(error)
+    if "not a database" in text or "malformed" in text or "file is encrypted" in text:
+        msg = (
+            f"{path!r} is not a readable SQLite database ({text}); it was left untouched. "
+            "Restore it from a backup, or open a different path"
+        )
+        return CorruptDatabaseError(msg)
+    hint = "check that the folder exists and is writable" if at_open else "nothing was written; retry"
+    return StorageError(f"could not {what}: {text}; {hint}")
 
 
 def _default_ram_budget() -> int:

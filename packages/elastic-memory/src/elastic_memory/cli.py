@@ -1,0 +1,744 @@
+"""The ``elastic-memory`` command line: try the library, inspect a store, move memories in and out.
+
+Every command works on one SQLite file: ``--db PATH``, else ``$ELASTIC_MEMORY_DB``, else
+``./memory.db``. ``--embedder auto`` (the default) uses the built-in offline MiniLM model;
+``--embedder none`` loads no model and keeps recall keyword-only.
+
+Expected failures print one red line that says what to do, and exit with 2 when the input
+was wrong (:class:`~elastic_memory.UsageError`) or 1 when something failed::
+
+    $ elastic-memory demo
+    $ elastic-memory add "The user's dog is called Biscuit." --tag pets --type semantic
+    $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets
+    $ elastic-memory export memories.jsonl --vectors
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import enum
+import json
+import shlex
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TextIO
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from . import __version__
+from ._core import EmbedderSpec
+from .errors import ElasticMemoryError, UsageError
+from .memory import Memory
+from .types import Explanation, Hit, MemoryType, RecallMode
+
+__all__ = ["app", "main"]
+
+DB_ENV = "ELASTIC_MEMORY_DB"
+DEFAULT_DB = Path("memory.db")
+
+
+class EmbedderChoice(str, enum.Enum):
+    """What ``--embedder`` accepts."""
+
+    AUTO = "auto"
+    NONE = "none"
+
+
+def _embedder_spec(choice: EmbedderChoice) -> EmbedderSpec:
+    """The ``embedder=`` argument of :meth:`Memory.open` for an ``--embedder`` choice."""
+    return "auto" if choice is EmbedderChoice.AUTO else None
+
+
+app = typer.Typer(
+    name="elastic-memory",
+    help="Long-term memory for AI agents in one SQLite file: keyword, semantic and hybrid recall.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_show_locals=False,  # locals would print memory contents into bug reports
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+DbOption = Annotated[
+    Path,
+    typer.Option("--db", envvar=DB_ENV, show_envvar=True, help="The SQLite file that holds the memories."),
+]
+EmbedderOption = Annotated[
+    EmbedderChoice,
+    typer.Option(
+        "--embedder",
+        case_sensitive=False,
+        help="'auto': the built-in offline MiniLM model. 'none': load no model; recall is keyword-only.",
+    ),
+]
+
+
+# ----------------------------------------------------------------------- plumbing
+def _stdout() -> Console:
+    # Made per call, so a redirected sys.stdout (tests, pipes) and $COLUMNS are honoured.
+    return Console(highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    """Print ``message`` as one red line on stderr and exit with ``code``."""
+    _stderr().print(Text.assemble(("error: ", "bold red"), (message, "red")), soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """Turn expected failures into one red line: exit 2 for usage errors, 1 for the rest."""
+    try:
+        yield
+    except UsageError as e:
+        _fail(str(e), 2)
+    except ElasticMemoryError as e:
+        _fail(str(e), 1)
+    except OSError as e:
+        _fail(f"{e}; check the path and its permissions", 1)
+
+
+@contextlib.contextmanager
+def _open(db: Path, embedder: EmbedderChoice, *, must_exist: bool = False) -> Iterator[Memory]:
+    """Open the store at ``db`` and close it afterwards.
+
+    Args:
+        db: The database file (or ``:memory:``).
+        embedder: The ``--embedder`` choice.
+        must_exist: Refuse a missing file instead of creating an empty store (read-only commands).
+
+    Yields:
+        The open store.
+
+    Raises:
+        UsageError: ``must_exist`` and there is no file at ``db``.
+    """
+    if must_exist and str(db) != ":memory:" and not db.exists():
+        msg = (
+            f"there is no store at {db}; pass --db PATH or set {DB_ENV}, "
+            "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
+        )
+        raise UsageError(msg)
+    mem = Memory.open(db, embedder=_embedder_spec(embedder))
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+@contextlib.contextmanager
+def _spinner(description: str) -> Iterator[None]:
+    """Show a transient spinner with elapsed time on stderr while the block runs."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=_stderr(),
+        transient=True,
+    )
+    with progress:
+        progress.add_task(description, total=None)
+        yield
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Print a warning (for example degraded recall) as one yellow line, not a source listing."""
+    _stderr().print(Text.assemble(("warning: ", "bold yellow"), (str(message), "yellow")), soft_wrap=True)
+
+
+def _note(message: str) -> None:
+    _stderr().print(Text(message, style="yellow"), soft_wrap=True)
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError  # pragma: no cover - the loop always returns
+
+
+def _json_line(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+# ------------------------------------------------------------------- arguments
+_FLOAT_FILTERS = ("min_confidence", "min_importance")
+_TIME_FILTERS = ("since", "until")
+_TRUE = ("true", "yes", "1")
+_FALSE = ("false", "no", "0")
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _filter_time(key: str, value: str) -> float | dt.datetime:
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        msg = f"--filter {key}= takes seconds since the epoch or an ISO date such as 2025-03-01, got {value!r}"
+        raise UsageError(msg) from None
+
+
+def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
+    """The ``filters=`` dict of :meth:`Memory.recall` from ``--filter KEY=VALUE`` options.
+
+    A repeated key collects its values into a list (``tags=a tags=b`` is ``tags`` any of
+    a, b). ``min_confidence``/``min_importance`` are numbers, ``since``/``until`` epoch
+    seconds or ISO dates, ``pinned`` true or false. ``metadata.KEY=VALUE`` filters on one
+    metadata key; VALUE is read as JSON when it parses (``3``, ``true``, ``{"$gte": 2}``),
+    else as text. Unknown keys are left for :class:`~elastic_memory.Filters` to refuse.
+
+    >>> parse_filters(["tags=pets", "tags=health", "min_importance=0.5", "metadata.n={\\"$gt\\": 2}"])
+    {'tags': ['pets', 'health'], 'min_importance': 0.5, 'metadata': {'n': {'$gt': 2}}}
+
+    Args:
+        items: The ``KEY=VALUE`` strings, in order.
+
+    Returns:
+        The filters, or ``None`` when there are none.
+
+    Raises:
+        UsageError: An item is not ``KEY=VALUE`` or its value has the wrong form.
+    """
+    filters: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            msg = f"--filter takes KEY=VALUE (e.g. --filter type=semantic or --filter metadata.project=halvorsen), got {item!r}"
+            raise UsageError(msg)
+        if key in _FLOAT_FILTERS:
+            try:
+                filters[key] = float(value)
+            except ValueError:
+                msg = f"--filter {key}= takes a number between 0 and 1, got {value!r}"
+                raise UsageError(msg) from None
+        elif key in _TIME_FILTERS:
+            filters[key] = _filter_time(key, value)
+        elif key == "pinned":
+            if value.lower() not in _TRUE + _FALSE:
+                msg = f"--filter pinned= takes true or false, got {value!r}"
+                raise UsageError(msg)
+            filters[key] = value.lower() in _TRUE
+        elif key == "metadata":
+            parsed = _json_or_text(value)
+            if not isinstance(parsed, dict):
+                msg = f"--filter metadata= takes a JSON object such as '{{\"project\": \"halvorsen\"}}', got {value!r}"
+                raise UsageError(msg)
+            filters.setdefault("metadata", {}).update(parsed)
+        elif key.startswith("metadata."):
+            filters.setdefault("metadata", {})[key.removeprefix("metadata.")] = _json_or_text(value)
+        elif key in filters:
+            previous = filters[key]
+            filters[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            filters[key] = value
+    return filters or None
+
+
+def _parse_metadata(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        msg = f"--metadata is not valid JSON ({e}); pass an object such as '{{\"project\": \"halvorsen\"}}'"
+        raise UsageError(msg) from None
+    if not isinstance(value, dict):
+        msg = f"--metadata must be a JSON object such as '{{\"project\": \"halvorsen\"}}', got {text!r}"
+        raise UsageError(msg)
+    return value
+
+
+# ------------------------------------------------------------------- rendering
+def hit_to_dict(hit: Hit, rank: int) -> dict[str, Any]:
+    """A JSON-ready dict of one recall hit (enums as their values), with its ``rank``.
+
+    Args:
+        hit: The hit.
+        rank: Its 1-based position in the result.
+
+    Returns:
+        Every field of the hit plus ``rank``.
+    """
+    data = dataclasses.asdict(hit)
+    for name in ("type", "scope", "source"):
+        data[name] = data[name].value
+    data["tags"] = list(hit.tags)
+    data["rank"] = rank
+    return data
+
+
+def _hits_table(hits: Sequence[Hit], title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", expand=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("score", justify="right")
+    table.add_column("type", style="cyan")
+    table.add_column("content", ratio=1)
+    table.add_column("tags", style="magenta")
+    for rank, hit in enumerate(hits, start=1):
+        table.add_row(str(rank), f"{hit.score:.3f}", hit.type.value, Text(hit.content), Text(", ".join(hit.tags)))
+    return table
+
+
+def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
+    memories = f"{stats['active_memories']} active"
+    hidden = [(stats[f"{k}_memories"], k) for k in ("archived", "deleted", "expired")]
+    if any(n for n, _ in hidden):
+        memories += " (" + ", ".join(f"{n} {k}" for n, k in hidden if n) + f"; {stats['total_memories']} stored)"
+    model = stats["embedding_model"] or "none (keyword-only)"
+    if stats["embedding_model"]:
+        model += f", {stats['embedding_dimension']}-d"
+    rows = [
+        ("memories", memories),
+        ("vectors", str(stats["vectors"])),
+        ("vector index", str(stats["vector_index"])),
+        ("embedding model", model),
+        ("db size", _human_bytes(int(stats["db_size_bytes"]))),
+    ]
+    if brief:
+        return rows
+
+    def counts(d: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "-"
+
+    return [
+        ("path", str(stats["path"])),
+        *rows[:1],
+        ("by type", counts(stats["by_type"])),
+        ("by scope", counts(stats["by_scope"])),
+        *rows[1:],
+        ("schema version", str(stats["schema_version"])),
+        ("sqlite", f"{stats['sqlite_version']} ({stats['sqlite_driver']})"),
+        ("sqlite-vec", str(stats["sqlite_vec_version"] or "not loaded")),
+    ]
+
+
+def _stats_table(stats: dict[str, Any], *, brief: bool, title: str | None = None) -> Table:
+    table = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for label, value in _stats_rows(stats, brief=brief):
+        table.add_row(label, Text(value))
+    return table
+
+
+def _public_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    # "embedder" is what this process resolved, and the CLI resolves the model only when it
+    # embeds, so it would read null here; "embedding_model" (the store's pin) is the fact.
+    return {k: v for k, v in stats.items() if k != "embedder"}
+
+
+def _degraded_note(explanation: Explanation) -> None:
+    if explanation.effective_mode is not explanation.mode:
+        why = explanation.details.get("degraded", "no usable embedder")
+        _note(f"note: {explanation.mode.value} recall ran as keyword: {why} (see `elastic-memory stats`)")
+
+
+# -------------------------------------------------------------------- commands
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"elastic-memory {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Long-term memory for AI agents in one SQLite file: keyword, semantic and hybrid recall.
+
+    Start with [bold]elastic-memory demo[/bold]. Stores default to $ELASTIC_MEMORY_DB, else ./memory.db.
+    """
+
+
+@app.command()
+def add(
+    text: Annotated[str, typer.Argument(help="What to remember.", show_default=False)],
+    db: DbOption = DEFAULT_DB,
+    type_: Annotated[MemoryType, typer.Option("--type", help="What kind of memory it is.")] = MemoryType.SEMANTIC,
+    importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="How much it matters, from 0 to 1.")] = 0.5,
+    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag; repeat for more.")] = None,
+    session: Annotated[str | None, typer.Option(help="The conversation or session it came from.")] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help='A JSON object of your own fields, e.g. \'{"project": "halvorsen"}\'.')
+    ] = None,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Remember TEXT; prints whether it was created (or already stored) and its id."""
+    with _reported():
+        fields = _parse_metadata(metadata)
+        with _open(db, embedder) as mem:
+            mid = mem.remember(
+                text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
+            )
+    style = {"created": "green", "updated": "cyan"}.get(mid.status, "yellow")
+    line = Text.assemble((mid.status, f"bold {style}"), " ", str(mid))
+    if mid.status == "duplicate":
+        line.append(" (this content was already stored; nothing new was written)", style="dim")
+    _stdout().print(line, soft_wrap=True)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for. An empty string lists memories by importance.")],
+    db: DbOption = DEFAULT_DB,
+    k: Annotated[int, typer.Option("-k", "--top-k", min=1, max=1000, help="How many memories to return.")] = 5,
+    mode: Annotated[RecallMode, typer.Option(help="keyword (BM25), semantic (vectors) or both fused.")] = (
+        RecallMode.HYBRID
+    ),
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter",
+            "-f",
+            metavar="KEY=VALUE",
+            help=(
+                "Narrow the search; repeat for more. Keys: type, tags, tags_all, session_id, source, scope, "
+                "min_importance, min_confidence, since, until, pinned, metadata.KEY (JSON or text)."
+            ),
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per hit, one per line.")] = False,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Find the memories that best match QUERY (a pure read: no access is recorded)."""
+    with _reported():
+        filters = parse_filters(filter_ or [])
+        with _open(db, embedder, must_exist=True) as mem:
+            explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
+    _degraded_note(explanation)
+    hits = explanation.hits
+    if as_json:
+        for rank, hit in enumerate(hits, start=1):
+            typer.echo(_json_line(hit_to_dict(hit, rank)))
+        return
+    out = _stdout()
+    if not hits:
+        out.print(Text(f"No memory matches {query!r} ({mode.value}).", style="dim"), soft_wrap=True)
+        return
+    title = f"{mode.value} recall of {query!r}" if query.strip() else "memories by importance"
+    out.print(_hits_table(hits, title))
+
+
+@app.command()
+def stats(
+    db: DbOption = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as one JSON object.")] = False,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Show counts, the vector index, the embedding model and the file size of a store."""
+    with _reported(), _open(db, embedder, must_exist=True) as mem:
+        data = _public_stats(mem.stats())
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2))
+        return
+    _stdout().print(_stats_table(data, brief=False))
+
+
+@app.command("export")
+def export(
+    path: Annotated[Path, typer.Argument(help="The JSONL file to write (replaced if it exists).")],
+    db: DbOption = DEFAULT_DB,
+    vectors: Annotated[bool, typer.Option(help="Include each memory's vector (no re-embedding on import).")] = False,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Write every memory (hidden ones too) to PATH as JSON lines, losslessly."""
+    with _reported(), _open(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
+        count = mem.export_jsonl(path, vectors=vectors)
+    extra = " with their vectors" if vectors else ""
+    _stdout().print(Text(f"Exported {count} memories{extra} to {path}."), soft_wrap=True)
+
+
+@app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(help="A JSONL export (from `elastic-memory export`).")],
+    db: DbOption = DEFAULT_DB,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Read an export into the store: ids, times and counters kept, existing ids updated."""
+    with _reported():
+        if not path.is_file():
+            msg = f"{path} is not a file; pass the path of a JSONL export made by `elastic-memory export`"
+            raise UsageError(msg)
+        with path.open("rb") as fh:
+            records = sum(1 for line in fh if line.strip())
+        with _open(db, embedder) as mem, _spinner(f"Importing {records} records from {path} into {db}"):
+            report = mem.import_jsonl(path)
+    _stdout().print(
+        Text(
+            f"Imported {report.total} memories into {db}: {report.created} created, "
+            f"{report.updated} updated, {report.duplicates} duplicates."
+        ),
+        soft_wrap=True,
+    )
+
+
+# ------------------------------------------------------------------------ demo
+def _turn(session: str, speaker: str, content: str, type_: str, importance: float, *tags: str) -> dict[str, Any]:
+    return {
+        "content": content,
+        "session_id": session,
+        "type": type_,
+        "importance": importance,
+        "tags": list(tags),
+        "source": "user_confirmed" if speaker == "user" else "agent",
+        "metadata": {"speaker": speaker},
+    }
+
+
+#: A scripted conversation over three sessions, as the memories an agent would keep.
+DEMO_MEMORIES: tuple[dict[str, Any], ...] = (
+    _turn("s1-onboarding", "user", "Hi, I'm Priya Raman, a data engineer.", "semantic", 0.9, "identity"),
+    _turn("s1-onboarding", "user", "I live in Lisbon, near the Alfama district.", "semantic", 0.7, "home"),
+    _turn(
+        "s1-onboarding",
+        "user",
+        "Please use metric units: kilometres, kilograms and degrees Celsius.",
+        "procedural",
+        0.8,
+        "preferences",
+    ),
+    _turn("s1-onboarding", "user", "Keep answers short, with bullet points.", "procedural", 0.6, "preferences"),
+    _turn(
+        "s1-onboarding",
+        "assistant",
+        "Noted: metric units and short bulleted answers from now on.",
+        "episodic",
+        0.3,
+        "preferences",
+    ),
+    _turn("s2-home", "user", "My dog is called Biscuit; he is a three-year-old beagle.", "semantic", 0.8, "pets"),
+    _turn("s2-home", "user", "Biscuit's vet is Dr. Okonkwo at the Estrela clinic.", "semantic", 0.6, "pets"),
+    _turn("s2-home", "user", "I'm allergic to peanuts and shellfish.", "semantic", 1.0, "food", "health"),
+    _turn("s2-home", "user", "I'm vegetarian, so no meat in recipes.", "semantic", 0.8, "food"),
+    _turn(
+        "s2-home",
+        "assistant",
+        "I'll leave peanuts, shellfish and meat out of every recipe I suggest.",
+        "episodic",
+        0.4,
+        "food",
+    ),
+    _turn("s2-home", "user", "I run 5 km every morning before work.", "semantic", 0.5, "habits"),
+    _turn("s3-work", "user", "The Halvorsen migration project is due on Friday 14 March.", "semantic", 0.9, "work"),
+    _turn(
+        "s3-work", "user", "Send the weekly status report to Kwame Osei every Thursday.", "procedural", 0.7, "work"
+    ),
+    _turn("s3-work", "user", "Our team sync is on Tuesdays at 10:00.", "semantic", 0.5, "work"),
+    _turn(
+        "s3-work",
+        "assistant",
+        "I'll remind you about the Halvorsen deadline on Monday 10 March.",
+        "episodic",
+        0.6,
+        "work",
+    ),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoQuestion:
+    """One demo question, the memory that answers it, and what it shows."""
+
+    text: str
+    """The question asked of every mode."""
+    answer: str
+    """A piece of the memory that answers it."""
+    lesson: str
+    """What to look for in the three columns."""
+
+
+DEMO_QUESTIONS: tuple[DemoQuestion, ...] = (
+    DemoQuestion(
+        "What pet do I have?",
+        "My dog is called Biscuit",
+        "A paraphrase: no word in common with the memory, so keyword search has nothing to match; "
+        "the vector leg matches the meaning.",
+    ),
+    DemoQuestion(
+        "What food should I avoid?",
+        "allergic to peanuts",
+        "Another paraphrase: 'avoid' and 'allergic' share no letters worth matching, only meaning.",
+    ),
+    DemoQuestion(
+        "When is the Halvorsen project due?",
+        "Halvorsen migration project",
+        "Shared words and shared meaning: every mode agrees.",
+    ),
+    DemoQuestion(
+        "Osei",
+        "Kwame Osei",
+        "A rare name means little to an embedding model but is an exact token for BM25: "
+        "keyword pins it down, and hybrid keeps that hit on top.",
+    ),
+)
+
+_MODES = (RecallMode.KEYWORD, RecallMode.SEMANTIC, RecallMode.HYBRID)
+
+
+def _rank_of(hits: Sequence[Hit], answer: str) -> int | None:
+    return next((n for n, h in enumerate(hits, start=1) if answer in h.content), None)
+
+
+def _demo_cell(hit: Hit | None, answer: str) -> Text:
+    if hit is None:
+        return Text("")
+    found = answer in hit.content
+    cell = Text("✓ " if found else "", style="bold green")
+    cell.append(hit.content, style="green" if found else "")
+    cell.append(f"  {hit.score:.2f}", style="dim")
+    return cell
+
+
+def _demo_table(question: DemoQuestion, results: dict[RecallMode, Explanation]) -> Table:
+    table = Table(
+        title=Text.assemble(("Q: ", "bold"), (question.text, "bold cyan")),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        expand=True,
+    )
+    table.add_column("#", justify="right", style="dim", width=2)
+    for mode in _MODES:
+        ran = results[mode].effective_mode
+        header = mode.value if ran is mode else f"{mode.value} (ran as {ran.value})"
+        table.add_column(header, ratio=1)
+    for row in range(3):
+        cells = []
+        for mode in _MODES:
+            hits = results[mode].hits
+            if row == 0 and not hits:
+                cells.append(Text("no match", style="italic red"))
+            else:
+                cells.append(_demo_cell(hits[row] if row < len(hits) else None, question.answer))
+        table.add_row(str(row + 1), *cells)
+    return table
+
+
+def _demo_verdict(question: DemoQuestion, results: dict[RecallMode, Explanation]) -> Text:
+    line = Text("   ")
+    for n, mode in enumerate(_MODES):
+        rank = _rank_of(results[mode].hits, question.answer)
+        if n:
+            line.append(" · ", style="dim")
+        line.append(f"{mode.value} ")
+        line.append(f"#{rank}" if rank else "missed", style="bold green" if rank == 1 else "bold red" if not rank else "bold yellow")
+    return line
+
+
+def _demo_store_table() -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title="What the agent remembered", title_justify="left")
+    table.add_column("session", style="dim")
+    table.add_column("who", style="dim")
+    table.add_column("type", style="cyan")
+    table.add_column("imp.", justify="right")
+    table.add_column("content", ratio=1)
+    table.add_column("tags", style="magenta")
+    for item in DEMO_MEMORIES:
+        table.add_row(
+            item["session_id"],
+            item["metadata"]["speaker"],
+            item["type"],
+            f"{item['importance']:.1f}",
+            Text(item["content"]),
+            ", ".join(item["tags"]),
+        )
+    return table
+
+
+@app.command()
+def demo(
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help="Keep the demo store in this file. Default: a temporary file, removed at the end."
+        ),
+    ] = None,
+    embedder: EmbedderOption = EmbedderChoice.AUTO,
+) -> None:
+    """Store a scripted conversation, then ask it questions in keyword, semantic and hybrid mode."""
+    out = _stdout()
+    with _reported(), contextlib.ExitStack() as stack:
+        if db is None:
+            folder = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="elastic-memory-demo-", ignore_cleanup_errors=True)
+            )
+            path = Path(folder) / "demo.db"
+        else:
+            path = db
+        with _open(path, embedder) as mem:
+            out.print(_demo_store_table())
+            model = "the built-in model (offline)" if embedder is EmbedderChoice.AUTO else "no model"
+            with _spinner(f"Storing {len(DEMO_MEMORIES)} memories, embedded with {model}"):
+                ids = mem.remember_many(list(DEMO_MEMORIES))
+            new = sum(i.status == "created" for i in ids)
+            where = f"{path}" if db is not None else "a temporary store"
+            out.print(
+                Text(
+                    f"Stored {len(ids)} memories from 3 sessions in {where}"
+                    + ("" if new == len(ids) else f" ({new} new, {len(ids) - new} already there)")
+                    + ".\n"
+                ),
+                soft_wrap=True,
+            )
+            keyword_only = False
+            for question in DEMO_QUESTIONS:
+                results = {m: mem.explain(question.text, k=3, mode=m.value) for m in _MODES}
+                keyword_only = keyword_only or results[RecallMode.HYBRID].effective_mode is RecallMode.KEYWORD
+                out.print(_demo_table(question, results))
+                out.print(_demo_verdict(question, results))
+                out.print(Text(f"   {question.lesson}\n", style="dim italic"), soft_wrap=True)
+            if keyword_only:
+                _note(
+                    "note: no vectors were used, so semantic and hybrid ran as keyword search; "
+                    "run `elastic-memory demo` without --embedder none to see the difference"
+                )
+            out.print(_stats_table(_public_stats(mem.stats()), brief=True, title="The store"))
+    example = f"elastic-memory recall {shlex.quote(DEMO_QUESTIONS[0].text)}"
+    if db is None:
+        hint = f"The demo store was temporary. Keep one with `elastic-memory demo --db demo.db`, then: `{example} --db demo.db`"
+    else:
+        hint = f"Query it yourself: `{example} --db {shlex.quote(str(db))}`"
+    out.print(Text(hint, style="bold"), soft_wrap=True)
+
+
+def main() -> None:
+    """Run the command line; the ``elastic-memory`` console script calls this."""
+    warnings.showwarning = _show_warning
+    app(prog_name="elastic-memory")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

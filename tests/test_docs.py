@@ -1,0 +1,169 @@
+"""The guide's code examples run: every ```python block of docs/*.md and of README.md.
+
+Each Markdown file is one test. Its blocks run in order in one namespace and in a fresh
+temporary working directory, as if a reader pasted them one after another into a session.
+
+- A block whose fence is preceded by the line ``<!-- skip -->`` is not run. Use it only for
+  code that needs what the tests do not have (another package, a network service).
+- A block with ``#> text`` comment lines must print exactly those lines, in that order.
+  Blocks without them may print anything.
+- Files whose examples open a store with the default embedder (``Memory.open(...)`` without
+  ``embedder=``) are marked ``model``: they load the built-in model (offline, about 1 s).
+
+If a test fails, the traceback points at the Markdown file and line of the failing block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import elastic_memory
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SKIP_MARK = "<!-- skip -->"
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`]*)$")
+_OPEN = re.compile(r"\bMemory\.open\(")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced ```python block: where it starts and its dedented source."""
+
+    path: Path
+    line: int  # 1-based line of the first code line
+    source: str
+    skip: bool
+
+    @property
+    def expected_output(self) -> list[str]:
+        """The ``#>`` lines, or an empty list when the block's output is not checked."""
+        return [ln.strip()[2:].removeprefix(" ") for ln in self.source.splitlines() if ln.strip().startswith("#>")]
+
+
+def python_blocks(path: Path) -> list[Block]:
+    """Every ```python block of ``path``, in order (other languages are ignored)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, ticks, info = m["indent"], m["ticks"], m["info"].strip()
+        start = i + 1
+        end = start
+        while end < len(lines) and not (lines[end].startswith(indent) and lines[end][len(indent) :].rstrip() == ticks):
+            end += 1
+        if info == "python":
+            previous = next((ln.strip() for ln in reversed(lines[:i]) if ln.strip()), "")
+            body = [ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln in lines[start:end]]
+            blocks.append(Block(path, start + 1, "\n".join(body) + "\n", skip=previous == SKIP_MARK))
+        i = end + 1
+    return blocks
+
+
+def _uses_default_embedder(source: str) -> bool:
+    """True when some ``Memory.open(...)``/``AsyncMemory.open(...)`` call has no ``embedder=``."""
+    for m in _OPEN.finditer(source):
+        depth, j = 1, m.end()
+        while j < len(source) and depth:
+            depth += {"(": 1, ")": -1}.get(source[j], 0)
+            j += 1
+        if "embedder=" not in source[m.end() : j]:
+            return True
+    return False
+
+
+def _doc_files() -> list[Path]:
+    files = sorted(DOCS.glob("*.md"))
+    readme = ROOT / "README.md"
+    return [readme, *files] if readme.is_file() else files
+
+
+def _params() -> list[object]:
+    params = []
+    for path in _doc_files():
+        runnable = [b for b in python_blocks(path) if not b.skip]
+        marks = [pytest.mark.model] if any(_uses_default_embedder(b.source) for b in runnable) else []
+        params.append(pytest.param(path, id=str(path.relative_to(ROOT)), marks=marks))
+    return params
+
+
+def _close_stores(namespace: dict[str, object]) -> None:
+    """Close any store an example left open, so no connection outlives its test."""
+    for value in list(namespace.values()):
+        if isinstance(value, elastic_memory.Memory):
+            value.close()
+        elif isinstance(value, elastic_memory.AsyncMemory):
+            asyncio.run(value.close())
+
+
+@pytest.mark.parametrize("path", _params())
+def test_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the file's python blocks in order; check the output of blocks with ``#>`` lines.
+
+    If this fails, run the example by hand from the reported line, and fix the docs (or,
+    if the docs are right, the library).
+    """
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
+    try:
+        for block in python_blocks(path):
+            if block.skip:
+                continue
+            # Pad so tracebacks show the Markdown line numbers.
+            code = compile("\n" * (block.line - 1) + block.source, str(block.path), "exec")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)
+            expected = block.expected_output
+            if expected:
+                actual = out.getvalue().splitlines()
+                assert actual == expected, f"{path.name}:{block.line}: printed {actual}, the docs say {expected}"
+    finally:
+        _close_stores(namespace)
+
+
+def test_guide_has_examples() -> None:
+    """The quick start has runnable examples and shows the default embedder at least once."""
+    blocks = [b for b in python_blocks(DOCS / "index.md") if not b.skip]
+    assert blocks, "docs/index.md has no ```python blocks"
+    assert any(_uses_default_embedder(b.source) for b in blocks), "the quick start must use the default embedder"
+
+
+def test_every_public_name_is_in_the_api_reference() -> None:
+    """Each class and constant of ``elastic_memory.__all__`` has a ``:::`` entry in docs/api.md.
+
+    Errors are covered by the ``::: elastic_memory.errors`` entry.
+    """
+    api = (DOCS / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: elastic_memory\.(\w+)", api, flags=re.MULTILINE))
+    errors = set(sys.modules["elastic_memory.errors"].__all__)
+    wanted = set(elastic_memory.__all__) - {"__version__"} - (errors if "errors" in documented else set())
+    assert sorted(wanted - documented) == []
+
+
+def test_block_parser(tmp_path: Path) -> None:
+    """The extractor finds python blocks (also indented ones), honours the skip mark, ignores others."""
+    text = (
+        "Intro\n\n```python\nx = 1\n```\n\n<!-- skip -->\n```python\nraise SystemExit\n```\n\n"
+        "```bash\necho no\n```\n\n- item\n\n    ```python\n    y = x + 1\n    print(y)\n    #> 2\n    ```\n"
+    )
+    path = tmp_path / "sample.md"
+    path.write_text(text, encoding="utf-8")
+    blocks = python_blocks(path)
+    assert [(b.line, b.skip) for b in blocks] == [(4, False), (9, True), (19, False)]
+    assert blocks[2].source == "y = x + 1\nprint(y)\n#> 2\n"
+    assert blocks[2].expected_output == ["2"]
+    assert _uses_default_embedder('Memory.open("a.db")')
+    assert not _uses_default_embedder('Memory.open("a.db", recall=RecallConfig(), embedder=None)')

@@ -1,0 +1,60 @@
+"""JSONL export and import: a lossless round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elastic_memory import Memory, UsageError
+from elastic_memory.testing import FakeEmbedder
+
+
+def _fill(mem: Memory) -> list[str]:
+    ids = mem.remember_many(
+        [
+            {"content": "alpha", "tags": ["t1"], "metadata": {"n": 1, "deep": {"x": [1, 2]}}, "session_id": "s"},
+            {"content": "beta", "type": "episodic", "importance": 0.9, "scope": "shared", "pool": "team"},
+            {"content": "gamma", "pinned": True, "ttl": 3600, "source": "user_confirmed", "confidence": 0.7},
+        ]
+    )
+    mem.recall("alpha")  # access counters move
+    mem.forget(ids[1])
+    mem.archive(ids[2])
+    return list(ids)
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_round_trip_preserves_every_field(tmp_path: Path, vectors: bool) -> None:
+    out = tmp_path / "export.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=FakeEmbedder()) as src:
+        ids = _fill(src)
+        assert src.export_jsonl(out, vectors=vectors) == 3
+        before = src.get_many(ids)
+    with Memory.open(tmp_path / "b.db", embedder=FakeEmbedder()) as dst:
+        report = dst.import_jsonl(out)
+        assert (report.created, report.total) == (3, 3)
+        after = dst.get_many(ids)
+        assert after == before
+        assert [h.content for h in dst.recall("alpha", mode="semantic", k=1)] == ["alpha"]
+
+
+def test_importing_twice_updates_instead_of_duplicating(tmp_path: Path) -> None:
+    out = tmp_path / "export.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=None) as src:
+        _fill(src)
+        src.export_jsonl(out)
+    with Memory.open(tmp_path / "b.db", embedder=None) as dst:
+        dst.import_jsonl(out)
+        report = dst.import_jsonl(out)
+        assert (report.created, report.updated) == (0, 3)
+        assert dst.stats()["total_memories"] == 3
+
+
+def test_a_bad_line_is_reported_with_its_number_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"content": "x"}\n', encoding="utf-8")
+    with Memory.open(tmp_path / "b.db", embedder=None) as dst:
+        with pytest.raises(UsageError, match=r"bad.jsonl:1"):
+            dst.import_jsonl(bad)
+        assert dst.stats()["total_memories"] == 0

@@ -1,0 +1,87 @@
+"""Memory and AsyncMemory: same names, same signatures; the loop guard; the public API."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+
+import pytest
+
+import elastic_memory
+from elastic_memory import AsyncMemory, Memory, UsageError
+from elastic_memory import _runner
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(getattr(cls, name))
+        for name in dir(cls)
+        if not name.startswith("_") and callable(getattr(cls, name))
+    }
+
+
+def test_sync_and_async_facades_have_the_same_methods() -> None:
+    assert _public(Memory).keys() == _public(AsyncMemory).keys()
+
+
+@pytest.mark.parametrize("name", sorted(_public(Memory)))
+def test_sync_and_async_signatures_match(name: str) -> None:
+    sync, asyn = _public(Memory)[name], _public(AsyncMemory)[name]
+    assert list(sync.parameters.values()) == list(asyn.parameters.values())
+    assert str(sync.return_annotation).replace("AsyncMemory", "Memory") == str(asyn.return_annotation).replace(
+        "AsyncMemory", "Memory"
+    )
+
+
+def test_async_methods_are_coroutines() -> None:
+    for name in _public(AsyncMemory):
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+
+
+def test_sync_call_on_the_library_loop_names_the_async_method(db_path: Path) -> None:
+    mem = Memory.open(db_path, embedder=None)
+
+    async def inside() -> None:
+        mem.recall("x")
+
+    future = asyncio.run_coroutine_threadsafe(inside(), _runner.loop())
+    with pytest.raises(UsageError, match=r"await AsyncMemory\.recall"):
+        future.result()
+    mem.close()
+
+
+def test_async_memory_works_from_different_event_loops(db_path: Path) -> None:
+    async def open_and_write() -> AsyncMemory:
+        amem = await AsyncMemory.open(db_path, embedder=None)
+        await amem.remember("from loop one")
+        return amem
+
+    amem = asyncio.run(open_and_write())
+
+    async def read_and_close() -> list[str]:
+        hits = await amem.recall("loop", mode="keyword")
+        await amem.close()
+        return [h.content for h in hits]
+
+    assert asyncio.run(read_and_close()) == ["from loop one"]
+
+
+def test_closed_store_raises_usage_error(db_path: Path) -> None:
+    mem = Memory.open(db_path, embedder=None)
+    mem.close()
+    mem.close()  # idempotent
+    with pytest.raises(UsageError, match="closed"):
+        mem.remember("too late")
+
+
+def test_all_is_sorted_and_importable() -> None:
+    names = [n for n in elastic_memory.__all__ if n != "__version__"]
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n))
+    for name in elastic_memory.__all__:
+        assert hasattr(elastic_memory, name)
+
+
+def test_public_classes_report_the_public_module() -> None:
+    assert Memory.__module__ == "elastic_memory"
+    assert repr(elastic_memory.Hit).startswith("<class 'elastic_memory.Hit")

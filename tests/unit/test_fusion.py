@@ -1,0 +1,56 @@
+"""Hybrid fusion functions (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from elastic_memory.retrieval import fusion
+
+
+def test_minmax_scales_to_unit_range() -> None:
+    assert fusion.minmax({1: 2.0, 2: 4.0, 3: 3.0}) == {1: 0.0, 2: 1.0, 3: 0.5}
+
+
+def test_minmax_of_equal_scores_is_all_ones() -> None:
+    assert fusion.minmax({1: 5.0, 2: 5.0}) == {1: 1.0, 2: 1.0}
+
+
+def test_weighted_gives_zero_to_a_leg_that_missed() -> None:
+    ranked = dict(fusion.weighted({1: 10.0, 2: 5.0}, {3: 0.9, 2: 0.1}, vector_weight=0.7))
+    assert ranked[1] == pytest.approx(0.3)
+    assert ranked[3] == pytest.approx(0.7)
+    assert ranked[2] == pytest.approx(0.0)
+
+
+def test_convex_uses_both_scores_of_every_candidate() -> None:
+    # 3 is found only by the vector leg but the caller scored it on BM25 too (absent = 0).
+    ranked = fusion.convex({1: 4.0, 2: 2.0}, {1: 0.2, 2: 0.8, 3: 0.5}, vector_weight=0.5)
+    assert [s for s, _ in ranked] == [2, 1, 3]
+
+
+def test_convex_with_vector_weight_zero_is_keyword_order() -> None:
+    ranked = fusion.convex({1: 1.0, 2: 3.0, 3: 2.0}, {1: 0.9, 2: 0.1, 3: 0.5}, vector_weight=0.0)
+    assert [s for s, _ in ranked] == [2, 3, 1]
+
+
+def test_rrf_rewards_agreement() -> None:
+    ranked = fusion.rrf([1, 2, 3], [3, 2, 4], vector_weight=0.5, k=60)
+    assert ranked[0][0] in (2, 3)
+    assert {s for s, _ in ranked} == {1, 2, 3, 4}
+
+
+def test_neighbor_boost_lifts_the_turn_after_a_strong_match() -> None:
+    ranked = [(10, 1.0), (20, 0.5), (11, 0.45)]
+    boosted = fusion.neighbor_boost(ranked, {11: (10, None), 10: (None, 11)}, beta=0.3)
+    assert [s for s, _ in boosted] == [10, 11, 20]
+    assert dict(boosted)[11] == pytest.approx(0.45 + 0.3 * 1.0)
+
+
+def test_neighbor_boost_ignores_neighbours_that_are_not_candidates() -> None:
+    ranked = [(1, 0.9), (2, 0.5)]
+    assert fusion.neighbor_boost(ranked, {2: (99, None)}, beta=0.5) == ranked
+
+
+def test_neighbor_boost_of_zero_changes_nothing() -> None:
+    ranked = [(1, 0.9), (2, 0.5)]
+    assert fusion.neighbor_boost(ranked, {2: (1, None)}, beta=0.0) == ranked

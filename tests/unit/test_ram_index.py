@@ -1,0 +1,59 @@
+"""The exact in-RAM vector index agrees with brute force through any sequence of changes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elastic_memory.storage.ram_index import RamIndex
+
+DIM = 8
+ops = st.lists(
+    st.tuples(st.sampled_from(["upsert", "remove"]), st.integers(0, 40), st.integers(0, 2**31), st.sampled_from("ab")),
+    max_size=120,
+)
+
+
+def _unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops, st.integers(0, 2**31), st.integers(1, 50), st.sampled_from([None, "a", "b"]))
+def test_search_matches_brute_force(seq_ops: list, qseed: int, k: int, agent: str | None) -> None:
+    index = RamIndex(DIM, capacity=4)
+    truth: dict[int, tuple[np.ndarray, str]] = {}
+    for op, seq, seed, who in seq_ops:
+        if op == "upsert":
+            vec = _unit(seed)
+            index.upsert(seq, vec, {"agent_id": who})
+            truth[seq] = (vec, who)
+        else:
+            index.remove(seq)
+            truth.pop(seq, None)
+    q = _unit(qseed)
+    where = {"agent_id": (agent,)} if agent else None
+    got = index.search(q, k, where)
+    expected = sorted(
+        ((s, float(v @ q)) for s, (v, who) in truth.items() if agent is None or who == agent), key=lambda t: -t[1]
+    )[:k]
+    assert len(index) == len(truth)
+    assert [round(s, 5) for _, s in got] == [round(s, 5) for _, s in expected]
+    assert {s for s, _ in got} <= set(truth)
+
+
+def test_unknown_filter_value_matches_nothing() -> None:
+    index = RamIndex(DIM)
+    index.upsert(1, _unit(1), {"agent_id": "a"})
+    assert index.search(_unit(2), 5, {"agent_id": ("zzz",)}) == []
+
+
+def test_bulk_load_replaces_everything() -> None:
+    index = RamIndex(DIM)
+    index.upsert(99, _unit(9), {})
+    matrix = np.stack([_unit(1), _unit(2)])
+    index.bulk_load([1, 2], matrix, {"agent_id": ["a", "b"]})
+    assert len(index) == 2 and 99 not in index
+    assert index.search(_unit(1), 1)[0][0] == 1

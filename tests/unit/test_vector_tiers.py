@@ -1,0 +1,79 @@
+"""The vector leg: RAM and vec0 tiers agree, stay in step with writes, see other processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
+
+WORDS = "apple banana cherry delta echo falcon golf hotel india juliet kilo lima".split()
+
+
+def _corpus(n: int) -> list[dict[str, object]]:
+    return [
+        {
+            "content": f"{WORDS[i % 12]} {WORDS[(i * 7) % 12]} {WORDS[(i * 5) % 12]} item{i}",
+            "tags": ["even" if i % 2 == 0 else "odd"],
+            "session_id": f"s{i % 3}",
+            "type": "episodic" if i % 4 == 0 else "semantic",
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    "filters", [None, {"session_id": "s1"}, {"tags": ["odd"]}, {"type": "episodic", "tags": ["even"]}]
+)
+def test_ram_and_vec0_tiers_return_the_same_ranking(db_path: Path, filters: dict[str, object] | None) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), vector_index="ram") as mem:
+        mem.remember_many(_corpus(300))
+        ram = [(h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)]
+        assert mem.explain("apple", mode="semantic").details["vector_index"] == "ram"
+    with Memory.open(db_path, embedder=FakeEmbedder(), vector_index="vec0") as mem:
+        vec0 = [(h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)]
+        assert mem.explain("apple", mode="semantic").details["vector_index"] == "vec0"
+    assert [s for _, s in ram] == [s for _, s in vec0]
+    assert len(ram) == 15
+
+
+def test_auto_tier_falls_back_to_vec0_when_ram_budget_is_too_small(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), ram_budget_bytes=10) as mem:
+        mem.remember_many(_corpus(20))
+        assert mem.explain("apple", mode="semantic").details["vector_index"] == "vec0"
+        assert mem.stats()["vector_index"] == "vec0"
+
+
+def test_ram_index_follows_updates_and_deletes(mem: Memory) -> None:
+    ids = mem.remember_many(_corpus(30))
+    mem.recall("apple", mode="semantic")  # loads the RAM index
+    mem.update(ids[0], content="zebra zulu unique words")
+    mem.forget(ids[1], hard=True)
+    mem.forget(ids[2])
+    top = mem.recall("zebra zulu unique words", k=3, mode="semantic")
+    assert top[0].id == ids[0] and top[0].vector_score == pytest.approx(1.0, abs=1e-5)
+    found = {h.id for h in mem.recall("apple banana", k=30, mode="semantic")}
+    assert ids[1] not in found and ids[2] not in found
+    assert mem.stats()["vector_index_loaded"] == 28
+
+
+def test_writes_by_another_connection_are_seen(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder()) as reader:
+        reader.remember("first memory here")
+        assert len(reader.recall("memory", mode="semantic")) == 1  # RAM index loaded
+        with Memory.open(db_path, embedder=FakeEmbedder()) as writer:
+            new = writer.remember("second memory written elsewhere")
+            writer.forget(reader.recall("first", mode="keyword")[0].id, hard=True)
+        hits = reader.recall("memory", mode="semantic")
+        assert [h.id for h in hits] == [new]
+
+
+def test_archived_memories_leave_the_vector_leg_and_come_back(mem: Memory) -> None:
+    mid = mem.remember("archive target words")
+    mem.recall("archive", mode="semantic")
+    assert mem.archive(mid) == 1
+    assert mem.recall("archive target words", mode="semantic") == []
+    assert mem.archive(mid, archived=False) == 1
+    assert [h.id for h in mem.recall("archive target words", k=1, mode="semantic")] == [mid]
