@@ -269,7 +269,6 @@ class SQLiteStore:
             if new_pin is not None:
                 self.pin = new_pin
             await self._after_commit(changed)
-            self._data_version = await self._scalar("PRAGMA data_version")
             return ids
 
     @staticmethod
@@ -379,7 +378,6 @@ class SQLiteStore:
                                 changed_ids.append(record.id)
             if changed_ids:
                 await self._refresh_ram_for(changed_ids)
-            self._data_version = await self._scalar("PRAGMA data_version")
             return changed_ids
 
     async def _refresh_ram_for(self, ids: Sequence[str]) -> None:
@@ -415,7 +413,6 @@ class SQLiteStore:
             if self._ram is not None:
                 for seq, _ in found:
                     self._ram.remove(seq)
-            self._data_version = await self._scalar("PRAGMA data_version")
             return [i for _, i in found]
 
     async def _delete_seqs(self, seqs: Sequence[int]) -> None:
@@ -475,7 +472,6 @@ class SQLiteStore:
             if not policy.dry_run and self._ram is not None:
                 for seq, _ in victims:
                     self._ram.remove(seq)
-            self._data_version = await self._scalar("PRAGMA data_version")
         return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
 
     async def touch(self, seqs: Sequence[int]) -> None:
@@ -494,7 +490,6 @@ class SQLiteStore:
                             f"retention_strength = min(?, retention_strength * ?) WHERE {sql}",
                             [now, _RETENTION_CAP, _RETENTION_GROWTH, *params],
                         )
-            self._data_version = await self._scalar("PRAGMA data_version")
 
     # -------------------------------------------------------------------- reads
     async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -657,7 +652,10 @@ class SQLiteStore:
     _ram_fits: bool | None = None
 
     async def _sync_foreign(self) -> None:
-        """Drop caches when another connection committed since we last looked."""
+        """Drop caches when another connection committed since we last looked.
+
+        ``PRAGMA data_version`` changes only on other connections' commits, never on ours.
+        """
         version = await self._scalar("PRAGMA data_version")
         if version != self._data_version:
             self._data_version = version
