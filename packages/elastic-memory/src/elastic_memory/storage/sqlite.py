@@ -49,6 +49,7 @@ class _Keep:
 #: Passed as a row's vector: leave the stored vector as it is.
 KEEP: Any = _Keep()
 _VEC0_MAX_K = 4096
+_FTS5_PROBE = "CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)"
 _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
 
@@ -129,7 +130,7 @@ class SQLiteStore:
 
     async def _check_fts5(self) -> None:
         try:
-            await self._conn.execute("CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)")
+            await self._conn.execute(_FTS5_PROBE)
             await self._conn.execute("DROP TABLE temp.elastic_memory_fts5_probe")
         except self._driver.module.OperationalError as e:
             msg = (
