@@ -73,11 +73,13 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _cols(alias: str = "m") -> str:
+def columns(alias: str = "m") -> str:
+    """Every column of :data:`COLUMNS`, qualified by ``alias``."""
     return ", ".join(f"{alias}.{quote_ident(c)}" for c in COLUMNS)
 
 
-def _in(column: str, values: Sequence[Any]) -> Prepared:
+def in_list(column: str, values: Sequence[Any]) -> Prepared:
+    """``column IN (?, ...)`` with its parameters."""
     return f"{column} IN ({', '.join('?' * len(values))})", list(values)
 
 
@@ -140,15 +142,15 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
         ("session_id", filters.session_ids),
     ):
         if values:
-            sql, p = _in(f"{a}.{quote_ident(column)}", values)
+            sql, p = in_list(f"{a}.{quote_ident(column)}", values)
             parts.append(sql)
             params += p
     if filters.tags_any:
-        sql, p = _in("value", filters.tags_any)
+        sql, p = in_list("value", filters.tags_any)
         parts.append(f'EXISTS (SELECT 1 FROM json_each({a}."tags") WHERE {sql})')
         params += p
     if filters.tags_all:
-        sql, p = _in("value", filters.tags_all)
+        sql, p = in_list("value", filters.tags_all)
         parts.append(f'(SELECT count(DISTINCT value) FROM json_each({a}."tags") WHERE {sql}) = ?')
         params += [*p, len(filters.tags_all)]
     for column, op, bound in (
@@ -175,11 +177,11 @@ def select_rows(*, by: str, values: Sequence[Any], filters: Filters | None = Non
 
     With ``filters``, only live memories that match them.
     """
-    where, params = _in(f"m.{quote_ident(by)}", values)
+    where, params = in_list(f"m.{quote_ident(by)}", values)
     if filters is not None:
         live, live_params = live_filter(filters, now=now)
         where, params = f"{where} AND {live}", [*params, *live_params]
-    return f"SELECT {_cols()} FROM memories AS m WHERE {where}", params
+    return f"SELECT {columns()} FROM memories AS m WHERE {where}", params
 
 
 def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> Prepared:
@@ -198,7 +200,7 @@ def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
     """No-text recall: pinned first, then importance, then recency."""
     where, params = live_filter(filters, now=now)
     sql = (
-        f"SELECT {_cols()} FROM memories AS m WHERE {where} "
+        f"SELECT {columns()} FROM memories AS m WHERE {where} "
         "ORDER BY m.pinned DESC, m.importance DESC, m.created_at DESC, m.seq DESC LIMIT ?"
     )
     return sql, [*params, limit]

@@ -32,8 +32,8 @@ from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneRepor
 from . import migrations
 from . import queries as q
 from .driver import Driver, driver
-from .ram_index import ATTRS, RamIndex
 from .rows import from_blob, record_from_row, seq_of, to_blob
+from .vectors import KEEP, VectorLeg, chunks
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier"]
 
@@ -41,14 +41,6 @@ F32 = npt.NDArray[np.float32]
 VectorTier = Literal["auto", "ram", "vec0"]
 
 
-class _Keep:
-    def __repr__(self) -> str:
-        return "KEEP"
-
-
-#: Passed as a row's vector: leave the stored vector as it is.
-KEEP: Any = _Keep()
-_VEC0_MAX_K = 4096
 _FTS5_PROBE = "CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)"
 _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
@@ -63,9 +55,7 @@ class EmbeddingPin:
     family: str
 
 
-def _chunks(values: Sequence[Any], size: int = q.MAX_PARAMS) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(values), size):
-        yield values[i : i + size]
+_chunks = chunks
 
 
 class SQLiteStore:
@@ -85,10 +75,8 @@ class SQLiteStore:
         self._driver = drv
         self.path = path
         self._clock = clock
-        self._tier_setting = vector_tier
-        self._ram_budget = ram_budget_bytes
         self._lock = asyncio.Lock()
-        self._ram: RamIndex | None = None
+        self._vectors = VectorLeg(self._all, tier=vector_tier, ram_budget_bytes=ram_budget_bytes, clock=clock)
         self._data_version = 0
         self.pin: EmbeddingPin | None = None
         self.closed = False
@@ -269,7 +257,7 @@ class SQLiteStore:
                             changed.append((seq, written, vector))
             if new_pin is not None:
                 self.pin = new_pin
-            await self._after_commit(changed)
+            await self._vectors.apply(changed)
             return ids
 
     @staticmethod
@@ -334,25 +322,6 @@ class SQLiteStore:
                 (seq, row["agent_id"], blob, row["scope"], row["type"]),
             )
 
-    async def _after_commit(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
-        """Bring the RAM index in step with committed rows."""
-        ram = self._ram
-        if ram is None:
-            return
-        for seq, row, vector in changed:
-            live = row.get("deleted_at") is None and not row.get("archived") and row.get("has_vector", 1)
-            if vector is None or not live:
-                ram.remove(seq)
-                continue
-            vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
-            if vec is None:
-                blob = await self._scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
-                if blob is None:
-                    ram.remove(seq)
-                    continue
-                vec = from_blob(blob)
-            ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
-
     async def set_flags(
         self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
     ) -> list[str]:
@@ -382,7 +351,7 @@ class SQLiteStore:
             return changed_ids
 
     async def _refresh_ram_for(self, ids: Sequence[str]) -> None:
-        if self._ram is None:
+        if self._vectors.ram is None:
             return
         for chunk in _chunks(list(ids)):
             sql, params = q.select_rows(by="id", values=chunk)
@@ -394,7 +363,7 @@ class SQLiteStore:
                 data |= {"scope": r.scope.value, "type": r.type.value, "deleted_at": r.deleted_at}
                 data |= {"archived": r.archived, "has_vector": r.has_vector}
                 changed.append((seq_of(row), data, KEEP if r.has_vector else None))
-            await self._after_commit(changed)
+            await self._vectors.apply(changed)
 
     async def hard_delete(self, ids: Sequence[str]) -> list[str]:
         """Remove rows, their FTS entries and vectors; returns the ids that existed."""
@@ -405,23 +374,21 @@ class SQLiteStore:
             with self._errors("delete memories"):
                 async with self._transaction():
                     for chunk in _chunks(list(ids)):
-                        sql, params = q._in("id", chunk)
+                        sql, params = q.in_list("id", chunk)
                         found += [
                             (int(r[0]), str(r[1]))
                             for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
                         ]
                     await self._delete_seqs([s for s, _ in found])
-            if self._ram is not None:
-                for seq, _ in found:
-                    self._ram.remove(seq)
+            self._vectors.remove(s for s, _ in found)
             return [i for _, i in found]
 
     async def _delete_seqs(self, seqs: Sequence[int]) -> None:
         for chunk in _chunks(list(seqs)):
-            sql, params = q._in("seq", chunk)
+            sql, params = q.in_list("seq", chunk)
             await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
             if self.has_vec and self.pin is not None:
-                sql, params = q._in("rowid", chunk)
+                sql, params = q.in_list("rowid", chunk)
                 await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
 
     async def purge(self, older_than: float) -> list[str]:
@@ -466,13 +433,12 @@ class SQLiteStore:
                             await self._delete_seqs([s for s, _ in victims])
                         else:
                             for chunk in _chunks([s for s, _ in victims]):
-                                sql, p = q._in("seq", chunk)
+                                sql, p = q.in_list("seq", chunk)
                                 await self._conn.execute(
                                     f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql}", [now, *p]
                                 )
-            if not policy.dry_run and self._ram is not None:
-                for seq, _ in victims:
-                    self._ram.remove(seq)
+            if not policy.dry_run:
+                self._vectors.remove(s for s, _ in victims)
         return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
 
     async def touch(self, seqs: Sequence[int]) -> None:
@@ -485,7 +451,7 @@ class SQLiteStore:
             with self._errors("record access"):
                 async with self._transaction():
                     for chunk in _chunks(list(seqs)):
-                        sql, params = q._in("seq", chunk)
+                        sql, params = q.in_list("seq", chunk)
                         await self._conn.execute(
                             "UPDATE memories SET access_count = access_count + 1, accessed_at = ?, "
                             f"retention_strength = min(?, retention_strength * ?) WHERE {sql}",
@@ -529,28 +495,10 @@ class SQLiteStore:
         """BM25 relevance of the given memories for ``match`` (absent: no term matches)."""
         out: dict[int, float] = {}
         for chunk in _chunks(list(seqs)):
-            sql, params = q._in("rowid", chunk)
+            sql, params = q.in_list("rowid", chunk)
             rows = await self._read(
                 f"SELECT rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE memories_fts MATCH ? AND {sql}",
                 [match, *params],
-            )
-            out.update((int(r[0]), float(r[1])) for r in rows)
-        return out
-
-    async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
-        if not self.has_vec or self.pin is None or not seqs:
-            return {}
-        ram = self._ram
-        if ram is not None:
-            known = [(s, ram.vector(s)) for s in seqs]
-            return {s: float(v @ vector) for s, v in known if v is not None}
-        out: dict[int, float] = {}
-        blob = to_blob(vector)
-        for chunk in _chunks(list(seqs)):
-            sql, params = q._in("rowid", chunk)
-            rows = await self._read(
-                f"SELECT rowid, 1.0 - vec_distance_cosine(embedding, ?) FROM memories_vec WHERE {sql}", [blob, *params]
             )
             out.update((int(r[0]), float(r[1])) for r in rows)
         return out
@@ -559,7 +507,7 @@ class SQLiteStore:
         """For each memory with a session, the live memory just before and after it in that session."""
         out: dict[int, tuple[int | None, int | None]] = {}
         for chunk in _chunks(list(seqs)):
-            sql, params = q._in("m.seq", chunk)
+            sql, params = q.in_list("m.seq", chunk)
             rows = await self._read(
                 "SELECT m.seq, "
                 "(SELECT max(p.seq) FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
@@ -581,14 +529,14 @@ class SQLiteStore:
         """Every record, hidden ones included, in insertion order, with its vector."""
         last = 0
         while True:
-            sql = f"SELECT {q._cols()} FROM memories AS m WHERE m.seq > ? ORDER BY m.seq LIMIT ?"
+            sql = f"SELECT {q.columns()} FROM memories AS m WHERE m.seq > ? ORDER BY m.seq LIMIT ?"
             rows = await self._read(sql, [last, batch])
             if not rows:
                 return
             vecs: dict[int, F32] = {}
             if self.has_vec and self.pin is not None:
                 seqs = [seq_of(r) for r in rows]
-                sql, params = q._in("rowid", seqs)
+                sql, params = q.in_list("rowid", seqs)
                 for r in await self._read(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params):
                     vecs[int(r[0])] = from_blob(r[1])
             for row in rows:
@@ -617,7 +565,7 @@ class SQLiteStore:
             size = os.path.getsize(self.path) + (
                 os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
             )
-        ram = self._ram
+        ram = self._vectors.ram
         return {
             "path": self.path,
             "total_memories": total,
@@ -646,11 +594,7 @@ class SQLiteStore:
         """``"none"`` without vectors, else ``"ram"`` or ``"vec0"`` (what serves searches)."""
         if not self.has_vec or self.pin is None:
             return "none"
-        if self._tier_setting != "auto":
-            return self._tier_setting
-        return "ram" if self._ram is not None or self._ram_fits is not False else "vec0"
-
-    _ram_fits: bool | None = None
+        return self._vectors.tier()
 
     async def _sync_foreign(self) -> None:
         """Drop caches when another connection committed since we last looked.
@@ -660,41 +604,13 @@ class SQLiteStore:
         version = await self._scalar("PRAGMA data_version")
         if version != self._data_version:
             self._data_version = version
-            self._ram = None
-            self._ram_fits = None
+            self._vectors.invalidate()
             await self._load_pin()
-
-    async def _ensure_ram(self) -> RamIndex | None:
-        if self._ram is not None:
-            return self._ram
-        if self.pin is None or self._tier_setting == "vec0":
-            return None
-        count = int(await self._scalar("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL"))
-        need = count * self.pin.dimension * 4
-        budget = self._ram_budget if self._ram_budget is not None else _default_ram_budget()
-        self._ram_fits = self._tier_setting == "ram" or need <= budget
-        if not self._ram_fits:
-            return None
-        rows = await self._all(
-            "SELECT v.rowid, v.embedding, m.agent_id, m.scope, m.pool, m.type, m.session_id "
-            "FROM memories_vec AS v JOIN memories AS m ON m.seq = v.rowid "
-            "WHERE m.deleted_at IS NULL AND m.archived = 0"
-        )
-        dim = self.pin.dimension
-        index = RamIndex(dim)
-        if rows:
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
-            attrs = {a: [r[2 + i] for r in rows] for i, a in enumerate(ATTRS)}
-            index.bulk_load([int(r[0]) for r in rows], matrix.astype(np.float32), attrs)
-        self._ram = index
-        return index
 
     async def vector(self, vector: F32, filters: Filters, limit: int) -> tuple[list[tuple[int, float]], str]:
         """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier used.
 
-        Never returns fewer than ``limit`` rows when that many match: candidates that fail the
-        row check are replaced by fetching more, and a filter vec0 cannot apply falls back to
-        an exact filtered scan.
+        Never returns fewer than ``limit`` rows when that many match (see ``vectors.py``).
         """
         self._check_open()
         async with self._lock:
@@ -703,58 +619,16 @@ class SQLiteStore:
                 if not self.has_vec or self.pin is None:
                     return [], "none"
                 self._check_vector_against(vector, self.pin)
-                ram = await self._ensure_ram()
-                if ram is not None:
-                    return await self._vector_ram(ram, vector, filters, limit), "ram"
-                return await self._vector_vec0(vector, filters, limit), "vec0"
+                return await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension)
 
-    async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
-        now = self._clock()
-        ok: set[int] = set()
-        for chunk in _chunks([s for s, _ in candidates]):
-            where, params = q.live_filter(filters, now=now)
-            sql, p = q._in("m.seq", chunk)
-            rows = await self._all(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
-            ok.update(int(r[0]) for r in rows)
-        return [c for c in candidates if c[0] in ok]
-
-    async def _vector_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        where = {
-            attr: values
-            for attr, values in (
-                ("agent_id", filters.agent_ids),
-                ("scope", filters.scopes),
-                ("pool", filters.pools),
-                ("type", filters.types),
-                ("session_id", filters.session_ids),
-            )
-            if values
-        }
-        fetch = limit * (4 if filters.needs_row_check else 1) + 8
-        while True:
-            if len(ram) * ram.dimension > 2_000_000:
-                candidates = await asyncio.to_thread(ram.search, vector, fetch, where)
-            else:
-                candidates = ram.search(vector, fetch, where)
-            kept = await self._verified(candidates, filters)
-            if len(kept) >= limit or len(candidates) < fetch:
-                return kept[:limit]
-            fetch *= 4
-
-    async def _vector_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        blob = to_blob(vector)
-        fetch = limit + 8
-        while fetch <= _VEC0_MAX_K:
-            prepared = q.vec_knn(blob, fetch, filters)
-            if prepared is None:
-                break
-            candidates = [(int(r[0]), float(r[1])) for r in await self._all(*prepared)]
-            kept = await self._verified(candidates, filters)
-            if len(kept) >= limit or len(candidates) < fetch:
-                return kept[:limit]
-            fetch *= 4
-        sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
-        return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+    async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
+        if not self.has_vec or self.pin is None or not seqs:
+            return {}
+        self._check_open()
+        async with self._lock:
+            with self._errors("score vectors"):
+                return await self._vectors.scores(vector, seqs)
 
 
 def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> StorageError:
@@ -768,14 +642,3 @@ def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> 
         return CorruptDatabaseError(msg)
     hint = "check that the folder exists and is writable" if at_open else "nothing was written; retry"
     return StorageError(f"could not {what}: {text}; {hint}")
-
-
-def _default_ram_budget() -> int:
-    """A quarter of the RAM available now, at most 4 GiB."""
-    try:
-        import psutil  # noqa: PLC0415 - only needed once per index load
-
-        available = int(psutil.virtual_memory().available)
-    except Exception:  # noqa: BLE001 - no psutil reading: assume a small machine
-        available = 2 << 30
-    return min(available // 4, 4 << 30)

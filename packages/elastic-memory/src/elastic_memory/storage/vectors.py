@@ -1,0 +1,194 @@
+"""The vector leg of a store: which tier serves it, and searching it without losing rows.
+
+Tiers: ``"ram"`` (an exact float32 matrix, :class:`RamIndex`, loaded lazily from the
+vec0 table and kept in step with committed writes) or ``"vec0"`` (sqlite-vec's own scan,
+no RAM beyond SQLite's cache). ``"auto"`` picks RAM while the matrix fits the RAM budget.
+
+Both tiers filter during the scan where they can (agent, scope, pool, type, session) and
+check every other condition against the row afterwards, fetching more candidates until
+``limit`` rows pass or none are left, so a filter never silently returns fewer rows than
+exist. The caller holds the store's lock around every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..filters import Filters
+from . import queries as q
+from .ram_index import ATTRS, RamIndex
+from .rows import from_blob, to_blob
+
+__all__ = ["KEEP", "Query", "VectorLeg", "chunks"]
+
+F32 = npt.NDArray[np.float32]
+Query = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
+_VEC0_MAX_K = 4096
+#: Above this many matrix cells a RAM scan runs in a worker thread, off the event loop.
+_THREAD_CELLS = 2_000_000
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: Passed as a row's vector: leave the stored vector as it is.
+KEEP: Any = _Keep()
+
+
+def chunks(values: Sequence[Any], size: int = q.MAX_PARAMS) -> Iterable[Sequence[Any]]:
+    """``values`` in slices small enough for one statement's parameters."""
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+def default_ram_budget() -> int:
+    """A quarter of the RAM available now, at most 4 GiB."""
+    try:
+        import psutil  # noqa: PLC0415 - only needed once per index load
+
+        available = int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - no psutil reading: assume a small machine
+        available = 2 << 30
+    return min(available // 4, 4 << 30)
+
+
+class VectorLeg:
+    """Vector search over one store's ``memories_vec`` table."""
+
+    def __init__(self, query: Query, *, tier: str, ram_budget_bytes: int | None, clock: Callable[[], float]) -> None:
+        self._query = query
+        self._setting = tier
+        self._budget = ram_budget_bytes
+        self._clock = clock
+        self._fits: bool | None = None
+        self.ram: RamIndex | None = None
+
+    def tier(self) -> str:
+        """``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
+        if self._setting != "auto":
+            return self._setting
+        return "ram" if self.ram is not None or self._fits is not False else "vec0"
+
+    def invalidate(self) -> None:
+        """Forget the RAM index (another connection changed the file); reloaded on demand."""
+        self.ram = None
+        self._fits = None
+
+    async def _ensure_ram(self, dimension: int) -> RamIndex | None:
+        if self.ram is not None:
+            return self.ram
+        if self._setting == "vec0":
+            return None
+        rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
+        need = int(rows[0][0]) * dimension * 4
+        budget = self._budget if self._budget is not None else default_ram_budget()
+        self._fits = self._setting == "ram" or need <= budget
+        if not self._fits:
+            return None
+        rows = await self._query(
+            "SELECT v.rowid, v.embedding, m.agent_id, m.scope, m.pool, m.type, m.session_id "
+            "FROM memories_vec AS v JOIN memories AS m ON m.seq = v.rowid "
+            "WHERE m.deleted_at IS NULL AND m.archived = 0",
+            (),
+        )
+        index = RamIndex(dimension)
+        if rows:
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dimension)
+            attrs = {a: [r[2 + i] for r in rows] for i, a in enumerate(ATTRS)}
+            index.bulk_load([int(r[0]) for r in rows], matrix.astype(np.float32), attrs)
+        self.ram = index
+        return index
+
+    async def search(
+        self, vector: F32, filters: Filters, limit: int, *, dimension: int
+    ) -> tuple[list[tuple[int, float]], str]:
+        """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier."""
+        ram = await self._ensure_ram(dimension)
+        if ram is not None:
+            return await self._search_ram(ram, vector, filters, limit), "ram"
+        return await self._search_vec0(vector, filters, limit), "vec0"
+
+    async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
+        where, params = q.live_filter(filters, now=self._clock())
+        ok: set[int] = set()
+        for chunk in chunks([s for s, _ in candidates]):
+            sql, p = q.in_list("m.seq", chunk)
+            rows = await self._query(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
+            ok.update(int(r[0]) for r in rows)
+        return [c for c in candidates if c[0] in ok]
+
+    async def _search_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        columns = (filters.agent_ids, filters.scopes, filters.pools, filters.types, filters.session_ids)
+        where = {attr: values for attr, values in zip(ATTRS, columns, strict=True) if values}
+        fetch = limit * (4 if filters.needs_row_check else 1) + 8
+        while True:
+            if len(ram) * ram.dimension > _THREAD_CELLS:
+                candidates = await asyncio.to_thread(ram.search, vector, fetch, where)
+            else:
+                candidates = ram.search(vector, fetch, where)
+            kept = await self._verified(candidates, filters)
+            if len(kept) >= limit or len(candidates) < fetch:
+                return kept[:limit]
+            fetch *= 4
+
+    async def _search_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        blob = to_blob(vector)
+        fetch = limit + 8
+        while fetch <= _VEC0_MAX_K:
+            prepared = q.vec_knn(blob, fetch, filters)
+            if prepared is None:
+                break
+            candidates = [(int(r[0]), float(r[1])) for r in await self._query(*prepared)]
+            kept = await self._verified(candidates, filters)
+            if len(kept) >= limit or len(candidates) < fetch:
+                return kept[:limit]
+            fetch *= 4
+        sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
+        return [(int(r[0]), float(r[1])) for r in await self._query(sql, params)]
+
+    async def scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the given memories (absent: no stored vector)."""
+        if self.ram is not None:
+            known = [(s, self.ram.vector(s)) for s in seqs]
+            return {s: float(v @ vector) for s, v in known if v is not None}
+        out: dict[int, float] = {}
+        blob = to_blob(vector)
+        for chunk in chunks(list(seqs)):
+            sql, params = q.in_list("rowid", chunk)
+            rows = await self._query(
+                f"SELECT rowid, 1.0 - vec_distance_cosine(embedding, ?) FROM memories_vec WHERE {sql}", [blob, *params]
+            )
+            out.update((int(r[0]), float(r[1])) for r in rows)
+        return out
+
+    async def apply(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
+        """Bring the RAM index in step with committed rows ``(seq, row, vector | None | KEEP)``."""
+        ram = self.ram
+        if ram is None:
+            return
+        for seq, row, vector in changed:
+            live = row.get("deleted_at") is None and not row.get("archived") and row.get("has_vector", 1)
+            if vector is None or not live:
+                ram.remove(seq)
+                continue
+            vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
+            if vec is None:
+                rows = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
+                if not rows:
+                    ram.remove(seq)
+                    continue
+                vec = from_blob(rows[0][0])
+            ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
+
+    def remove(self, seqs: Iterable[int]) -> None:
+        """Drop committed deletions from the RAM index."""
+        if self.ram is not None:
+            for seq in seqs:
+                self.ram.remove(seq)
