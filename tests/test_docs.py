@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -167,3 +168,15 @@ def test_block_parser(tmp_path: Path) -> None:
     assert blocks[2].expected_output == ["2"]
     assert _uses_default_embedder('Memory.open("a.db")')
     assert not _uses_default_embedder('Memory.open("a.db", recall=RecallConfig(), embedder=None)')
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_is_committed_without_outputs(path: Path) -> None:
+    """Notebooks are stored clean; ``nox -s notebooks`` executes them.
+
+    If this fails, clear the outputs before committing (Jupyter: "Clear All Outputs", or
+    ``jupyter nbconvert --clear-output --inplace notebooks/*.ipynb``).
+    """
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    dirty = [n for n, c in enumerate(nb["cells"]) if c.get("outputs") or c.get("execution_count") is not None]
+    assert dirty == [], f"{path.name}: cells {dirty} have outputs or execution counts"

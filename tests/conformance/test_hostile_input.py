@@ -42,6 +42,6 @@ async def test_hostile_content_is_stored_verbatim(driver: MemoryDriver) -> None:
 
     If this fails, check that content is bound, never formatted into SQL.
     """
-    text = "'); DROP TABLE memories; -- \"NEAR\" \x00 🐶"
+    text = '\'); DROP TABLE memories; -- "NEAR" \x00 🐶'
     mid = await driver.remember(text)
     assert (await driver.get(mid)).content == text  # type: ignore[union-attr]

@@ -106,9 +106,17 @@ async def test_hits_carry_provenance(driver: MemoryDriver) -> None:
 
     If this fails, check hit_from_record.
     """
-    mid = await driver.remember("Biscuit is a beagle.", type="episodic", tags=["pet"], session_id="s1", metadata={"k": 1})
+    mid = await driver.remember(
+        "Biscuit is a beagle.", type="episodic", tags=["pet"], session_id="s1", metadata={"k": 1}
+    )
     hit = (await driver.recall("beagle", mode="keyword"))[0]
-    assert (hit.id, hit.type.value, hit.tags, hit.session_id, hit.metadata) == (mid, "episodic", ("pet",), "s1", {"k": 1})
+    assert (hit.id, hit.type.value, hit.tags, hit.session_id, hit.metadata) == (
+        mid,
+        "episodic",
+        ("pet",),
+        "s1",
+        {"k": 1},
+    )
 
 
 @pytest.mark.parametrize("mode", ["semantic", "hybrid"])

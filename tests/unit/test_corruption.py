@@ -22,9 +22,8 @@ def test_truncated_database_raises_corrupt_database_error(db_path: Path) -> None
         mem.remember_many([f"memory {i} " * 20 for i in range(300)])
     data = db_path.read_bytes()
     db_path.write_bytes(data[:100] + b"\xff" * 400 + data[500:])
-    with pytest.raises(CorruptDatabaseError):
-        with Memory.open(db_path, embedder=None) as mem:
-            mem.recall("memory", mode="keyword")
+    with pytest.raises(CorruptDatabaseError), Memory.open(db_path, embedder=None) as mem:
+        mem.recall("memory", mode="keyword")
 
 
 def test_missing_folder_is_a_storage_error_with_a_hint(tmp_path: Path) -> None:

@@ -67,9 +67,8 @@ def test_vector_of_the_wrong_width_is_refused(db_path: Path) -> None:
     store = Memory.open(db_path, embedder=FakeEmbedder(dimension=8))
     with store as mem, pytest.warns(RecallWarning):
         mem.remember("eight wide")  # gateway skips the 8-d model: stored without a vector
-    with Memory.open(db_path, embedder=None) as mem:
-        with pytest.raises(EmbeddingMismatchError, match="dimension 16"):
-            mem._core.store.check_vector(np.zeros(8, dtype=np.float32))
+    with Memory.open(db_path, embedder=None) as mem, pytest.raises(EmbeddingMismatchError, match="dimension 16"):
+        mem._core.store.check_vector(np.zeros(8, dtype=np.float32))
 
 
 def test_embedder_returning_the_wrong_shape_fails_the_write_cleanly(db_path: Path) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import elastic_memory
-from elastic_memory import AsyncMemory, Memory, UsageError
-from elastic_memory import _runner
+from elastic_memory import AsyncMemory, Memory, UsageError, _runner
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:

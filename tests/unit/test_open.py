@@ -28,13 +28,11 @@ def test_bad_open_arguments_are_usage_errors(db_path: Path, kwargs: dict[str, ob
 
 def test_missing_fts5_is_a_clear_storage_error(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite, "_FTS5_PROBE", "CREATE VIRTUAL TABLE temp.p USING no_such_fts(x)")
-    with pytest.raises(StorageError, match="no FTS5; install pysqlite3-binary or sqlean.py"):
+    with pytest.raises(StorageError, match=r"no FTS5; install pysqlite3-binary or sqlean\.py"):
         Memory.open(db_path, embedder=None)
 
 
-def test_named_fastembed_model_is_not_downloaded_implicitly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_named_fastembed_model_is_not_downloaded_implicitly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("network access attempted")
 

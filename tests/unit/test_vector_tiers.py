@@ -30,10 +30,14 @@ def _corpus(n: int) -> list[dict[str, object]]:
 def test_ram_and_vec0_tiers_return_the_same_ranking(db_path: Path, filters: dict[str, object] | None) -> None:
     with Memory.open(db_path, embedder=FakeEmbedder(), vector_index="ram") as mem:
         mem.remember_many(_corpus(300))
-        ram = [(h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)]
+        ram = [
+            (h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)
+        ]
         assert mem.explain("apple", mode="semantic").details["vector_index"] == "ram"
     with Memory.open(db_path, embedder=FakeEmbedder(), vector_index="vec0") as mem:
-        vec0 = [(h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)]
+        vec0 = [
+            (h.id, round(h.score, 5)) for h in mem.recall("apple delta golf", k=15, mode="semantic", filters=filters)
+        ]
         assert mem.explain("apple", mode="semantic").details["vector_index"] == "vec0"
     assert [s for _, s in ram] == [s for _, s in vec0]
     assert len(ram) == 15
