@@ -18,14 +18,11 @@ from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
 from .errors import EmbedderError, UsageError
 from .filters import Filters
-from .retrieval import fusion
+from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, SQLiteStore
-from .storage.fts import match_expression
-from .storage.rows import hit_from_record
 from .storage.sqlite import VectorTier
 from .types import (
     Explanation,
-    Fusion,
     Hit,
     ImportReport,
     MemoryId,
@@ -402,93 +399,19 @@ class MemoryCore:
         if not isinstance(touch, bool):
             msg = f"touch must be True, False or None, got {touch!r}"
             raise UsageError(msg)
-        t0 = time.perf_counter()
-        details: dict[str, Any] = {}
-        match = match_expression(query)
-        details["match"] = match
-        if not query.strip():
-            rows = await self.store.browse(parsed, k)
-            hits = [hit_from_record(r, r.importance) for _, r in rows]
-            details["order"] = "pinned, importance, recency"
-            if touch:
-                await self.store.touch([s for s, _ in rows])
-            details["total_ms"] = (time.perf_counter() - t0) * 1000
-            return Explanation(query, mode, mode, hits, details)
+        embed = None
+        if mode is not RecallMode.KEYWORD and query.strip():
+            embedder = await self.embedder()
+            if embedder is not None:
+                chosen = embedder
 
-        effective = mode
-        embedder = await self.embedder() if mode is not RecallMode.KEYWORD else None
-        if mode is not RecallMode.KEYWORD and (embedder is None or self.store.pin is None):
-            effective = RecallMode.KEYWORD
-            details["degraded"] = "no usable embedder or no vectors stored: keyword only"
-        cfg = self.recall_config
-        pool = max(cfg.candidates, k)
-        kw: list[tuple[int, float]] = []
-        vec: list[tuple[int, float]] = []
-        qvec: F32 | None = None
-        if effective in (RecallMode.KEYWORD, RecallMode.HYBRID) and match is not None:
-            t = time.perf_counter()
-            kw = await self.store.keyword(match, parsed, k if effective is RecallMode.KEYWORD else pool)
-            details["keyword_ms"] = (time.perf_counter() - t) * 1000
-        if effective in (RecallMode.SEMANTIC, RecallMode.HYBRID) and embedder is not None:
-            t = time.perf_counter()
-            qvec = (await self._embed(embedder, [query]))[0]
-            details["embed_ms"] = (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            vec, tier = await self.store.vector(qvec, parsed, k if effective is RecallMode.SEMANTIC else pool)
-            details["vector_ms"] = (time.perf_counter() - t) * 1000
-            details["vector_index"] = tier
-        details["keyword_candidates"] = len(kw)
-        details["vector_candidates"] = len(vec)
-        kw_scores, vec_scores = dict(kw), dict(vec)
-        if effective is RecallMode.KEYWORD:
-            ranked = kw
-        elif effective is RecallMode.SEMANTIC:
-            ranked = vec
-        else:
-            t = time.perf_counter()
-            ranked = await self._fuse(match, qvec, kw, vec, kw_scores, vec_scores, details)
-            details["fusion_ms"] = (time.perf_counter() - t) * 1000
-        ranked = ranked[:k]
-        records = await self.store.rows_for([s for s, _ in ranked], parsed)
-        hits = [
-            hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s))
-            for s, score in ranked
-            if s in records
-        ]
-        if touch:
-            await self.store.touch([s for s, _ in ranked if s in records])
-        details["total_ms"] = (time.perf_counter() - t0) * 1000
-        return Explanation(query, mode, effective, hits, details)
+                async def embed(text: str) -> F32:
+                    vector: F32 = (await self._embed(chosen, [text]))[0]
+                    return vector
 
-    async def _fuse(
-        self,
-        match: str | None,
-        qvec: F32 | None,
-        kw: list[tuple[int, float]],
-        vec: list[tuple[int, float]],
-        kw_scores: dict[int, float],
-        vec_scores: dict[int, float],
-        details: dict[str, Any],
-    ) -> list[tuple[int, float]]:
-        cfg = self.recall_config
-        weight = cfg.effective_vector_weight
-        details.update(fusion=cfg.fusion.value, vector_weight=weight, neighbor_boost=cfg.neighbor_boost)
-        if cfg.fusion is Fusion.CONVEX:
-            only_vec = [s for s in vec_scores if s not in kw_scores]
-            only_kw = [s for s in kw_scores if s not in vec_scores]
-            if match is not None and only_vec:
-                kw_scores.update(await self.store.keyword_scores(match, only_vec))
-            if qvec is not None and only_kw:
-                vec_scores.update(await self.store.vector_scores(qvec, only_kw))
-            ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)
-        elif cfg.fusion is Fusion.WEIGHTED:
-            ranked = fusion.weighted(dict(kw), dict(vec), vector_weight=weight)
-        else:
-            ranked = fusion.rrf([s for s, _ in kw], [s for s, _ in vec], vector_weight=weight, k=cfg.rrf_k)
-        if cfg.neighbor_boost > 0 and ranked:
-            neighbors = await self.store.session_neighbors([s for s, _ in ranked])
-            ranked = fusion.neighbor_boost(ranked, neighbors, beta=cfg.neighbor_boost)
-        return ranked
+        return await recall.run(
+            self.store, self.recall_config, query=query, k=k, mode=mode, filters=parsed, touch=touch, embed=embed
+        )
 
     # ----------------------------------------------------------- export/import
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:

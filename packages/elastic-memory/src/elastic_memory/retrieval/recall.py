@@ -1,0 +1,127 @@
+"""One recall, planned and run: the legs, the fusion, the hits, and how it went.
+
+The store does the I/O (:class:`~elastic_memory.storage.SQLiteStore`), ``fusion`` does
+the arithmetic; this module decides which legs run, with how many candidates, and records
+what happened in :class:`~elastic_memory.Explanation` ``.details``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..config import RecallConfig
+from ..filters import Filters
+from ..storage import SQLiteStore
+from ..storage.fts import match_expression
+from ..storage.rows import hit_from_record
+from ..types import Explanation, Fusion, RecallMode
+from . import fusion
+
+__all__ = ["EmbedQuery", "run"]
+
+F32 = npt.NDArray[np.float32]
+#: Embeds one query text; ``None`` when no usable embedder exists.
+EmbedQuery = Callable[[str], Awaitable[F32]]
+Ranking = list[tuple[int, float]]
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+async def run(
+    store: SQLiteStore,
+    config: RecallConfig,
+    *,
+    query: str,
+    k: int,
+    mode: RecallMode,
+    filters: Filters,
+    touch: bool,
+    embed: EmbedQuery | None,
+) -> Explanation:
+    """Recall ``k`` memories for a validated request."""
+    t0 = time.perf_counter()
+    match = match_expression(query)
+    details: dict[str, Any] = {"match": match}
+    if not query.strip():
+        rows = await store.browse(filters, k)
+        if touch:
+            await store.touch([s for s, _ in rows])
+        details.update(order="pinned, importance, recency", total_ms=_ms(t0))
+        return Explanation(query, mode, mode, [hit_from_record(r, r.importance) for _, r in rows], details)
+
+    effective = mode
+    if mode is not RecallMode.KEYWORD and (embed is None or store.pin is None):
+        effective = RecallMode.KEYWORD
+        details["degraded"] = "no usable embedder or no vectors stored: keyword only"
+    pool = k if effective is not RecallMode.HYBRID else max(config.candidates, k)
+    kw: Ranking = []
+    vec: Ranking = []
+    qvec: F32 | None = None
+    if effective is not RecallMode.SEMANTIC and match is not None:
+        t = time.perf_counter()
+        kw = await store.keyword(match, filters, pool)
+        details["keyword_ms"] = _ms(t)
+    if effective is not RecallMode.KEYWORD and embed is not None:
+        t = time.perf_counter()
+        qvec = await embed(query)
+        details["embed_ms"] = _ms(t)
+        t = time.perf_counter()
+        vec, details["vector_index"] = await store.vector(qvec, filters, pool)
+        details["vector_ms"] = _ms(t)
+    details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
+    kw_scores, vec_scores = dict(kw), dict(vec)
+    if effective is RecallMode.KEYWORD:
+        ranked = kw
+    elif effective is RecallMode.SEMANTIC:
+        ranked = vec
+    else:
+        t = time.perf_counter()
+        ranked = await _fuse(store, config, match, qvec, kw, vec, kw_scores, vec_scores, details)
+        details["fusion_ms"] = _ms(t)
+    ranked = ranked[:k]
+    records = await store.rows_for([s for s, _ in ranked], filters)
+    kept = [(s, score) for s, score in ranked if s in records]
+    hits = [hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in kept]
+    if touch:
+        await store.touch([s for s, _ in kept])
+    details["total_ms"] = _ms(t0)
+    return Explanation(query, mode, effective, hits, details)
+
+
+async def _fuse(
+    store: SQLiteStore,
+    config: RecallConfig,
+    match: str | None,
+    qvec: F32 | None,
+    kw: Ranking,
+    vec: Ranking,
+    kw_scores: dict[int, float],
+    vec_scores: dict[int, float],
+    details: dict[str, Any],
+) -> Ranking:
+    """Fuse the legs; CONVEX first scores every candidate on both legs (fills the score maps)."""
+    weight = config.effective_vector_weight
+    details.update(fusion=config.fusion.value, vector_weight=weight, neighbor_boost=config.neighbor_boost)
+    if config.fusion is Fusion.CONVEX:
+        only_vec = [s for s in vec_scores if s not in kw_scores]
+        only_kw = [s for s in kw_scores if s not in vec_scores]
+        if match is not None and only_vec:
+            kw_scores.update(await store.keyword_scores(match, only_vec))
+        if qvec is not None and only_kw:
+            vec_scores.update(await store.vector_scores(qvec, only_kw))
+        ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)
+    elif config.fusion is Fusion.WEIGHTED:
+        ranked = fusion.weighted(dict(kw), dict(vec), vector_weight=weight)
+    else:
+        ranked = fusion.rrf([s for s, _ in kw], [s for s, _ in vec], vector_weight=weight, k=config.rrf_k)
+    if config.neighbor_boost > 0 and ranked:
+        neighbors = await store.session_neighbors([s for s, _ in ranked])
+        ranked = fusion.neighbor_boost(ranked, neighbors, beta=config.neighbor_boost)
+    return ranked
