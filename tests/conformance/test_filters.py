@@ -112,3 +112,25 @@ async def test_invalid_filters_raise_usage_error(driver: MemoryDriver, filters: 
     """
     with pytest.raises(UsageError):
         await driver.recall("anything", filters=filters)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_metadata_in_matches_types_exactly(driver: MemoryDriver, mode: str) -> None:
+    """``$in`` matches like ``$eq``: True is not 1 and "1" is not 1; None matches a missing key.
+
+    If this fails, check the typed $in branch of queries._metadata_condition.
+    """
+    ids = {
+        "true": await driver.remember("typed value a", metadata={"v": True}),
+        "one": await driver.remember("typed value b", metadata={"v": 1}),
+        "text": await driver.remember("typed value c", metadata={"v": "1"}),
+        "none": await driver.remember("typed value d"),
+    }
+
+    async def found(values: list[object]) -> set[str]:
+        hits = await driver.recall("typed value", mode=mode, filters={"metadata": {"v": {"$in": values}}})
+        return {name for name, mid in ids.items() if mid in {h.id for h in hits}}
+
+    assert await found([True]) == {"true"}
+    assert await found([1]) == {"one"}
+    assert await found(["1", None]) == {"text", "none"}

@@ -133,3 +133,29 @@ async def test_content_with_a_lone_surrogate_is_refused(driver: MemoryDriver) ->
     with pytest.raises(UsageError, match="not valid Unicode"):
         await driver.remember("broken \ud800 text")
     assert (await driver.stats())["total_memories"] == 0
+
+
+async def test_caller_id_is_kept_even_when_the_content_exists(driver: MemoryDriver) -> None:
+    """A caller-supplied id is always stored under that id (upsert semantics win over dedup).
+
+    If this fails, check that deduplication is skipped for rows with a caller id.
+    """
+    first = await driver.remember("same words")
+    second = await driver.remember("same words", id="mine")
+    assert (first != "mine", second) == (True, "mine")
+    assert (await driver.get("mine")) is not None
+
+
+@pytest.mark.requires(Capability.TTL)
+async def test_hidden_duplicates_do_not_swallow_a_new_write(driver: MemoryDriver) -> None:
+    """Text equal to an expired memory is stored as a new, visible memory.
+
+    If this fails, check that find_duplicate only considers visible memories.
+    """
+    import asyncio
+
+    old = await driver.remember("ephemeral words", ttl=0.01)
+    await asyncio.sleep(0.05)
+    new = await driver.remember("ephemeral words")
+    assert new != old
+    assert [h.id for h in await driver.recall("ephemeral words", mode="keyword")] == [new]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from elastic_memory import Memory, MemoryType, cli
+from elastic_memory import Memory, MemoryType, __version__, cli
 from elastic_memory.testing import FakeEmbedder
 
 runner = CliRunner()
@@ -290,7 +290,7 @@ def test_stats_table_shows_counts_and_size(db: Path) -> None:
     add(db, "one")
     result = invoke("stats", "--db", db, "--embedder", "none")
     assert result.exit_code == 0, result.output
-    rows = {line.split("  ")[0].strip(): line for line in result.stdout.splitlines() if line.strip()}
+    rows = {line.strip().split("  ")[0]: line for line in result.stdout.splitlines() if line.strip()}
     assert "1 active" in rows["memories"]
     assert "keyword-only" in rows["embedding model"]
     assert re.search(r"\d+(\.\d)? (B|KiB|MiB)", rows["db size"])
@@ -361,11 +361,11 @@ def test_import_of_a_bad_record_exits_2_naming_the_line(db: Path, tmp_path: Path
     assert f"{dump}:2: not a memory record" in result.stderr
 
 
-def test_export_into_a_missing_folder_exits_1(db: Path, tmp_path: Path) -> None:
+def test_export_into_a_missing_folder_exits_2(db: Path, tmp_path: Path) -> None:
     add(db, "x")
     result = invoke("export", tmp_path / "no" / "such" / "dir" / "out.jsonl", "--db", db, "--embedder", "none")
-    assert result.exit_code == 1
-    assert "check the path" in result.stderr
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
     assert "Traceback" not in result.output
 
 
@@ -380,7 +380,7 @@ def test_demo_keyword_only_runs_in_a_temporary_store_it_removes(
     assert result.exit_code == 0, result.output
     for question in cli.DEMO_QUESTIONS:
         assert question.text in result.stdout
-    assert "semantic (ran as keyword)" in result.stdout
+    assert "semantic → keyword" in result.stdout
     assert "ran as keyword search" in result.stderr
     assert "elastic-memory demo --db demo.db" in result.stdout
     assert list(scratch.iterdir()) == []
@@ -419,14 +419,14 @@ def test_demo_with_the_built_in_model_finds_the_paraphrase(db: Path) -> None:
     assert (rare_keyword, rare_hybrid) == ("#1", "#1")
     assert rare_semantic != "#1"
     assert "sentence-transformers/all-MiniLM-L6-v2" in result.stdout
-    assert "(ran as keyword)" not in result.stdout
+    assert "→ keyword" not in result.stdout
 
 
 # ----------------------------------------------------------------------- entry point
 def test_version_option_prints_the_version() -> None:
     result = invoke("--version")
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"elastic-memory {cli.__version__}"
+    assert result.stdout.strip() == f"elastic-memory {__version__}"
 
 
 def test_main_runs_the_app(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -435,4 +435,4 @@ def test_main_runs_the_app(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     with pytest.raises(SystemExit) as exit_info:
         cli.main()
     assert exit_info.value.code == 0
-    assert capsys.readouterr().out.strip() == f"elastic-memory {cli.__version__}"
+    assert capsys.readouterr().out.strip() == f"elastic-memory {__version__}"

@@ -58,3 +58,30 @@ def test_a_bad_line_is_reported_with_its_number_and_writes_nothing(tmp_path: Pat
         with pytest.raises(UsageError, match=r"bad.jsonl:1"):
             dst.import_jsonl(bad)
         assert dst.stats()["total_memories"] == 0
+
+
+def test_vectors_import_into_a_store_without_embedder(tmp_path: Path) -> None:
+    out = tmp_path / "export.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=FakeEmbedder()) as src:
+        src.remember("with a vector")
+        src.export_jsonl(out, vectors=True)
+    with Memory.open(tmp_path / "b.db", embedder=None) as dst:
+        assert dst.import_jsonl(out).created == 1
+        assert dst.stats()["vectors"] == 0
+
+
+def test_vectors_of_another_family_are_re_embedded(tmp_path: Path) -> None:
+    out = tmp_path / "export.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=FakeEmbedder(16, family="one")) as src:
+        src.remember("foreign vector")
+        src.export_jsonl(out, vectors=True)
+    with Memory.open(tmp_path / "b.db", embedder=FakeEmbedder(8, model_id="m8", family="two")) as dst:
+        dst.import_jsonl(out)
+        stats = dst.stats()
+        assert (stats["embedding_model"], stats["embedding_dimension"], stats["vectors"]) == ("m8", 8, 1)
+        assert dst.recall("foreign vector", mode="semantic")[0].vector_score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_export_to_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "a.db", embedder=None) as src, pytest.raises(UsageError, match="does not exist"):
+        src.export_jsonl(tmp_path / "nope" / "out.jsonl")

@@ -112,3 +112,12 @@ def test_stats_counts_states(timed: Memory, clock: Clock) -> None:
     assert (stats["total_memories"], stats["deleted_memories"], stats["archived_memories"]) == (3, 1, 1)
     assert stats["expired_memories"] == 1 and stats["active_memories"] == 0
     assert stats["vector_index"] in ("ram", "vec0") and stats["embedding_dimension"] == 16
+
+
+def test_purge_erases_long_expired_memories(timed: Memory, clock: Clock) -> None:
+    gone = timed.remember("expires soon", ttl=10)
+    kept = timed.remember("expires later", ttl=1000)
+    clock.now += 100
+    assert timed.purge(older_than=50) == 1
+    assert timed.get(gone) is None
+    assert timed.get(kept) is not None

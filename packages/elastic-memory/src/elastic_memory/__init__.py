@@ -12,7 +12,6 @@ from ._core import RecallWarning
 from .config import RecallConfig
 from .embedders import Embedder, FastEmbedEmbedder, MiniLMEmbedder
 from .errors import (
-    CapabilityError,
     CorruptDatabaseError,
     ElasticMemoryError,
     EmbedderError,
@@ -44,7 +43,6 @@ __version__ = "0.1.0"
 __all__ = [
     "METADATA_OPERATORS",
     "AsyncMemory",
-    "CapabilityError",
     "CorruptDatabaseError",
     "ElasticMemoryError",
     "Embedder",

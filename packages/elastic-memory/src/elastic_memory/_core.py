@@ -211,7 +211,8 @@ class MemoryCore:
 
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one memory; see :meth:`AsyncMemory.remember`."""
-        return (await self._write_rows([self._row(content, fields)], dedupe=dedupe))[0]
+        given = fields.get("id") is not None
+        return (await self._write_rows([self._row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
@@ -219,9 +220,11 @@ class MemoryCore:
             msg = "items must be a list of strings or of dicts with a 'content' key"
             raise UsageError(msg)
         rows = []
+        per_row: list[bool] = []
         for n, item in enumerate(items):
             if isinstance(item, str):
                 rows.append(self._row(item, {}))
+                per_row.append(dedupe)
             elif isinstance(item, Mapping):
                 if "content" not in item:
                     msg = f"items[{n}] has no 'content' key"
@@ -229,33 +232,38 @@ class MemoryCore:
                 fields = {k: val for k, val in item.items() if k != "content"}
                 try:
                     rows.append(self._row(item["content"], fields))
+                    per_row.append(dedupe and fields.get("id") is None)
                 except UsageError as e:
                     msg = f"items[{n}]: {e}"
                     raise UsageError(msg) from e
             else:
                 msg = f"items[{n}] is a {type(item).__name__}; use a string or a dict with 'content'"
                 raise UsageError(msg)
-        return await self._write_rows(rows, dedupe=dedupe)
+        return await self._write_rows(rows, dedupe=per_row, flag=dedupe)
 
     async def _write_rows(
-        self, rows: list[dict[str, Any]], *, dedupe: bool, replace_all: bool = False, vectors: list[Any] | None = None
+        self,
+        rows: list[dict[str, Any]],
+        *,
+        dedupe: list[bool],
+        flag: Any = True,
+        replace_all: bool = False,
+        vectors: list[Any] | None = None,
     ) -> list[MemoryId]:
-        if not isinstance(dedupe, bool):
-            msg = f"dedupe must be True or False, got {dedupe!r}"
+        """Embed (unless ``vectors`` are given) and write ``rows``; ``dedupe[i]`` per row."""
+        if not isinstance(flag, bool):
+            msg = f"dedupe must be True or False, got {flag!r}"
             raise UsageError(msg)
         if not rows:
             return []
         embedder = await self.embedder()
-        pin = None
-        if vectors is None:
-            if embedder is not None:
-                matrix = await self._embed(embedder, [r["content"] for r in rows])
-                vectors = list(matrix)
-                pin = self._pin_for(embedder)
-            else:
-                vectors = [None] * len(rows)
-        elif embedder is not None:
-            pin = self._pin_for(embedder)
+        pin = self._pin_for(embedder) if embedder is not None else None
+        vectors = list(vectors) if vectors is not None and embedder is not None else [None] * len(rows)
+        missing = [i for i, vector in enumerate(vectors) if vector is None]
+        if embedder is not None and missing:
+            embedded = await self._embed(embedder, [rows[i]["content"] for i in missing])
+            for i, vector in zip(missing, embedded, strict=True):
+                vectors[i] = vector
         return await self.store.write(rows, vectors, dedupe=dedupe, replace_all=replace_all, pin=pin)
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
@@ -297,7 +305,7 @@ class MemoryCore:
             vector = (await self._embed(embedder, [row["content"]]))[0] if embedder else None
         embedder = await self.embedder() if isinstance(vector, np.ndarray) else None
         pin = self._pin_for(embedder) if embedder else None
-        await self.store.write([row], [vector], dedupe=False, replace_all=False, pin=pin)
+        await self.store.write([row], [vector], dedupe=[False], replace_all=False, pin=pin)
         return (await self.store.get([mid]))[mid]
 
     async def get(self, id: Any) -> MemoryRecord | None:
@@ -333,7 +341,7 @@ class MemoryCore:
         return len(await self.store.set_flags(v.check_ids(ids), archived=archived))
 
     async def purge(self, older_than: float = 0.0) -> int:
-        """Hard-delete memories soft-deleted at least ``older_than`` seconds ago."""
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
         if isinstance(older_than, bool) or not isinstance(older_than, int | float) or older_than < 0:
             msg = f"older_than must be a non-negative number of seconds, got {older_than!r}"
             raise UsageError(msg)
@@ -417,6 +425,11 @@ class MemoryCore:
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
         """Write every memory (hidden ones too) as one JSON object per line; returns the count."""
         target = Path(path)
+        if not target.parent.is_dir():
+            msg = f"cannot export to {target}: the folder {target.parent} does not exist"
+            raise UsageError(msg)
+        pin = self.store.pin
+        model = {"model_id": pin.model_id, "dimension": pin.dimension, "family": pin.family} if pin else None
         count = 0
         tmp = target.with_name(target.name + ".partial")
         with tmp.open("w", encoding="utf-8") as fh:
@@ -424,6 +437,7 @@ class MemoryCore:
                 data = record.to_dict()
                 if vectors and vector is not None:
                     data["vector"] = [float(x) for x in vector]
+                    data["vector_model"] = model
                 fh.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
                 count += 1
         tmp.replace(target)
@@ -439,11 +453,13 @@ class MemoryCore:
         pending: list[dict[str, Any]] = []
         pending_vectors: list[Any] = []
 
+        embedder = await self.embedder()
+        family = embedder.family if embedder is not None else None
+
         async def flush() -> None:
             nonlocal created, updated, dup
-            has_all = all(x is not None for x in pending_vectors)
             ids = await self._write_rows(
-                pending, dedupe=True, replace_all=True, vectors=pending_vectors if has_all else None
+                pending, dedupe=[False] * len(pending), replace_all=True, vectors=pending_vectors
             )
             created += sum(i.status == "created" for i in ids)
             updated += sum(i.status == "updated" for i in ids)
@@ -457,7 +473,7 @@ class MemoryCore:
                     continue
                 try:
                     data = json.loads(line)
-                    row, vector = self._import_row(data)
+                    row, vector = self._import_row(data, family)
                 except (ValueError, KeyError, TypeError) as e:
                     msg = f"{source}:{line_no}: not a memory record ({e}); nothing from this batch was written"
                     raise UsageError(msg) from e
@@ -469,7 +485,8 @@ class MemoryCore:
             await flush()
         return ImportReport(created, updated, dup, created + updated + dup)
 
-    def _import_row(self, data: dict[str, Any]) -> tuple[dict[str, Any], F32 | None]:
+    def _import_row(self, data: dict[str, Any], family: str | None) -> tuple[dict[str, Any], F32 | None]:
+        """A row to write, and the exported vector if it is of ``family`` (else it is re-embedded)."""
         fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
         row = self._row(data["content"], fields)
         for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
@@ -477,9 +494,9 @@ class MemoryCore:
         row["access_count"] = int(data["access_count"])
         row["archived"] = int(bool(data["archived"]))
         row["deleted_at"] = None if data.get("deleted_at") is None else float(data["deleted_at"])
-        vector = data.get("vector")
-        vec = None
-        if vector is not None:
-            vec = np.asarray(vector, dtype=np.float32)
-            self.store.check_vector(vec)
+        vector, model = data.get("vector"), data.get("vector_model") or {}
+        if vector is None or family is None or model.get("family") != family:
+            return row, None
+        vec = np.asarray(vector, dtype=np.float32)
+        self.store.check_vector(vec)
         return row, vec

@@ -34,9 +34,9 @@ def normalise(content: str) -> str:
 
 
 def content_hash(content: str) -> str:
-    r"""SHA-256 hex of :func:`normalise` ``(content)``.
+    """SHA-256 hex of :func:`normalise` ``(content)``.
 
-    >>> content_hash("a  b") == content_hash(" a b\\n")
+    >>> content_hash("a  b") == content_hash(" a b ")
     True
     """
     return hashlib.sha256(normalise(content).encode("utf-8", "surrogatepass")).hexdigest()

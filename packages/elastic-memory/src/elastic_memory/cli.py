@@ -60,7 +60,6 @@ def _embedder_spec(choice: EmbedderChoice) -> EmbedderSpec:
 
 app = typer.Typer(
     name="elastic-memory",
-    help="Long-term memory for AI agents in one SQLite file: keyword, semantic and hybrid recall.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -141,13 +140,13 @@ def _open(db: Path, embedder: EmbedderChoice, *, must_exist: bool = False) -> It
 
 @contextlib.contextmanager
 def _spinner(description: str) -> Iterator[None]:
-    """Show a transient spinner with elapsed time on stderr while the block runs."""
+    """Show a transient spinner with elapsed time on stderr while the block runs (terminals only)."""
+    console = _stderr()
+    if not console.is_terminal:
+        yield
+        return
     progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=_stderr(),
-        transient=True,
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
     )
     with progress:
         progress.add_task(description, total=None)
@@ -210,7 +209,7 @@ def _filter_time(key: str, value: str) -> float | dt.datetime:
 
 
 def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
-    """The ``filters=`` dict of :meth:`Memory.recall` from ``--filter KEY=VALUE`` options.
+    r"""The ``filters=`` dict of :meth:`Memory.recall` from ``--filter KEY=VALUE`` options.
 
     A repeated key collects its values into a list (``tags=a tags=b`` is ``tags`` any of
     a, b). ``min_confidence``/``min_importance`` are numbers, ``since``/``until`` epoch
@@ -218,7 +217,7 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
     metadata key; VALUE is read as JSON when it parses (``3``, ``true``, ``{"$gte": 2}``),
     else as text. Unknown keys are left for :class:`~elastic_memory.Filters` to refuse.
 
-    >>> parse_filters(["tags=pets", "tags=health", "min_importance=0.5", "metadata.n={\\"$gt\\": 2}"])
+    >>> parse_filters(["tags=pets", "tags=health", "min_importance=0.5", "metadata.n={\"$gt\": 2}"])
     {'tags': ['pets', 'health'], 'min_importance': 0.5, 'metadata': {'n': {'$gt': 2}}}
 
     Args:
@@ -235,7 +234,7 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            msg = f"--filter takes KEY=VALUE (e.g. --filter type=semantic or --filter metadata.project=halvorsen), got {item!r}"
+            msg = f"--filter takes KEY=VALUE, such as type=semantic or metadata.project=halvorsen; got {item!r}"
             raise UsageError(msg)
         if key in _FLOAT_FILTERS:
             try:
@@ -253,7 +252,7 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
         elif key == "metadata":
             parsed = _json_or_text(value)
             if not isinstance(parsed, dict):
-                msg = f"--filter metadata= takes a JSON object such as '{{\"project\": \"halvorsen\"}}', got {value!r}"
+                msg = f'--filter metadata= takes a JSON object such as \'{{"project": "halvorsen"}}\', got {value!r}'
                 raise UsageError(msg)
             filters.setdefault("metadata", {}).update(parsed)
         elif key.startswith("metadata."):
@@ -272,10 +271,10 @@ def _parse_metadata(text: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except ValueError as e:
-        msg = f"--metadata is not valid JSON ({e}); pass an object such as '{{\"project\": \"halvorsen\"}}'"
+        msg = f'--metadata is not valid JSON ({e}); pass an object such as \'{{"project": "halvorsen"}}\''
         raise UsageError(msg) from None
     if not isinstance(value, dict):
-        msg = f"--metadata must be a JSON object such as '{{\"project\": \"halvorsen\"}}', got {text!r}"
+        msg = f'--metadata must be a JSON object such as \'{{"project": "halvorsen"}}\', got {text!r}'
         raise UsageError(msg)
     return value
 
@@ -307,7 +306,7 @@ def _hits_table(hits: Sequence[Hit], title: str) -> Table:
     table.add_column("content", ratio=1)
     table.add_column("tags", style="magenta")
     for rank, hit in enumerate(hits, start=1):
-        table.add_row(str(rank), f"{hit.score:.3f}", hit.type.value, Text(hit.content), Text(", ".join(hit.tags)))
+        table.add_row(str(rank), _score(hit.score), hit.type.value, Text(hit.content), Text(", ".join(hit.tags)))
     return table
 
 
@@ -359,10 +358,19 @@ def _public_stats(stats: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in stats.items() if k != "embedder"}
 
 
-def _degraded_note(explanation: Explanation) -> None:
+def _degraded_note(explanation: Explanation, embedder: EmbedderChoice) -> None:
     if explanation.effective_mode is not explanation.mode:
-        why = explanation.details.get("degraded", "no usable embedder")
-        _note(f"note: {explanation.mode.value} recall ran as keyword: {why} (see `elastic-memory stats`)")
+        what = (
+            "drop --embedder none to use the model" if embedder is EmbedderChoice.NONE else "see `elastic-memory stats`"
+        )
+        _note(
+            f"note: {explanation.mode.value} recall ran as keyword search (no usable embedder, or no vectors stored); "
+            f"{what}"
+        )
+
+
+def _score(value: float) -> str:
+    return f"{value:.1e}" if 0 < abs(value) < 0.001 else f"{value:.3f}"
 
 
 # -------------------------------------------------------------------- commands
@@ -386,7 +394,7 @@ def _root(
 
 @app.command()
 def add(
-    text: Annotated[str, typer.Argument(help="What to remember.", show_default=False)],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="What to remember.", show_default=False)],
     db: DbOption = DEFAULT_DB,
     type_: Annotated[MemoryType, typer.Option("--type", help="What kind of memory it is.")] = MemoryType.SEMANTIC,
     importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="How much it matters, from 0 to 1.")] = 0.5,
@@ -413,7 +421,9 @@ def add(
 
 @app.command()
 def recall(
-    query: Annotated[str, typer.Argument(help="What to look for. An empty string lists memories by importance.")],
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What to look for. An empty string lists memories by importance.")
+    ],
     db: DbOption = DEFAULT_DB,
     k: Annotated[int, typer.Option("-k", "--top-k", min=1, max=1000, help="How many memories to return.")] = 5,
     mode: Annotated[RecallMode, typer.Option(help="keyword (BM25), semantic (vectors) or both fused.")] = (
@@ -439,7 +449,7 @@ def recall(
         filters = parse_filters(filter_ or [])
         with _open(db, embedder, must_exist=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
-    _degraded_note(explanation)
+    _degraded_note(explanation, embedder)
     hits = explanation.hits
     if as_json:
         for rank, hit in enumerate(hits, start=1):
@@ -470,7 +480,7 @@ def stats(
 
 @app.command("export")
 def export(
-    path: Annotated[Path, typer.Argument(help="The JSONL file to write (replaced if it exists).")],
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="The JSONL file to write (replaced if it exists).")],
     db: DbOption = DEFAULT_DB,
     vectors: Annotated[bool, typer.Option(help="Include each memory's vector (no re-embedding on import).")] = False,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
@@ -484,7 +494,7 @@ def export(
 
 @app.command("import")
 def import_(
-    path: Annotated[Path, typer.Argument(help="A JSONL export (from `elastic-memory export`).")],
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="A JSONL export (from `elastic-memory export`).")],
     db: DbOption = DEFAULT_DB,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
@@ -540,8 +550,8 @@ DEMO_MEMORIES: tuple[dict[str, Any], ...] = (
         0.3,
         "preferences",
     ),
-    _turn("s2-home", "user", "My dog is called Biscuit; he is a three-year-old beagle.", "semantic", 0.8, "pets"),
-    _turn("s2-home", "user", "Biscuit's vet is Dr. Okonkwo at the Estrela clinic.", "semantic", 0.6, "pets"),
+    _turn("s2-home", "user", "My dog is called Biscuit; he is a three-year-old beagle.", "semantic", 0.8, "dog"),
+    _turn("s2-home", "user", "Biscuit's vet is Dr. Okonkwo at the Estrela clinic.", "semantic", 0.6, "dog", "health"),
     _turn("s2-home", "user", "I'm allergic to peanuts and shellfish.", "semantic", 1.0, "food", "health"),
     _turn("s2-home", "user", "I'm vegetarian, so no meat in recipes.", "semantic", 0.8, "food"),
     _turn(
@@ -554,9 +564,7 @@ DEMO_MEMORIES: tuple[dict[str, Any], ...] = (
     ),
     _turn("s2-home", "user", "I run 5 km every morning before work.", "semantic", 0.5, "habits"),
     _turn("s3-work", "user", "The Halvorsen migration project is due on Friday 14 March.", "semantic", 0.9, "work"),
-    _turn(
-        "s3-work", "user", "Send the weekly status report to Kwame Osei every Thursday.", "procedural", 0.7, "work"
-    ),
+    _turn("s3-work", "user", "Send the weekly status report to Kwame Osei every Thursday.", "procedural", 0.7, "work"),
     _turn("s3-work", "user", "Our team sync is on Tuesdays at 10:00.", "semantic", 0.5, "work"),
     _turn(
         "s3-work",
@@ -585,13 +593,13 @@ DEMO_QUESTIONS: tuple[DemoQuestion, ...] = (
     DemoQuestion(
         "What pet do I have?",
         "My dog is called Biscuit",
-        "A paraphrase: no word in common with the memory, so keyword search has nothing to match; "
+        "A paraphrase: not one word in common with the memory, so keyword search has nothing to match; "
         "the vector leg matches the meaning.",
     ),
     DemoQuestion(
-        "What food should I avoid?",
+        "What can't I eat?",
         "allergic to peanuts",
-        "Another paraphrase: 'avoid' and 'allergic' share no letters worth matching, only meaning.",
+        "Another paraphrase, and the one that matters most: only meaning links 'eat' to 'allergic'.",
     ),
     DemoQuestion(
         "When is the Halvorsen project due?",
@@ -599,10 +607,10 @@ DEMO_QUESTIONS: tuple[DemoQuestion, ...] = (
         "Shared words and shared meaning: every mode agrees.",
     ),
     DemoQuestion(
-        "Osei",
-        "Kwame Osei",
-        "A rare name means little to an embedding model but is an exact token for BM25: "
-        "keyword pins it down, and hybrid keeps that hit on top.",
+        "When does Estrela open?",
+        "Estrela clinic",
+        "A rare name means little to an embedding model, which drifts to memories about times; "
+        "for BM25 it is an exact, rare word. Keyword pins it down, and hybrid keeps it on top.",
     ),
 )
 
@@ -633,7 +641,7 @@ def _demo_table(question: DemoQuestion, results: dict[RecallMode, Explanation]) 
     table.add_column("#", justify="right", style="dim", width=2)
     for mode in _MODES:
         ran = results[mode].effective_mode
-        header = mode.value if ran is mode else f"{mode.value} (ran as {ran.value})"
+        header = mode.value if ran is mode else f"{mode.value} → {ran.value}"
         table.add_column(header, ratio=1)
     for row in range(3):
         cells = []
@@ -654,25 +662,30 @@ def _demo_verdict(question: DemoQuestion, results: dict[RecallMode, Explanation]
         if n:
             line.append(" · ", style="dim")
         line.append(f"{mode.value} ")
-        line.append(f"#{rank}" if rank else "missed", style="bold green" if rank == 1 else "bold red" if not rank else "bold yellow")
+        line.append(
+            f"#{rank}" if rank else "missed",
+            style="bold green" if rank == 1 else "bold red" if not rank else "bold yellow",
+        )
     return line
 
 
 def _demo_store_table() -> Table:
-    table = Table(box=box.SIMPLE_HEAD, title="What the agent remembered", title_justify="left")
-    table.add_column("session", style="dim")
+    table = Table(box=box.SIMPLE_HEAD, title="What the agent remembered", title_justify="left", expand=True)
     table.add_column("who", style="dim")
+    table.add_column("content", ratio=1)
     table.add_column("type", style="cyan")
     table.add_column("imp.", justify="right")
-    table.add_column("content", ratio=1)
     table.add_column("tags", style="magenta")
+    session = None
     for item in DEMO_MEMORIES:
+        if item["session_id"] != session:
+            session = item["session_id"]
+            table.add_row("", Text(f"session {session}", style="bold"), end_section=False)
         table.add_row(
-            item["session_id"],
             item["metadata"]["speaker"],
+            Text(item["content"]),
             item["type"],
             f"{item['importance']:.1f}",
-            Text(item["content"]),
             ", ".join(item["tags"]),
         )
     return table
@@ -682,9 +695,7 @@ def _demo_store_table() -> Table:
 def demo(
     db: Annotated[
         Path | None,
-        typer.Option(
-            "--db", help="Keep the demo store in this file. Default: a temporary file, removed at the end."
-        ),
+        typer.Option("--db", help="Keep the demo store in this file. Default: a temporary file, removed at the end."),
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
@@ -716,10 +727,13 @@ def demo(
             keyword_only = False
             for question in DEMO_QUESTIONS:
                 results = {m: mem.explain(question.text, k=3, mode=m.value) for m in _MODES}
-                keyword_only = keyword_only or results[RecallMode.HYBRID].effective_mode is RecallMode.KEYWORD
+                degraded = results[RecallMode.HYBRID].effective_mode is RecallMode.KEYWORD
+                keyword_only = keyword_only or degraded
                 out.print(_demo_table(question, results))
                 out.print(_demo_verdict(question, results))
-                out.print(Text(f"   {question.lesson}\n", style="dim italic"), soft_wrap=True)
+                if not degraded:  # the lessons are about what vectors change; without them they would not hold
+                    out.print(Text(f"   {question.lesson}", style="dim italic"), soft_wrap=True)
+                out.print()
             if keyword_only:
                 _note(
                     "note: no vectors were used, so semantic and hybrid ran as keyword search; "
@@ -728,7 +742,9 @@ def demo(
             out.print(_stats_table(_public_stats(mem.stats()), brief=True, title="The store"))
     example = f"elastic-memory recall {shlex.quote(DEMO_QUESTIONS[0].text)}"
     if db is None:
-        hint = f"The demo store was temporary. Keep one with `elastic-memory demo --db demo.db`, then: `{example} --db demo.db`"
+        hint = (
+            f"That store was temporary. Keep one with `elastic-memory demo --db demo.db`, then `{example} --db demo.db`"
+        )
     else:
         hint = f"Query it yourself: `{example} --db {shlex.quote(str(db))}`"
     out.print(Text(hint, style="bold"), soft_wrap=True)

@@ -5,7 +5,6 @@ The first split says whose fault it is::
 
     ElasticMemoryError
     ├── UsageError                  # your call or config is wrong: fix the call
-    │   └── CapabilityError         # the store or its set-up cannot do this
     ├── StorageError                # the database failed (wraps sqlite3 errors)
     │   ├── CorruptDatabaseError    # the file is not a readable SQLite database
     │   ├── SchemaVersionError      # the file was written by a newer elastic-memory
@@ -19,7 +18,6 @@ argument errors with ``except ValueError`` keeps working. Messages say what to d
 from __future__ import annotations
 
 __all__ = [
-    "CapabilityError",
     "CorruptDatabaseError",
     "ElasticMemoryError",
     "EmbedderError",
@@ -36,10 +34,6 @@ class ElasticMemoryError(Exception):
 
 class UsageError(ElasticMemoryError, ValueError):
     """A call or configuration is wrong; the message says how to correct it."""
-
-
-class CapabilityError(UsageError):
-    """The store cannot do what was asked (for example vectors without an embedder)."""
 
 
 class StorageError(ElasticMemoryError):

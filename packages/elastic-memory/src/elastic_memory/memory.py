@@ -49,6 +49,8 @@ class _Facade:
 class AsyncMemory(_Facade):
     """Long-term memory in one SQLite file, async API. Usable from any event loop.
 
+    Create one with :meth:`open`, not with the constructor.
+
     >>> import asyncio
     >>> from elastic_memory import AsyncMemory
     >>> from elastic_memory.testing import FakeEmbedder
@@ -209,7 +211,7 @@ class AsyncMemory(_Facade):
         return await _runner.arun(self._core.archive(ids, archived=archived))
 
     async def purge(self, older_than: float = 0.0) -> int:
-        """Erase memories soft-deleted at least ``older_than`` seconds ago; returns how many."""
+        """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many."""
         return await _runner.arun(self._core.purge(older_than))
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
@@ -231,6 +233,8 @@ class AsyncMemory(_Facade):
 
 class Memory(_Facade):
     """Long-term memory in one SQLite file, sync API (the same methods as AsyncMemory).
+
+    Create one with :meth:`open`, not with the constructor.
 
     >>> from elastic_memory import Memory
     >>> from elastic_memory.testing import FakeEmbedder

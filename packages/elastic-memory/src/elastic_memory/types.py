@@ -24,7 +24,7 @@ class MemoryType(str, enum.Enum):
 
 
 class Source(str, enum.Enum):
-    """Where a memory came from; later issues cap confidence by source."""
+    """Where a memory came from: confirmed by the user, said by the agent, extracted, imported."""
 
     USER_CONFIRMED = "user_confirmed"
     AGENT = "agent"
@@ -113,7 +113,7 @@ class MemoryRecord:
     has_vector: bool
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (enums as their values); inverse of :meth:`from_dict`."""
+        """A JSON-ready dict (enums as their values), as written by ``export_jsonl``."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         for name in ("scope", "type", "source"):
             out[name] = out[name].value

@@ -1,11 +1,11 @@
-r"""Turn any user text into a safe FTS5 MATCH expression.
+"""Turn any user text into a safe FTS5 MATCH expression.
 
 Operators and punctuation are stripped, every token is double-quoted (so nothing the user
 types is FTS5 syntax), stop words are dropped (an OR over very common words touches most
 of the index), and the term count is capped, so a query never raises and never goes
 quadratic.
 
->>> match_expression('What is "my" dog\\'s NAME? OR NEAR(x)')
+>>> match_expression("What is my dog's NAME? OR NEAR(x)")
 '"dog" OR "name" OR "near" OR "x"'
 >>> match_expression("the of and") is None
 True

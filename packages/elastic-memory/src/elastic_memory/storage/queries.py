@@ -107,15 +107,19 @@ def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
         return (f"({typed} AND {value} {sym} ?)", [path, path, operand])
-    # $in / $nin over scalars; None in the list matches a missing or null key.
-    scalars = [int(v) if isinstance(v, bool) else v for v in operand if v is not None]
-    has_null = any(v is None for v in operand)
+    # $in / $nin: each value matches like $eq (typed); None matches a missing or null key.
+    texts = [v for v in operand if isinstance(v, str)]
+    numbers = [v for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
     parts: list[str] = []
     params: list[Any] = []
-    if scalars:
-        parts.append(f"{value} IN ({', '.join('?' * len(scalars))})")
-        params += [path, *scalars]
-    if has_null:
+    for group, types in ((texts, "('text')"), (numbers, "('integer', 'real')")):
+        if group:
+            parts.append(f"({kind} IN {types} AND {value} IN ({', '.join('?' * len(group))}))")
+            params += [path, path, *group]
+    for flag in sorted({v for v in operand if isinstance(v, bool)}):
+        parts.append(f"{kind} = ?")
+        params += [path, "true" if flag else "false"]
+    if any(v is None for v in operand):
         parts.append(f"{value} IS NULL")
         params.append(path)
     cond = "(" + " OR ".join(parts) + ")" if parts else "0"
@@ -258,12 +262,16 @@ def update_row(seq: int, changes: dict[str, Any]) -> Prepared:
     return f"UPDATE memories SET {sets} WHERE seq = ?", [*changes.values(), seq]
 
 
-def find_duplicate(content_hash: str, agent_id: str, scope: str, pool: str | None) -> Prepared:
-    """A live memory of the same namespace with the same content hash."""
+def find_duplicate(content_hash: str, agent_id: str, scope: str, pool: str | None, *, now: float) -> Prepared:
+    """A live (visible) memory of the same namespace with the same content hash.
+
+    Deleted, archived and expired memories do not count: writing their text again stores a
+    new, visible memory.
+    """
     return (
         "SELECT seq, id FROM memories WHERE content_hash = ? AND agent_id = ? AND scope = ? "
-        "AND pool IS ? AND deleted_at IS NULL LIMIT 1",
-        [content_hash, agent_id, scope, pool],
+        "AND pool IS ? AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+        [content_hash, agent_id, scope, pool, now],
     )
 
 

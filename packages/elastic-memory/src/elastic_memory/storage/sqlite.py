@@ -225,7 +225,7 @@ class SQLiteStore:
         rows: Sequence[dict[str, Any]],
         vectors: Sequence[F32 | Any | None],
         *,
-        dedupe: bool,
+        dedupe: Sequence[bool],
         replace_all: bool,
         pin: EmbeddingPin | None,
     ) -> list[MemoryId]:
@@ -250,8 +250,8 @@ class SQLiteStore:
                 async with self._transaction():
                     if new_pin is not None:
                         await self._write_pin(new_pin)
-                    for row, vector in zip(rows, vectors, strict=True):
-                        mid, seq, written = await self._write_one(row, vector, dedupe=dedupe, replace_all=replace_all)
+                    for row, vector, check in zip(rows, vectors, dedupe, strict=True):
+                        mid, seq, written = await self._write_one(row, vector, dedupe=check, replace_all=replace_all)
                         ids.append(mid)
                         if seq is not None:
                             changed.append((seq, written, vector))
@@ -282,7 +282,9 @@ class SQLiteStore:
     ) -> tuple[MemoryId, int | None, dict[str, Any]]:
         """Write one row; returns its id, its seq (None for a duplicate) and the row as written."""
         if dedupe:
-            dup = await self._one(*q.find_duplicate(row["content_hash"], row["agent_id"], row["scope"], row["pool"]))
+            dup = await self._one(
+                *q.find_duplicate(row["content_hash"], row["agent_id"], row["scope"], row["pool"], now=self._clock())
+            )
             if dup is not None and dup[1] != row["id"]:
                 return MemoryId(dup[1], "duplicate"), None, row
         existing = await self._one("SELECT seq, has_vector FROM memories WHERE id = ?", (row["id"],))
@@ -392,9 +394,13 @@ class SQLiteStore:
                 await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
 
     async def purge(self, older_than: float) -> list[str]:
-        """Hard-delete memories soft-deleted more than ``older_than`` seconds ago."""
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
         cutoff = self._clock() - older_than
-        rows = await self._read("SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at <= ?", [cutoff])
+        rows = await self._read(
+            "SELECT id FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= ?) "
+            "OR (expires_at IS NOT NULL AND expires_at <= ?)",
+            [cutoff, cutoff],
+        )
         return await self.hard_delete([r[0] for r in rows])
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:
