@@ -35,7 +35,7 @@ STATEMENTS = (
         has_vector INTEGER NOT NULL DEFAULT 0 CHECK (has_vector IN (0, 1))
     )
     """,
-    "CREATE INDEX memories_hash ON memories (content_hash, agent_id)",
+    "CREATE INDEX memories_hash ON memories (content_hash, agent_id, scope, pool)",
     "CREATE INDEX memories_agent ON memories (agent_id, scope, pool)",
     "CREATE INDEX memories_created ON memories (created_at)",
     "CREATE INDEX memories_session ON memories (session_id)",
