@@ -516,10 +516,10 @@ class SQLiteStore:
             sql, params = q.in_list("m.seq", chunk)
             rows = await self._read(
                 "SELECT m.seq, "
-                "(SELECT max(p.seq) FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
-                "AND p.deleted_at IS NULL), "
-                "(SELECT min(n.seq) FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-                "AND n.deleted_at IS NULL) "
+                "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+                "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
+                "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+                "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) "
                 f"FROM memories AS m WHERE m.session_id IS NOT NULL AND {sql}",
                 params,
             )
