@@ -150,7 +150,7 @@ async def test_caller_id_is_kept_even_when_the_content_exists(driver: MemoryDriv
 async def test_hidden_duplicates_do_not_swallow_a_new_write(driver: MemoryDriver) -> None:
     """Text equal to an expired memory is stored as a new, visible memory.
 
-    If this fails, check that find_duplicate only considers visible memories.
+    If this fails, check that queries.live_by_hash only returns visible memories.
     """
     import asyncio
 
@@ -159,3 +159,18 @@ async def test_hidden_duplicates_do_not_swallow_a_new_write(driver: MemoryDriver
     new = await driver.remember("ephemeral words")
     assert new != old
     assert [h.id for h in await driver.recall("ephemeral words", mode="keyword")] == [new]
+
+
+async def test_a_batch_sees_its_own_earlier_rows(driver: MemoryDriver) -> None:
+    """Within one batch: a repeated text is a duplicate of the first, a repeated id updates it.
+
+    If this fails, check the in-batch bookkeeping of SQLiteStore._write_batch.
+    """
+    ids = await driver.remember_many(
+        ["twice said", "twice said", {"content": "v1", "id": "same"}, {"content": "v2", "id": "same"}]
+    )
+    assert ids[0] == ids[1]
+    assert ids[2:] == ["same", "same"]
+    assert (await driver.get("same")).content == "v2"  # type: ignore[union-attr]
+    assert (await driver.stats())["active_memories"] == 2
+    assert [h.content for h in await driver.recall("v2", mode="semantic", k=1)] == ["v2"]

@@ -36,19 +36,15 @@ def test_storage_failure_mid_batch_rolls_back_the_batch(db_path: Path, monkeypat
     with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
         mem.remember("kept")
         store = mem._core.store
-        original = store._write_vector
-        calls = {"n": 0}
+        original = store._write_vectors
 
         async def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
-            calls["n"] += 1
-            if calls["n"] == 3:
-                raise driver().module.OperationalError("disk I/O error")
-            return await original(*args, **kwargs)
+            raise driver().module.OperationalError("disk I/O error")  # rows are written, vectors fail
 
-        monkeypatch.setattr(store, "_write_vector", failing)
+        monkeypatch.setattr(store, "_write_vectors", failing)
         with pytest.raises(StorageError, match="nothing was written"):
             mem.remember_many(["one", "two", "three", "four"])
-        monkeypatch.setattr(store, "_write_vector", original)
+        monkeypatch.setattr(store, "_write_vectors", original)
         assert mem.stats()["total_memories"] == 1
         assert [h.content for h in mem.recall("one two three", mode="keyword")] == []
         assert mem.remember("one").status == "created"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,7 +41,7 @@ def test_search_matches_brute_force(seq_ops: list, qseed: int, k: int, agent: st
         ((s, float(v @ q)) for s, (v, who) in truth.items() if agent is None or who == agent), key=lambda t: -t[1]
     )[:k]
     assert len(index) == len(truth)
-    assert [round(s, 5) for _, s in got] == [round(s, 5) for _, s in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
     assert {s for s, _ in got} <= set(truth)
 
 

@@ -250,28 +250,34 @@ def vec_scan(vector: bytes, filters: Filters, *, now: float, limit: int) -> Prep
     return sql, [vector, *params, limit]
 
 
-def insert_row(row: dict[str, Any]) -> Prepared:
-    """Insert one memory; ``row`` has every writable column (JSON columns already encoded)."""
-    cols = ", ".join(quote_ident(c) for c in WRITABLE)
-    return f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * len(WRITABLE))})", [row[c] for c in WRITABLE]
+def insert_rows() -> str:
+    """INSERT of one memory with an explicit ``seq``, for ``executemany``: seq, then :data:`WRITABLE`."""
+    cols = ", ".join(quote_ident(c) for c in ("seq", *WRITABLE))
+    return f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * (len(WRITABLE) + 1))})"
+
+
+def update_rows(columns: Sequence[str]) -> str:
+    """UPDATE of ``columns`` by ``seq``, for ``executemany``: the values, then the seq."""
+    sets = ", ".join(f"{quote_ident(c)} = ?" for c in columns)
+    return f"UPDATE memories SET {sets} WHERE seq = ?"
 
 
 def update_row(seq: int, changes: dict[str, Any]) -> Prepared:
     """Set ``changes`` (column -> value) on the memory ``seq``."""
-    sets = ", ".join(f"{quote_ident(c)} = ?" for c in changes)
-    return f"UPDATE memories SET {sets} WHERE seq = ?", [*changes.values(), seq]
+    return update_rows(list(changes)), [*changes.values(), seq]
 
 
-def find_duplicate(content_hash: str, agent_id: str, scope: str, pool: str | None, *, now: float) -> Prepared:
-    """A live (visible) memory of the same namespace with the same content hash.
+def live_by_hash(hashes: Sequence[str], *, now: float) -> Prepared:
+    """Visible memories with one of these content hashes, with their namespace and id.
 
-    Deleted, archived and expired memories do not count: writing their text again stores a
-    new, visible memory.
+    Deleted, archived and expired memories do not count as duplicates: writing their text
+    again stores a new, visible memory.
     """
+    where, params = in_list("content_hash", hashes)
     return (
-        "SELECT seq, id FROM memories WHERE content_hash = ? AND agent_id = ? AND scope = ? "
-        "AND pool IS ? AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
-        [content_hash, agent_id, scope, pool, now],
+        f"SELECT content_hash, agent_id, scope, pool, id FROM memories WHERE {where} "
+        "AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) ORDER BY seq",
+        [*params, now],
     )
 
 

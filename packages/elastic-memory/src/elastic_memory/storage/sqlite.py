@@ -244,17 +244,17 @@ class SQLiteStore:
                     self._check_vector_against(v, self.pin or new_pin)
             if new_pin is not None and not self.has_vec:
                 new_pin = None
-            ids: list[MemoryId] = []
-            changed: list[tuple[int, dict[str, Any], Any]] = []
             with self._errors("write memories"):
                 async with self._transaction():
                     if new_pin is not None:
                         await self._write_pin(new_pin)
-                    for row, vector, check in zip(rows, vectors, dedupe, strict=True):
-                        mid, seq, written = await self._write_one(row, vector, dedupe=check, replace_all=replace_all)
-                        ids.append(mid)
-                        if seq is not None:
-                            changed.append((seq, written, vector))
+                    ids, changed = await self._write_batch(
+                        rows,
+                        vectors,
+                        dedupe,
+                        replace_all=replace_all,
+                        pinned=self.has_vec and (self.pin or new_pin) is not None,
+                    )
             if new_pin is not None:
                 self.pin = new_pin
             await self._vectors.apply(changed)
@@ -277,51 +277,93 @@ class SQLiteStore:
         )
         await self._conn.execute(q.vec_create(pin.dimension))
 
-    async def _write_one(
-        self, row: dict[str, Any], vector: Any, *, dedupe: bool, replace_all: bool
-    ) -> tuple[MemoryId, int | None, dict[str, Any]]:
-        """Write one row; returns its id, its seq (None for a duplicate) and the row as written."""
-        if dedupe:
-            dup = await self._one(
-                *q.find_duplicate(row["content_hash"], row["agent_id"], row["scope"], row["pool"], now=self._clock())
-            )
-            if dup is not None and dup[1] != row["id"]:
-                return MemoryId(dup[1], "duplicate"), None, row
-        existing = await self._one("SELECT seq, has_vector FROM memories WHERE id = ?", (row["id"],))
-        has_vector = isinstance(vector, np.ndarray) or (vector is KEEP and existing is not None and bool(existing[1]))
-        row = {**row, "has_vector": int(has_vector)}
-        if existing is None:
-            cur = await self._conn.execute(*q.insert_row(row))
-            seq = int(cur.lastrowid or 0)
-            status = "created"
-        else:
-            seq = int(existing[0])
-            keep = () if replace_all else ("created_at", "accessed_at", "access_count", "retention_strength")
-            changes = {c: row[c] for c in q.WRITABLE if c not in keep and c != "id"}
-            await self._conn.execute(*q.update_row(seq, changes))
-            status = "updated"
-        await self._write_vector(seq, row, vector, existed=existing is not None and bool(existing[1]))
-        return MemoryId(row["id"], status), seq, row
+    async def _write_batch(
+        self,
+        rows: Sequence[dict[str, Any]],
+        vectors: Sequence[Any],
+        dedupe: Sequence[bool],
+        *,
+        replace_all: bool,
+        pinned: bool,
+    ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
+        """Write ``rows`` inside the open transaction with a fixed number of statements.
 
-    async def _write_vector(self, seq: int, row: dict[str, Any], vector: Any, *, existed: bool) -> None:
-        if not self.has_vec or (self.pin is None and not isinstance(vector, np.ndarray)):
-            return
-        if vector is KEEP:
-            if not existed:
-                return
-            blob = await self._scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
-            if blob is None:
-                return
-        elif isinstance(vector, np.ndarray):
-            blob = to_blob(vector)
-        else:
-            blob = None
-        if existed:
-            await self._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (seq,))
-        if blob is not None:
-            await self._conn.execute(
-                "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
-                (seq, row["agent_id"], blob, row["scope"], row["type"]),
+        Returns the ids (with their status) and ``(seq, row as written, vector)`` per written
+        row. Later rows of the batch see earlier ones (same id: update; same text: duplicate).
+        """
+        now = self._clock()
+        known: dict[str, tuple[int, bool]] = {}
+        for chunk in _chunks(list(dict.fromkeys(r["id"] for r in rows))):
+            sql, params = q.in_list("id", chunk)
+            for seq, mid, has_vector in await self._all(
+                f"SELECT seq, id, has_vector FROM memories WHERE {sql}", params
+            ):
+                known[mid] = (int(seq), bool(has_vector))
+        in_db = dict(known)
+        live_by_key: dict[tuple[Any, ...], str] = {}
+        hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
+        for chunk in _chunks(hashes):
+            sql, params = q.live_by_hash(chunk, now=now)
+            for content_hash, agent, scope, pool, mid in await self._all(sql, params):
+                live_by_key.setdefault((content_hash, agent, scope, pool), mid)
+        next_seq = int(await self._scalar("SELECT coalesce(max(seq), 0) FROM memories")) + 1
+        keep = () if replace_all else ("created_at", "accessed_at", "access_count", "retention_strength")
+        update_columns = [c for c in q.WRITABLE if c not in keep and c != "id"]
+        inserts: list[list[Any]] = []
+        updates: list[list[Any]] = []
+        final_vectors: dict[int, tuple[dict[str, Any], Any]] = {}
+        ids: list[MemoryId] = []
+        changed: list[tuple[int, dict[str, Any], Any]] = []
+        for given, vector, check in zip(rows, vectors, dedupe, strict=True):
+            key = (given["content_hash"], given["agent_id"], given["scope"], given["pool"])
+            if check and live_by_key.get(key, given["id"]) != given["id"]:
+                ids.append(MemoryId(live_by_key[key], "duplicate"))
+                continue
+            prior = known.get(given["id"])
+            has_vector = pinned and (
+                isinstance(vector, np.ndarray) or (vector is KEEP and prior is not None and prior[1])
+            )
+            row = {**given, "has_vector": int(has_vector)}
+            if prior is None:
+                seq, status = next_seq, "created"
+                next_seq += 1
+                inserts.append([seq, *(row[c] for c in q.WRITABLE)])
+            else:
+                seq, status = prior[0], "updated"
+                updates.append([*(row[c] for c in update_columns), seq])
+            known[row["id"]] = (seq, has_vector)
+            expired = row["expires_at"] is not None and row["expires_at"] <= now
+            if row["deleted_at"] is None and not row["archived"] and not expired:
+                live_by_key[key] = row["id"]
+            final_vectors[seq] = (row, vector)
+            ids.append(MemoryId(row["id"], status))
+            changed.append((seq, row, vector))
+        if inserts:
+            await self._conn.executemany(q.insert_rows(), inserts)
+        if updates:
+            await self._conn.executemany(q.update_rows(update_columns), updates)
+        if pinned:
+            await self._write_vectors(final_vectors, [seq for seq, had in in_db.values() if had])
+        return ids, changed
+
+    async def _write_vectors(self, final: dict[int, tuple[dict[str, Any], Any]], rewritten: list[int]) -> None:
+        """Store each seq's final vector; ``rewritten`` seqs had one before this batch."""
+        kept: dict[int, bytes] = {}
+        keep_seqs = [s for s, (_, v) in final.items() if v is KEEP and s in set(rewritten)]
+        for chunk in _chunks(keep_seqs):
+            sql, params = q.in_list("rowid", chunk)
+            kept.update(await self._all(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params))
+        for chunk in _chunks([s for s in rewritten if s in final]):
+            sql, params = q.in_list("rowid", chunk)
+            await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
+        values = []
+        for seq, (row, vector) in final.items():
+            blob = to_blob(vector) if isinstance(vector, np.ndarray) else kept.get(seq) if vector is KEEP else None
+            if blob is not None:
+                values.append((seq, row["agent_id"], blob, row["scope"], row["type"]))
+        if values:
+            await self._conn.executemany(
+                "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)", values
             )
 
     async def set_flags(
