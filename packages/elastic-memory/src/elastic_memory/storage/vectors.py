@@ -24,7 +24,7 @@ from . import queries as q
 from .ram_index import ATTRS, RamIndex
 from .rows import from_blob, to_blob
 
-__all__ = ["KEEP", "Query", "VectorLeg", "chunks"]
+__all__ = ["KEEP", "Query", "VectorLeg", "chunks", "verified"]
 
 F32 = npt.NDArray[np.float32]
 Query = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
@@ -57,6 +57,19 @@ def default_ram_budget() -> int:
     except Exception:  # noqa: BLE001 - no psutil reading: assume a small machine
         available = 2 << 30
     return min(available // 4, 4 << 30)
+
+
+async def verified(
+    query: Query, candidates: list[tuple[int, float]], filters: Filters, *, now: float
+) -> list[tuple[int, float]]:
+    """The candidates ``(seq, score)`` that are live and match ``filters``, order kept."""
+    where, params = q.live_filter(filters, now=now)
+    ok: set[int] = set()
+    for chunk in chunks([s for s, _ in candidates]):
+        sql, p = q.in_list("m.seq", chunk)
+        rows = await query(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
+        ok.update(int(r[0]) for r in rows)
+    return [c for c in candidates if c[0] in ok]
 
 
 class VectorLeg:
@@ -116,13 +129,7 @@ class VectorLeg:
         return await self._search_vec0(vector, filters, limit), "vec0"
 
     async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
-        where, params = q.live_filter(filters, now=self._clock())
-        ok: set[int] = set()
-        for chunk in chunks([s for s, _ in candidates]):
-            sql, p = q.in_list("m.seq", chunk)
-            rows = await self._query(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
-            ok.update(int(r[0]) for r in rows)
-        return [c for c in candidates if c[0] in ok]
+        return await verified(self._query, candidates, filters, now=self._clock())
 
     async def _search_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
         columns = (filters.agent_ids, filters.scopes, filters.pools, filters.types, filters.session_ids)
