@@ -42,13 +42,16 @@ def test_every_fusion_is_used_and_reported(db_path: Path, fusion: str) -> None:
     assert details["vector_weight"] == RecallConfig(fusion=fusion).effective_vector_weight
 
 
-def test_convex_scores_vector_only_candidates_on_bm25_too(db_path: Path) -> None:
-    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
-        mem.remember_many(TURNS)
-        hits = mem.recall("paint brushes", k=4, mode="hybrid")
-    assert hits[0].content == TURNS[2]["content"]
-    assert all(h.vector_score is not None for h in hits)
-    assert hits[0].keyword_score is not None and hits[0].keyword_score > 0
+def test_convex_gives_keyword_only_candidates_their_cosine(db_path: Path) -> None:
+    config = RecallConfig(candidates=1)
+    with Memory.open(db_path, embedder=FakeEmbedder(), recall=config) as mem:
+        mem.remember_many([*TURNS, *(f"filler memory number {i}" for i in range(40))])
+        lookups = 0
+        for query in ("paint brushes", "sculpture exhibition museum", "hiking trail sister", "weekend"):
+            explanation = mem.explain(query, k=1, mode="hybrid")
+            lookups += explanation.details["cosine_lookups"]
+            assert all(h.vector_score is not None for h in explanation.hits)
+    assert lookups > 0
 
 
 @pytest.mark.parametrize(

@@ -43,11 +43,12 @@ class RecallMode(str, enum.Enum):
 class Fusion(str, enum.Enum):
     """How the hybrid mode fuses its keyword and vector legs.
 
-    ``CONVEX`` (the default) scores every candidate of either leg on *both* legs, min-max
-    normalises each over the candidates and takes a convex combination (vector weight 0.5
-    unless configured). ``WEIGHTED`` is min-max within each leg's own list, a leg that did
-    not find a memory giving it 0 (0.7 vector / 0.3 keyword unless configured). ``RRF`` is
-    weighted reciprocal rank fusion (k = 60).
+    ``CONVEX`` (the default) gives every candidate of either leg its cosine similarity and
+    its BM25 score (0 beyond the keyword leg's candidates), min-max normalises each over all
+    candidates and takes a convex combination (vector weight 0.5 unless configured).
+    ``WEIGHTED`` is min-max within each leg's own list, a leg that did not find a memory
+    giving it 0 (0.7 vector / 0.3 keyword unless configured). ``RRF`` is weighted
+    reciprocal rank fusion (k = 60).
     """
 
     CONVEX = "convex"

@@ -51,10 +51,11 @@ def weighted(
 def convex(
     keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
 ) -> list[tuple[int, float]]:
-    """Convex combination over the union, where both maps hold *every* candidate's score.
+    """Convex combination over the union of both legs' candidates.
 
-    The caller scores each candidate on both legs (a memory the FTS query does not match
-    has keyword relevance 0); each leg is min-max normalised over the whole union.
+    ``vector`` should hold every candidate's cosine (the caller looks up the keyword-only
+    ones); a candidate missing from ``keyword`` has relevance 0 there. Each leg is min-max
+    normalised over the whole union, so both scales run from the worst candidate to the best.
     """
     candidates = list(dict.fromkeys([*keyword, *vector]))
     kn = minmax({s: keyword.get(s, 0.0) for s in candidates})

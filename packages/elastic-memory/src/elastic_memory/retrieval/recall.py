@@ -106,14 +106,12 @@ async def _fuse(
     vec_scores: dict[int, float],
     details: dict[str, Any],
 ) -> Ranking:
-    """Fuse the legs; CONVEX first scores every candidate on both legs (fills the score maps)."""
+    """Fuse the legs; CONVEX first looks up the cosine of keyword-only candidates (fills ``vec_scores``)."""
     weight = config.effective_vector_weight
     details.update(fusion=config.fusion.value, vector_weight=weight, neighbor_boost=config.neighbor_boost)
     if config.fusion is Fusion.CONVEX:
-        only_vec = [s for s in vec_scores if s not in kw_scores]
         only_kw = [s for s in kw_scores if s not in vec_scores]
-        if match is not None and only_vec:
-            kw_scores.update(await store.keyword_scores(match, only_vec))
+        details["cosine_lookups"] = len(only_kw)
         if qvec is not None and only_kw:
             vec_scores.update(await store.vector_scores(qvec, only_kw))
         ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)

@@ -558,18 +558,6 @@ class SQLiteStore:
                         return kept[:limit]
                     fetch *= 4
 
-    async def keyword_scores(self, match: str, seqs: Sequence[int]) -> dict[int, float]:
-        """BM25 relevance of the given memories for ``match`` (absent: no term matches)."""
-        out: dict[int, float] = {}
-        for chunk in _chunks(list(seqs)):
-            sql, params = q.in_list("rowid", chunk)
-            rows = await self._read(
-                f"SELECT rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE memories_fts MATCH ? AND {sql}",
-                [match, *params],
-            )
-            out.update((int(r[0]), float(r[1])) for r in rows)
-        return out
-
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
         """For each memory with a session, the live memory just before and after it in that session."""
         out: dict[int, tuple[int | None, int | None]] = {}
