@@ -134,3 +134,17 @@ async def test_metadata_in_matches_types_exactly(driver: MemoryDriver, mode: str
     assert await found([True]) == {"true"}
     assert await found([1]) == {"one"}
     assert await found(["1", None]) == {"text", "none"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.requires(Capability.UPDATE)
+async def test_tag_filter_follows_updated_tags(driver: MemoryDriver, mode: str) -> None:
+    """Changing a memory's tags moves it between tag filters at once.
+
+    If this fails, check the memory_tags triggers (insert, update of tags, delete).
+    """
+    mid = await driver.remember("retagged note", tags=["old"])
+    await driver.update(mid, tags=["new", "extra"])
+    assert await driver.recall("retagged note", mode=mode, filters={"tags": ["old"]}) == []
+    hits = await driver.recall("retagged note", mode=mode, filters={"tags_all": ["new", "extra"]})
+    assert [h.id for h in hits] == [mid]

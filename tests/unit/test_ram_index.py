@@ -58,3 +58,12 @@ def test_bulk_load_replaces_everything() -> None:
     index.bulk_load([1, 2], matrix, {"agent_id": ["a", "b"]})
     assert len(index) == 2 and 99 not in index
     assert index.search(_unit(1), 1)[0][0] == 1
+
+
+def test_allowed_limits_results_to_the_given_seqs() -> None:
+    index = RamIndex(DIM)
+    for seq in range(10):
+        index.upsert(seq, _unit(seq), {"agent_id": "a"})
+    got = index.search(_unit(3), 10, allowed=np.array([2, 3, 7], dtype=np.int64))
+    assert sorted(s for s, _ in got) == [2, 3, 7]
+    assert got[0][0] == 3

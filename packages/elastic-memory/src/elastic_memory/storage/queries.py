@@ -149,14 +149,10 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
             sql, p = in_list(f"{a}.{quote_ident(column)}", values)
             parts.append(sql)
             params += p
-    if filters.tags_any:
-        sql, p = in_list("value", filters.tags_any)
-        parts.append(f'EXISTS (SELECT 1 FROM json_each({a}."tags") WHERE {sql})')
+    if filters.tags_any or filters.tags_all:
+        sql, p = tagged(filters)
+        parts.append(f"{a}.seq IN ({sql})")
         params += p
-    if filters.tags_all:
-        sql, p = in_list("value", filters.tags_all)
-        parts.append(f'(SELECT count(DISTINCT value) FROM json_each({a}."tags") WHERE {sql}) = ?')
-        params += [*p, len(filters.tags_all)]
     for column, op, bound in (
         ("confidence", ">=", filters.min_confidence),
         ("importance", ">=", filters.min_importance),
@@ -174,6 +170,21 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
         parts.append(sql)
         params += p
     return " AND ".join(parts), params
+
+
+def tagged(filters: Filters) -> Prepared:
+    """The seqs carrying any of ``tags_any`` and all of ``tags_all`` (an index lookup)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if filters.tags_any:
+        sql, p = in_list("tag", filters.tags_any)
+        parts.append(f"SELECT seq FROM memory_tags WHERE {sql}")
+        params += p
+    if filters.tags_all:
+        sql, p = in_list("tag", filters.tags_all)
+        parts.append(f"SELECT seq FROM memory_tags WHERE {sql} GROUP BY seq HAVING count(*) = ?")
+        params += [*p, len(filters.tags_all)]
+    return " INTERSECT ".join(parts), params
 
 
 def select_rows(*, by: str, values: Sequence[Any], filters: Filters | None = None, now: float = 0.0) -> Prepared:

@@ -121,19 +121,24 @@ class RamIndex:
         return None if pos is None else self._mat[pos].copy()
 
     def search(
-        self, query: F32, k: int, where: Mapping[str, Sequence[str | None]] | None = None
+        self,
+        query: F32,
+        k: int,
+        where: Mapping[str, Sequence[str | None]] | None = None,
+        allowed: npt.NDArray[np.int64] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(seq, cosine)`` pairs, best first, among entries matching ``where``.
 
-        ``where`` maps an attribute of :data:`ATTRS` to the values allowed for it.
+        ``where`` maps an attribute of :data:`ATTRS` to the values allowed for it;
+        ``allowed``, when given, lists the only seqs that may be returned.
         """
         n = self._n
         if n == 0 or k <= 0:
             return []
         scores = self._mat[:n] @ query
-        if where:
-            mask = np.ones(n, dtype=bool)
-            for attr, values in where.items():
+        if where or allowed is not None:
+            mask = np.ones(n, dtype=bool) if allowed is None else np.isin(self._seqs[:n], allowed)
+            for attr, values in (where or {}).items():
                 vocab = self._vocab[attr]
                 codes = [vocab[v] for v in values if v in vocab]
                 mask &= np.isin(self._codes[attr][:n], np.asarray(codes, dtype=np.int32))

@@ -134,12 +134,16 @@ class VectorLeg:
     async def _search_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
         columns = (filters.agent_ids, filters.scopes, filters.pools, filters.types, filters.session_ids)
         where = {attr: values for attr, values in zip(ATTRS, columns, strict=True) if values}
+        allowed = None
+        if filters.tags_any or filters.tags_all:
+            rows = await self._query(*q.tagged(filters))
+            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         fetch = limit * (4 if filters.needs_row_check else 1) + 8
         while True:
             if len(ram) * ram.dimension > _THREAD_CELLS:
-                candidates = await asyncio.to_thread(ram.search, vector, fetch, where)
+                candidates = await asyncio.to_thread(ram.search, vector, fetch, where, allowed)
             else:
-                candidates = ram.search(vector, fetch, where)
+                candidates = ram.search(vector, fetch, where, allowed)
             kept = await self._verified(candidates, filters)
             if len(kept) >= limit or len(candidates) < fetch:
                 return kept[:limit]

@@ -1,4 +1,4 @@
-"""v1: memories, their FTS5 index kept in lockstep by triggers, and the embedding pin.
+"""v1: memories, their FTS5 and tag indexes kept in lockstep by triggers, the embedding pin.
 
 Shipped migrations are never edited: add a new ``vNNN_*.py`` module instead.
 The sqlite-vec table is created when the first vector is written, because its width
@@ -61,6 +61,25 @@ STATEMENTS = (
         INSERT INTO memories_fts (memories_fts, rowid, content, tags)
         VALUES ('delete', old.seq, old.content, old.tags);
         INSERT INTO memories_fts (rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+    END
+    """,
+    # Tags, one row each, so a tag filter is an index lookup instead of a JSON scan.
+    "CREATE TABLE memory_tags (tag TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (tag, seq)) WITHOUT ROWID",
+    "CREATE INDEX memory_tags_seq ON memory_tags (seq)",
+    """
+    CREATE TRIGGER memory_tags_insert AFTER INSERT ON memories BEGIN
+        INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
+    END
+    """,
+    """
+    CREATE TRIGGER memory_tags_delete AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_tags WHERE seq = old.seq;
+    END
+    """,
+    """
+    CREATE TRIGGER memory_tags_update AFTER UPDATE OF tags ON memories BEGIN
+        DELETE FROM memory_tags WHERE seq = old.seq;
+        INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
     END
     """,
     """
