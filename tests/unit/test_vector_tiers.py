@@ -81,3 +81,37 @@ def test_archived_memories_leave_the_vector_leg_and_come_back(mem: Memory) -> No
     assert mem.recall("archive target words", mode="semantic") == []
     assert mem.archive(mid, archived=False) == 1
     assert [h.id for h in mem.recall("archive target words", k=1, mode="semantic")] == [mid]
+
+
+def test_fast_index_load_equals_the_row_by_row_load(db_path: Path) -> None:
+    """The chunk-table reader (sqlite-vec internals) yields exactly what vec0 returns."""
+    from elastic_memory import _runner
+
+    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
+        ids = mem.remember_many([{**row, "agent_id": f"agent{i % 3}"} for i, row in enumerate(_corpus(2500))])
+        mem.forget(ids[::7], hard=True)
+        mem.forget(ids[1::11])
+        store = mem._core.store
+        seqs = [
+            r[0] for r in _runner.run(store._all("SELECT seq FROM memories WHERE has_vector = 1 ORDER BY seq"), "t")
+        ]
+        fast = _runner.run(store._vectors._matrix_from_chunks(seqs, 16), "t")
+        slow = _runner.run(store._vectors._matrix_from_rows(seqs, 16), "t")
+    assert fast is not None
+    assert fast.shape == slow.shape == (len(seqs), 16)
+    assert (fast == slow).all()
+
+
+def test_index_loads_through_vec0_when_the_fast_reader_declines(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from elastic_memory.storage.vectors import VectorLeg
+
+    async def decline(self, seqs, dimension):  # type: ignore[no-untyped-def]
+        return None
+
+    monkeypatch.setattr(VectorLeg, "_matrix_from_chunks", decline)
+    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
+        ids = mem.remember_many(_corpus(50))
+        mem.close()
+    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
+        top = mem.recall(_corpus(50)[7]["content"], k=1, mode="semantic")
+        assert top[0].id == ids[7] and mem.stats()["vector_index_loaded"] == 50

@@ -106,18 +106,60 @@ class VectorLeg:
         if not self._fits:
             return None
         rows = await self._query(
-            "SELECT v.rowid, v.embedding, m.agent_id, m.scope, m.pool, m.type, m.session_id "
-            "FROM memories_vec AS v JOIN memories AS m ON m.seq = v.rowid "
-            "WHERE m.deleted_at IS NULL AND m.archived = 0",
+            "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
+            "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1 ORDER BY seq",
             (),
         )
+        seqs = [int(r[0]) for r in rows]
+        matrix = await self._matrix_from_chunks(seqs, dimension)
+        if matrix is None:
+            matrix = await self._matrix_from_rows(seqs, dimension)
         index = RamIndex(dimension)
-        if rows:
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dimension)
-            attrs = {a: [r[2 + i] for r in rows] for i, a in enumerate(ATTRS)}
-            index.bulk_load([int(r[0]) for r in rows], matrix.astype(np.float32), attrs)
+        if seqs:
+            index.bulk_load(seqs, matrix, {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)})
         self.ram = index
         return index
+
+    async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> F32:
+        """The vectors of ``seqs`` (in order) read through vec0, one row at a time (~10 us each)."""
+        found: dict[int, bytes] = {}
+        for chunk in chunks(list(seqs)):
+            sql, params = q.in_list("rowid", chunk)
+            found.update(await self._query(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params))
+        blob = b"".join(found[s] for s in seqs)
+        return np.frombuffer(blob, dtype="<f4").reshape(len(seqs), dimension).astype(np.float32)
+
+    async def _matrix_from_chunks(self, seqs: Sequence[int], dimension: int) -> F32 | None:
+        """The same matrix read from sqlite-vec 0.1's chunk tables, about 4x faster on open.
+
+        This reads storage internals of sqlite-vec, so it is checked: it runs only on tables
+        created by a 0.1.x release, every row must be found, and a sample of rows must equal
+        what vec0 itself returns. Any doubt returns ``None`` and the caller reads row by row.
+        """
+        try:
+            info = dict(await self._query("SELECT key, value FROM memories_vec_info", ()))
+            if not str(info.get("CREATE_VERSION", "")).startswith("v0.1.") or not seqs:
+                return None
+            blocks = {
+                int(cid): np.frombuffer(blob, dtype="<f4").reshape(-1, dimension)
+                for cid, blob in await self._query("SELECT rowid, vectors FROM memories_vec_vector_chunks00", ())
+            }
+            where = {
+                int(r[0]): (int(r[1]), int(r[2]))
+                for r in await self._query("SELECT rowid, chunk_id, chunk_offset FROM memories_vec_rowids", ())
+            }
+            places = np.array([where[s] for s in seqs], dtype=np.int64)
+            matrix = np.empty((len(seqs), dimension), dtype=np.float32)
+            for cid in np.unique(places[:, 0]):
+                rows = np.flatnonzero(places[:, 0] == cid)
+                matrix[rows] = blocks[int(cid)][places[rows, 1]]
+            for i in np.linspace(0, len(seqs) - 1, num=min(16, len(seqs)), dtype=np.int64):
+                sample = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seqs[i],))
+                if not sample or not np.array_equal(from_blob(sample[0][0]), matrix[i]):
+                    return None
+        except Exception:  # noqa: BLE001 - any surprise in the internals means: take the slow, public path
+            return None
+        return matrix
 
     async def search(
         self, vector: F32, filters: Filters, limit: int, *, dimension: int
