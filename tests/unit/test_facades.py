@@ -84,3 +84,35 @@ def test_all_is_sorted_and_importable() -> None:
 def test_public_classes_report_the_public_module() -> None:
     assert Memory.__module__ == "elastic_memory"
     assert repr(elastic_memory.Hit).startswith("<class 'elastic_memory.Hit")
+
+
+def test_a_cancelled_async_call_still_finishes_its_transaction(db_path: Path) -> None:
+    """Timing out an awaited write leaves no open transaction: it commits, the index follows."""
+    import time
+
+    from elastic_memory.storage.driver import driver
+
+    blocker = driver().connect(str(db_path), timeout=5)
+
+    async def scenario() -> tuple[int, int]:
+        async with await AsyncMemory.open(db_path, embedder=None, timeout=5) as amem:
+            await amem.remember("before")
+            blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            try:
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(amem.remember("while locked"), 0.2)
+            finally:
+                time.sleep(0.3)
+                blocker.execute("ROLLBACK")
+            for _ in range(50):  # the shielded write completes once the lock is free
+                if (await amem.stats())["total_memories"] == 2:
+                    break
+                await asyncio.sleep(0.05)
+            await amem.remember("after")
+            stats = await amem.stats()
+            return stats["total_memories"], len(await amem.recall("while locked", mode="keyword"))
+
+    try:
+        assert asyncio.run(scenario()) == (3, 1)
+    finally:
+        blocker.close()

@@ -52,3 +52,36 @@ def test_in_memory_stores_are_independent() -> None:
     with Memory.open(":memory:", embedder=None) as a, Memory.open(":memory:", embedder=None) as b:
         a.remember("only in a")
         assert b.recall("only", mode="keyword") == []
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda m: m.remember("x", importance=10**400), None),
+        (lambda m: m.remember("x", ttl=10**400), "ttl"),
+        (lambda m: m.recall("x", filters={"since": 10**400}), "since"),
+        (lambda m: m.recall("x", filters={"metadata": {"n": 2**70}}), "64-bit"),
+        (lambda m: m.prune(min_importance=10**400), None),
+        (lambda m: m.purge(float("nan")), "older_than"),
+    ],
+)
+def test_huge_or_nan_numbers_are_handled_cleanly(db_path: Path, call, match: str | None) -> None:  # type: ignore[no-untyped-def]
+    with Memory.open(db_path, embedder=None) as mem:
+        if match is None:
+            call(mem)  # clamped, not an error
+        else:
+            with pytest.raises(UsageError, match=match):
+                call(mem)
+
+
+def test_bad_ram_budget_and_clock_are_refused_at_open(db_path: Path) -> None:
+    with pytest.raises(UsageError, match="ram_budget_bytes"):
+        Memory.open(db_path, embedder=None, ram_budget_bytes="lots")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="clock"):
+        Memory.open(db_path, embedder=None, clock=5)  # type: ignore[arg-type]
+
+
+def test_ids_may_come_from_any_iterable(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None) as mem:
+        ids = mem.remember_many(["a", "b"])
+        assert mem.forget(i for i in ids) == 2

@@ -96,7 +96,8 @@ def test_fast_index_load_equals_the_row_by_row_load(db_path: Path) -> None:
             r[0] for r in _runner.run(store._all("SELECT seq FROM memories WHERE has_vector = 1 ORDER BY seq"), "t")
         ]
         fast = _runner.run(store._vectors._matrix_from_chunks(seqs, 16), "t")
-        slow = _runner.run(store._vectors._matrix_from_rows(seqs, 16), "t")
+        present, slow = _runner.run(store._vectors._matrix_from_rows(seqs, 16), "t")
+    assert all(present)
     assert fast is not None
     assert fast.shape == slow.shape == (len(seqs), 16)
     assert (fast == slow).all()

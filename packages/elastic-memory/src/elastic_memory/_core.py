@@ -17,10 +17,10 @@ from . import _validate as v
 from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
 from .errors import EmbedderError, UsageError
-from .filters import Filters
+from .filters import Filters, finite
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, SQLiteStore
-from .storage.sqlite import VectorTier
+from .storage.sqlite import VectorTier, WriteMode
 from .types import (
     Explanation,
     Hit,
@@ -109,6 +109,7 @@ class MemoryCore:
         self._candidates = candidates
         self._embedder: Embedder | None = None
         self._resolved = False
+        self._resolved_pin: EmbeddingPin | None = None
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
 
@@ -137,8 +138,16 @@ class MemoryCore:
         if vector_index not in ("auto", "ram", "vec0"):
             msg = f"vector_index must be 'auto', 'ram' or 'vec0', got {vector_index!r}"
             raise UsageError(msg)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0:
+        if finite(timeout) is None or timeout < 0:
             msg = f"timeout must be a non-negative number of seconds, got {timeout!r}"
+            raise UsageError(msg)
+        if ram_budget_bytes is not None and (
+            isinstance(ram_budget_bytes, bool) or not isinstance(ram_budget_bytes, int) or ram_budget_bytes < 0
+        ):
+            msg = f"ram_budget_bytes must be a non-negative integer or None, got {ram_budget_bytes!r}"
+            raise UsageError(msg)
+        if not callable(clock):
+            msg = f"clock must be a callable returning seconds since the epoch, got {clock!r}"
             raise UsageError(msg)
         store = await SQLiteStore.open(
             str(path), timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
@@ -156,9 +165,15 @@ class MemoryCore:
             warnings.warn(message, RecallWarning, stacklevel=4)
 
     async def embedder(self) -> Embedder | None:
-        """The embedder this database may use now (resolved once, through the gateway)."""
+        """The embedder this database may use now (resolved through the gateway).
+
+        Resolved once per pin: when another process pins the database to a model, the
+        choice is made again.
+        """
         async with self._resolve_lock:
-            if self._resolved:
+            pin = self.store.pin
+            if self._resolved and (pin == self._resolved_pin or self._fits(self._embedder, pin)):
+                self._resolved_pin = pin
                 return self._embedder
             if not self.store.has_vec:
                 if self._candidates:
@@ -177,7 +192,7 @@ class MemoryCore:
 
             pin = self.store.pin
             self._embedder = await asyncio.to_thread(resolve, pin, self._candidates, healthy)
-            self._resolved = True
+            self._resolved, self._resolved_pin = True, pin
             if self._embedder is None and self._candidates:
                 why = "; ".join(failures) or (
                     f"the database is pinned to {pin.model_id!r} (family {pin.family!r}, {pin.dimension}-d) "
@@ -187,6 +202,13 @@ class MemoryCore:
                 )
                 self._warn_once("noembed", f"no usable embedder, recall is keyword-only: {why}")
             return self._embedder
+
+    @staticmethod
+    def _fits(embedder: Embedder | None, pin: EmbeddingPin | None) -> bool:
+        """True when ``embedder`` may write to a database pinned to ``pin``."""
+        if embedder is None or pin is None or embedder.dimension != pin.dimension:
+            return False
+        return embedder.model_id == pin.model_id or embedder.family == pin.family
 
     async def _embed(self, embedder: Embedder, texts: Sequence[str]) -> F32:
         try:
@@ -247,7 +269,7 @@ class MemoryCore:
         *,
         dedupe: list[bool],
         flag: Any = True,
-        replace_all: bool = False,
+        mode: WriteMode = "upsert",
         vectors: list[Any] | None = None,
     ) -> list[MemoryId]:
         """Embed (unless ``vectors`` are given) and write ``rows``; ``dedupe[i]`` per row."""
@@ -264,7 +286,7 @@ class MemoryCore:
             embedded = await self._embed(embedder, [rows[i]["content"] for i in missing])
             for i, vector in zip(missing, embedded, strict=True):
                 vectors[i] = vector
-        return await self.store.write(rows, vectors, dedupe=dedupe, replace_all=replace_all, pin=pin)
+        return await self.store.write(rows, vectors, dedupe=dedupe, mode=mode, pin=pin)
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
         """Change some fields of a memory; see :meth:`AsyncMemory.update`."""
@@ -298,14 +320,14 @@ class MemoryCore:
             merged.pop("expires_at")
         merged.update(changes)
         row = self._row(content, merged)
-        row["archived"] = int(current.archived)
+        embedder = await self.embedder()
         vector: Any = KEEP
-        if row["content_hash"] != current.content_hash:
-            embedder = await self.embedder()
-            vector = (await self._embed(embedder, [row["content"]]))[0] if embedder else None
-        embedder = await self.embedder() if isinstance(vector, np.ndarray) else None
-        pin = self._pin_for(embedder) if embedder else None
-        await self.store.write([row], [vector], dedupe=[False], replace_all=False, pin=pin)
+        if embedder is not None and (row["content_hash"] != current.content_hash or not current.has_vector):
+            vector = (await self._embed(embedder, [row["content"]]))[0]
+        elif row["content_hash"] != current.content_hash:
+            vector = None  # the old vector no longer describes the content
+        pin = self._pin_for(embedder) if embedder is not None else None
+        await self.store.write([row], [vector], dedupe=[False], mode="update", pin=pin)
         return (await self.store.get([mid]))[mid]
 
     async def get(self, id: Any) -> MemoryRecord | None:
@@ -342,10 +364,11 @@ class MemoryCore:
 
     async def purge(self, older_than: float = 0.0) -> int:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
-        if isinstance(older_than, bool) or not isinstance(older_than, int | float) or older_than < 0:
+        seconds = finite(older_than)
+        if seconds is None or seconds < 0:
             msg = f"older_than must be a non-negative number of seconds, got {older_than!r}"
             raise UsageError(msg)
-        return len(await self.store.purge(float(older_than)))
+        return len(await self.store.purge(seconds))
 
     async def prune(self, policy: PrunePolicy | None = None, **kwargs: Any) -> PruneReport:
         """Archive or purge low-value memories; see :class:`PrunePolicy`."""
@@ -364,15 +387,14 @@ class MemoryCore:
         if policy.min_importance is None and policy.max_entries is None:
             msg = "a prune policy needs min_importance, max_entries, or both"
             raise UsageError(msg)
-        if policy.min_importance is not None:
-            v._unit("min_importance", policy.min_importance)
+        floor = None if policy.min_importance is None else v._unit("min_importance", policy.min_importance)
         if policy.max_entries is not None and (
             isinstance(policy.max_entries, bool) or not isinstance(policy.max_entries, int) or policy.max_entries < 0
         ):
             msg = f"max_entries must be a non-negative integer, got {policy.max_entries!r}"
             raise UsageError(msg)
         action = v._enum("action", policy.action, PruneAction)
-        policy = PrunePolicy(policy.min_importance, policy.max_entries, action, bool(policy.dry_run))
+        policy = PrunePolicy(floor, policy.max_entries, action, bool(policy.dry_run))
         return await self.store.prune(policy)
 
     async def stats(self) -> dict[str, Any]:
@@ -408,6 +430,7 @@ class MemoryCore:
             msg = f"touch must be True, False or None, got {touch!r}"
             raise UsageError(msg)
         embed = None
+        await self.store.refresh()  # another process may have pinned a model or changed rows
         if mode is not RecallMode.KEYWORD and query.strip():
             embedder = await self.embedder()
             if embedder is not None:
@@ -458,9 +481,7 @@ class MemoryCore:
 
         async def flush() -> None:
             nonlocal created, updated, dup
-            ids = await self._write_rows(
-                pending, dedupe=[False] * len(pending), replace_all=True, vectors=pending_vectors
-            )
+            ids = await self._write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=pending_vectors)
             created += sum(i.status == "created" for i in ids)
             updated += sum(i.status == "updated" for i in ids)
             dup += sum(i.status == "duplicate" for i in ids)
@@ -497,6 +518,9 @@ class MemoryCore:
         vector, model = data.get("vector"), data.get("vector_model") or {}
         if vector is None or family is None or model.get("family") != family:
             return row, None
-        vec = np.asarray(vector, dtype=np.float32)
+        try:
+            vec = _as_matrix([vector], 1, len(vector), "of the export")[0]
+        except EmbedderError as e:
+            raise ValueError(str(e)) from e
         self.store.check_vector(vec)
         return row, vec

@@ -54,7 +54,23 @@ def run(coro: Coroutine[Any, Any, T], name: str) -> T:
 
 
 async def arun(coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` on the library loop from any event loop (async facade)."""
+    """Await ``coro`` on the library loop from any event loop (async facade).
+
+    The work is shielded: cancelling the caller (a timeout, a cancelled task) stops the
+    wait, never the store operation half-way, so a transaction always ends in a commit or
+    a rollback.
+    """
     if _on_library_loop():
         return await coro
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop()))
+    future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop()))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        future.add_done_callback(_consume)
+        raise
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Retrieve the outcome of shielded work whose caller left, so nothing is logged as lost."""
+    if not future.cancelled():
+        future.exception()

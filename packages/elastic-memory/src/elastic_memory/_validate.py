@@ -12,11 +12,11 @@ import math
 import re
 import unicodedata
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import UsageError
-from .filters import to_timestamp
+from .filters import finite, to_timestamp
 from .storage.queries import encode_json
 from .types import MemoryType, RecallMode, Scope, Source
 
@@ -75,17 +75,21 @@ def check_ids(ids: Any) -> list[str]:
     """One id or a list of ids as a list."""
     if isinstance(ids, str):
         return [check_id(ids)]
-    if not isinstance(ids, Sequence | set | frozenset):
+    if isinstance(ids, bytes | Mapping) or not isinstance(ids, Iterable):
         msg = f"pass a memory id or a list of ids, got {type(ids).__name__}"
         raise UsageError(msg)
     return [check_id(i) for i in ids]
 
 
 def _unit(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and math.isnan(value))
+    ):
         msg = f"{name} must be a number (it is clamped to [0, 1]), got {value!r}"
         raise UsageError(msg)
-    return min(1.0, max(0.0, float(value)))
+    return 1.0 if value > 1 else 0.0 if value < 0 else float(value)
 
 
 def check_content(content: Any) -> str:
@@ -199,10 +203,11 @@ def build_row(
         raise UsageError(msg)
     expiry = None
     if ttl is not None:
-        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
+        seconds = finite(ttl)
+        if seconds is None or seconds <= 0:
             msg = f"ttl must be a positive number of seconds, got {ttl!r}"
             raise UsageError(msg)
-        expiry = now + float(ttl)
+        expiry = now + seconds
     elif expires_at is not None:
         expiry = to_timestamp("expires_at", expires_at)
     agent = _optional_str("agent_id", agent_id) or default_agent

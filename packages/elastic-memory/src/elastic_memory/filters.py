@@ -69,11 +69,26 @@ def _enum_values(key: str, value: Any, enum: type[Scope | MemoryType | Source]) 
     return values
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a finite float; ``None`` for bools, non-numbers, NaN and infinities."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _unit(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+    number = finite(value)
+    if number is None or not 0 <= number <= 1:
         msg = f"filters[{key!r}] must be a number between 0 and 1, got {value!r}"
         raise UsageError(msg)
-    return float(value)
+    return number
 
 
 def to_timestamp(key: str, value: Any) -> float:
@@ -81,18 +96,21 @@ def to_timestamp(key: str, value: Any) -> float:
     if isinstance(value, _dt.datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
         return float(aware.timestamp())
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    number = finite(value)
+    if number is None:
         msg = f"{key} must be seconds since the epoch or a datetime, got {value!r}"
         raise UsageError(msg)
-    return float(value)
+    return number
 
 
 def _scalar(key: str, value: Any) -> Scalar:
     if value is None or isinstance(value, str | bool):
         return value
-    if isinstance(value, int | float) and math.isfinite(value):
+    if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
         return value
-    msg = f"metadata filter on {key!r}: {value!r} is not a string, number, bool or None"
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    msg = f"metadata filter on {key!r}: {value!r} is not a string, a finite number (64-bit for integers), bool or None"
     raise UsageError(msg)
 
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,10 +35,11 @@ from .driver import Driver, driver
 from .rows import from_blob, record_from_row, seq_of, to_blob
 from .vectors import KEEP, VectorLeg, chunks, verified
 
-__all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier"]
+__all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
 
 F32 = npt.NDArray[np.float32]
 VectorTier = Literal["auto", "ram", "vec0"]
+WriteMode = Literal["upsert", "update", "import"]
 
 
 _FTS5_PROBE = "CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)"
@@ -56,6 +57,7 @@ class EmbeddingPin:
 
 
 _chunks = chunks
+_GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
 _NO_FILTERS = Filters()
 
 
@@ -77,8 +79,11 @@ class SQLiteStore:
         self.path = path
         self._clock = clock
         self._lock = asyncio.Lock()
-        self._vectors = VectorLeg(self._all, tier=vector_tier, ram_budget_bytes=ram_budget_bytes, clock=clock)
+        self._vectors = VectorLeg(
+            self._all, self._snapshot, tier=vector_tier, ram_budget_bytes=ram_budget_bytes, clock=clock
+        )
         self._data_version = 0
+        self._generation: int | None = None
         self.pin: EmbeddingPin | None = None
         self.closed = False
 
@@ -116,6 +121,7 @@ class SQLiteStore:
             await self._migrate()
             await self._load_pin()
             self._data_version = await self._scalar("PRAGMA data_version")
+            self._generation = await self._scalar(_GENERATION)
 
     async def _check_fts5(self) -> None:
         try:
@@ -151,7 +157,7 @@ class SQLiteStore:
             version = migration.version
 
     async def _apply(self, migration: migrations.Migration) -> None:
-        async with self._transaction():
+        async with self._transaction(bump=False):
             for statement in migration.statements:
                 await self._conn.execute(statement)
             await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
@@ -179,15 +185,50 @@ class SQLiteStore:
             raise _storage_error(e, self.path, what, at_open=at_open) from e
 
     @contextlib.asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[None]:
+    async def _transaction(self, *, bump: bool = True) -> AsyncIterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error or cancellation.
+
+        With ``bump`` the store's generation moves on, telling other connections that what
+        recall sees has changed (access tracking does not bump it).
+        """
+        if self._conn.in_transaction:  # an earlier call was cancelled mid-way
+            await self._conn.execute("ROLLBACK")
         await self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            if bump:
+                generation = await self._scalar(
+                    "UPDATE store_state SET value = value + 1 WHERE key = 'generation' RETURNING value"
+                )
+            await self._conn.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(self._driver.module.Error):
-                await self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:
+                with contextlib.suppress(self._driver.module.Error):
+                    await self._conn.execute("ROLLBACK")
+            self._vectors.invalidate()
             raise
-        await self._conn.execute("COMMIT")
+        if bump:
+            self._generation = generation
+
+    @contextlib.asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[None]:
+        """A read transaction: every query inside sees one state of the file."""
+        if self._conn.in_transaction:
+            await self._conn.execute("ROLLBACK")
+        await self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self._conn.in_transaction:
+                await self._conn.execute("COMMIT")
+
+    async def _apply_to_index(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
+        """Committed rows into the RAM index; if that fails, drop the index (it reloads)."""
+        try:
+            await self._vectors.apply(changed)
+        except BaseException:
+            self._vectors.invalidate()
+            raise
 
     async def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = await self._one(sql, params)
@@ -227,14 +268,16 @@ class SQLiteStore:
         vectors: Sequence[F32 | Any | None],
         *,
         dedupe: Sequence[bool],
-        replace_all: bool,
+        mode: WriteMode,
         pin: EmbeddingPin | None,
     ) -> list[MemoryId]:
         """Insert or upsert ``rows`` (full column dicts) in one transaction.
 
         ``vectors[i]`` is the row's vector, ``None`` (no vector) or :data:`KEEP`. ``pin`` is
-        written with the first vector of an unpinned database. With ``replace_all`` an upsert
-        overwrites every column (import); otherwise created/access bookkeeping is kept.
+        written with the first vector of an unpinned database. ``mode`` says what an upsert of
+        an existing id overwrites: ``"upsert"`` keeps the created and access bookkeeping,
+        ``"update"`` also keeps the deleted/archived flags as they are now, ``"import"``
+        overwrites every column.
         """
         self._check_open()
         async with self._lock:
@@ -253,12 +296,12 @@ class SQLiteStore:
                         rows,
                         vectors,
                         dedupe,
-                        replace_all=replace_all,
+                        mode=mode,
                         pinned=self.has_vec and (self.pin or new_pin) is not None,
                     )
             if new_pin is not None:
                 self.pin = new_pin
-            await self._vectors.apply(changed)
+            await self._apply_to_index(changed)
             return ids
 
     @staticmethod
@@ -284,7 +327,7 @@ class SQLiteStore:
         vectors: Sequence[Any],
         dedupe: Sequence[bool],
         *,
-        replace_all: bool,
+        mode: WriteMode,
         pinned: bool,
     ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
         """Write ``rows`` inside the open transaction with a fixed number of statements.
@@ -294,12 +337,18 @@ class SQLiteStore:
         """
         now = self._clock()
         known: dict[str, tuple[int, bool]] = {}
+        key_of: dict[str, tuple[Any, ...]] = {}
+        flags: dict[str, tuple[Any, int]] = {}
         for chunk in _chunks(list(dict.fromkeys(r["id"] for r in rows))):
             sql, params = q.in_list("id", chunk)
-            for seq, mid, has_vector in await self._all(
-                f"SELECT seq, id, has_vector FROM memories WHERE {sql}", params
+            for seq, mid, has_vector, *key, deleted_at, archived in await self._all(
+                "SELECT seq, id, has_vector, content_hash, agent_id, scope, pool, deleted_at, archived "
+                f"FROM memories WHERE {sql}",
+                params,
             ):
                 known[mid] = (int(seq), bool(has_vector))
+                key_of[mid] = tuple(key)
+                flags[mid] = (deleted_at, archived)
         in_db = dict(known)
         live_by_key: dict[tuple[Any, ...], str] = {}
         hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
@@ -307,8 +356,18 @@ class SQLiteStore:
             sql, params = q.live_by_hash(chunk, now=now)
             for content_hash, agent, scope, pool, mid in await self._all(sql, params):
                 live_by_key.setdefault((content_hash, agent, scope, pool), mid)
-        next_seq = int(await self._scalar("SELECT coalesce(max(seq), 0) FROM memories")) + 1
-        keep = () if replace_all else ("created_at", "accessed_at", "access_count", "retention_strength")
+        # AUTOINCREMENT's counter never goes back, so a seq (and its vector rowid) is never reused.
+        next_seq = 1 + int(
+            await self._scalar(
+                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0), "
+                "coalesce((SELECT max(seq) FROM memories), 0))"
+            )
+        )
+        keep: tuple[str, ...] = ()
+        if mode != "import":
+            keep = ("created_at", "accessed_at", "access_count", "retention_strength")
+        if mode == "update":
+            keep = (*keep, "deleted_at", "archived")
         update_columns = [c for c in q.WRITABLE if c not in keep and c != "id"]
         inserts: list[list[Any]] = []
         updates: list[list[Any]] = []
@@ -325,6 +384,12 @@ class SQLiteStore:
                 isinstance(vector, np.ndarray) or (vector is KEEP and prior is not None and prior[1])
             )
             row = {**given, "has_vector": int(has_vector)}
+            if mode == "update" and given["id"] in flags:
+                row["deleted_at"], row["archived"] = flags[given["id"]]
+            old_key = key_of.pop(given["id"], None)
+            if old_key is not None and live_by_key.get(old_key) == given["id"]:
+                del live_by_key[old_key]
+            key_of[given["id"]] = key
             if prior is None:
                 seq, status = next_seq, "created"
                 next_seq += 1
@@ -344,11 +409,11 @@ class SQLiteStore:
         if updates:
             await self._conn.executemany(q.update_rows(update_columns), updates)
         if pinned:
-            await self._write_vectors(final_vectors, [seq for seq, had in in_db.values() if had])
+            await self._write_vectors(final_vectors, [seq for seq, _ in in_db.values()])
         return ids, changed
 
     async def _write_vectors(self, final: dict[int, tuple[dict[str, Any], Any]], rewritten: list[int]) -> None:
-        """Store each seq's final vector; ``rewritten`` seqs had one before this batch."""
+        """Store each seq's final vector; ``rewritten`` seqs existed before this batch."""
         kept: dict[int, bytes] = {}
         keep_seqs = [s for s, (_, v) in final.items() if v is KEEP and s in set(rewritten)]
         for chunk in _chunks(keep_seqs):
@@ -408,22 +473,29 @@ class SQLiteStore:
                 data |= {"scope": r.scope.value, "type": r.type.value, "deleted_at": r.deleted_at}
                 data |= {"archived": r.archived, "has_vector": r.has_vector}
                 changed.append((seq_of(row), data, KEEP if r.has_vector else None))
-            await self._vectors.apply(changed)
+            await self._apply_to_index(changed)
 
     async def hard_delete(self, ids: Sequence[str]) -> list[str]:
         """Remove rows, their FTS entries and vectors; returns the ids that existed."""
+
+        async def select() -> list[tuple[int, str]]:
+            found: list[tuple[int, str]] = []
+            for chunk in _chunks(list(ids)):
+                sql, params = q.in_list("id", chunk)
+                rows = await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
+                found += [(int(r[0]), str(r[1])) for r in rows]
+            return found
+
+        return await self._delete_where(select)
+
+    async def _delete_where(self, select: Callable[[], Awaitable[list[tuple[int, str]]]]) -> list[str]:
+        """Hard-delete what ``select`` picks, choosing and deleting in one transaction."""
         self._check_open()
         async with self._lock:
             await self._sync_foreign()
-            found: list[tuple[int, str]] = []
             with self._errors("delete memories"):
                 async with self._transaction():
-                    for chunk in _chunks(list(ids)):
-                        sql, params = q.in_list("id", chunk)
-                        found += [
-                            (int(r[0]), str(r[1]))
-                            for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
-                        ]
+                    found = await select()
                     await self._delete_seqs([s for s, _ in found])
             self._vectors.remove(s for s, _ in found)
             return [i for _, i in found]
@@ -439,12 +511,16 @@ class SQLiteStore:
     async def purge(self, older_than: float) -> list[str]:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
         cutoff = self._clock() - older_than
-        rows = await self._read(
-            "SELECT id FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= ?) "
-            "OR (expires_at IS NOT NULL AND expires_at <= ?)",
-            [cutoff, cutoff],
-        )
-        return await self.hard_delete([r[0] for r in rows])
+
+        async def select() -> list[tuple[int, str]]:
+            rows = await self._all(
+                "SELECT seq, id FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= ?) "
+                "OR (expires_at IS NOT NULL AND expires_at <= ?)",
+                [cutoff, cutoff],
+            )
+            return [(int(r[0]), str(r[1])) for r in rows]
+
+        return await self._delete_where(select)
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:
         """Archive or purge the victims of ``policy`` in one transaction."""
@@ -498,7 +574,7 @@ class SQLiteStore:
         now = self._clock()
         async with self._lock:
             with self._errors("record access"):
-                async with self._transaction():
+                async with self._transaction(bump=False):
                     for chunk in _chunks(list(seqs)):
                         sql, params = q.in_list("seq", chunk)
                         await self._conn.execute(
@@ -657,10 +733,21 @@ class SQLiteStore:
         ``PRAGMA data_version`` changes only on other connections' commits, never on ours.
         """
         version = await self._scalar("PRAGMA data_version")
-        if version != self._data_version:
-            self._data_version = version
+        if version == self._data_version:
+            return
+        self._data_version = version
+        generation = await self._scalar(_GENERATION)
+        if generation != self._generation:
+            self._generation = generation
             self._vectors.invalidate()
             await self._load_pin()
+
+    async def refresh(self) -> None:
+        """Pick up what other connections committed (the pin, and a stale RAM index)."""
+        self._check_open()
+        async with self._lock:
+            with self._errors("read the store state"):
+                await self._sync_foreign()
 
     async def vector(self, vector: F32, filters: Filters, limit: int) -> tuple[list[tuple[int, float]], str]:
         """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier used.

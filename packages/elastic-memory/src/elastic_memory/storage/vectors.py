@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import numpy as np
@@ -75,8 +76,17 @@ async def verified(
 class VectorLeg:
     """Vector search over one store's ``memories_vec`` table."""
 
-    def __init__(self, query: Query, *, tier: str, ram_budget_bytes: int | None, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        query: Query,
+        snapshot: Callable[[], AbstractAsyncContextManager[None]],
+        *,
+        tier: str,
+        ram_budget_bytes: int | None,
+        clock: Callable[[], float],
+    ) -> None:
         self._query = query
+        self._snapshot = snapshot
         self._setting = tier
         self._budget = ram_budget_bytes
         self._clock = clock
@@ -99,35 +109,39 @@ class VectorLeg:
             return self.ram
         if self._setting == "vec0":
             return None
-        rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
-        need = int(rows[0][0]) * dimension * 4
-        budget = self._budget if self._budget is not None else default_ram_budget()
-        self._fits = self._setting == "ram" or need <= budget
-        if not self._fits:
-            return None
-        rows = await self._query(
-            "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
-            "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1 ORDER BY seq",
-            (),
-        )
-        seqs = [int(r[0]) for r in rows]
-        matrix = await self._matrix_from_chunks(seqs, dimension)
-        if matrix is None:
-            matrix = await self._matrix_from_rows(seqs, dimension)
+        async with self._snapshot():  # one consistent read, whatever other processes commit
+            rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
+            need = int(rows[0][0]) * dimension * 4
+            budget = self._budget if self._budget is not None else default_ram_budget()
+            self._fits = self._setting == "ram" or need <= budget
+            if not self._fits:
+                return None
+            rows = await self._query(
+                "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
+                "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1 ORDER BY seq",
+                (),
+            )
+            seqs = [int(r[0]) for r in rows]
+            matrix = await self._matrix_from_chunks(seqs, dimension)
+            if matrix is None:
+                present, matrix = await self._matrix_from_rows(seqs, dimension)
+                rows = [r for r, keep in zip(rows, present, strict=True) if keep]
+                seqs = [int(r[0]) for r in rows]
         index = RamIndex(dimension)
         if seqs:
             index.bulk_load(seqs, matrix, {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)})
         self.ram = index
         return index
 
-    async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> F32:
-        """The vectors of ``seqs`` (in order) read through vec0, one row at a time (~10 us each)."""
+    async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> tuple[list[bool], F32]:
+        """Which of ``seqs`` have a vector, and those vectors in order, read through vec0 (~10 us a row)."""
         found: dict[int, bytes] = {}
         for chunk in chunks(list(seqs)):
             sql, params = q.in_list("rowid", chunk)
             found.update(await self._query(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params))
-        blob = b"".join(found[s] for s in seqs)
-        return np.frombuffer(blob, dtype="<f4").reshape(len(seqs), dimension).astype(np.float32)
+        present = [s in found for s in seqs]
+        blob = b"".join(found[s] for s in seqs if s in found)
+        return present, np.frombuffer(blob, dtype="<f4").reshape(-1, dimension).astype(np.float32)
 
     async def _matrix_from_chunks(self, seqs: Sequence[int], dimension: int) -> F32 | None:
         """The same matrix read from sqlite-vec 0.1's chunk tables, about 4x faster on open.

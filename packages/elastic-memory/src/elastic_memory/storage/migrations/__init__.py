@@ -25,7 +25,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (Migration(v001_initial.VERSION, v001_initial.STATEMENTS),)
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
-OWN_TABLES = ("memories", "memory_tags", "embedding_meta")
+OWN_TABLES = ("memories", "memory_tags", "store_state", "embedding_meta", "sqlite_sequence")
 
 assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1)), "migrations must be 1..N"
 

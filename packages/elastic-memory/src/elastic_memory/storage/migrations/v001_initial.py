@@ -9,7 +9,7 @@ VERSION = 1
 STATEMENTS = (
     """
     CREATE TABLE memories (
-        seq INTEGER PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
         agent_id TEXT NOT NULL,
         scope TEXT NOT NULL CHECK (scope IN ('private', 'shared', 'global')),
@@ -82,6 +82,10 @@ STATEMENTS = (
         INSERT OR IGNORE INTO memory_tags (tag, seq) SELECT value, new.seq FROM json_each(new.tags);
     END
     """,
+    # Bumped by every transaction that changes what recall can see (never by access
+    # tracking), so other connections know when their in-RAM index is stale.
+    "CREATE TABLE store_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
+    "INSERT INTO store_state (key, value) VALUES ('generation', 0)",
     """
     CREATE TABLE embedding_meta (
         id INTEGER PRIMARY KEY CHECK (id = 1),

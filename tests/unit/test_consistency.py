@@ -1,0 +1,83 @@
+"""Consistency under concurrency: other connections, races, batch bookkeeping, seq reuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from elastic_memory import Memory
+from elastic_memory.storage.driver import driver
+from elastic_memory.testing import FakeEmbedder
+
+
+def test_a_pin_written_by_another_connection_enables_semantic_recall(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder()) as reader:
+        with Memory.open(db_path, embedder=FakeEmbedder()) as writer:
+            mid = writer.remember("written by the other process")
+        explanation = reader.explain("written by the other process", mode="semantic")
+    assert explanation.effective_mode.value == "semantic"
+    assert [h.id for h in explanation.hits] == [mid]
+
+
+def test_batch_upsert_that_changes_content_frees_the_old_text(mem: Memory) -> None:
+    mem.remember("x is the old fact", id="a")
+    ids = mem.remember_many([{"id": "a", "content": "y is the new fact"}, "x is the old fact"])
+    assert (ids[0].status, ids[1].status) == ("updated", "created")
+    assert mem.get(ids[1]).content == "x is the old fact"  # type: ignore[union-attr]
+
+
+def test_update_does_not_resurrect_a_memory_forgotten_meanwhile(db_path: Path) -> None:
+    """forget() runs while update() is embedding the new text: the memory stays forgotten."""
+    holder: dict[str, Memory] = {}
+
+    class ForgetsDuringEmbed(FakeEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            if "edited" in texts[0] and "mid" in holder:
+                holder["mem"].forget(holder.pop("mid"))
+            return super().embed(texts)
+
+    with Memory.open(db_path, embedder=ForgetsDuringEmbed()) as mem:
+        holder["mem"] = mem
+        mid = mem.remember("original text")
+        holder["mid"] = mid
+        record = mem.update(mid, content="edited text")
+        assert record.deleted_at is not None
+        assert mem.recall("edited text", mode="hybrid") == []
+
+
+def test_seqs_are_never_reused_after_a_hard_delete(mem: Memory) -> None:
+    first = mem.remember("first")
+    second = mem.remember("second")
+    mem.forget(second, hard=True)
+    third = mem.remember("third")
+    conn = driver().connect(mem.path, timeout=5)
+    try:
+        seqs = dict(conn.execute("SELECT id, seq FROM memories").fetchall())
+    finally:
+        conn.close()
+    assert seqs[third] > seqs[first] + 1
+
+
+def test_access_tracking_elsewhere_keeps_the_ram_index(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder()) as a, Memory.open(db_path, embedder=FakeEmbedder()) as b:
+        a.remember_many([f"note {i}" for i in range(20)])
+        b.recall("note", mode="semantic")
+        index = b._core.store._vectors.ram
+        a.recall("note", mode="keyword")  # touches rows: a commit, but nothing recall sees
+        b.recall("note", mode="semantic")
+        assert b._core.store._vectors.ram is index
+        a.remember("a new note")  # this one must be seen
+        hits = b.recall("a new note", k=1, mode="semantic")
+        assert hits[0].content == "a new note"
+
+
+def test_update_embeds_a_memory_that_had_no_vector(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None) as mem:
+        mid = mem.remember("stored without a model")
+    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
+        mem.remember("another one")
+        mem.update(mid, importance=0.9)
+        assert mem.get(mid).has_vector  # type: ignore[union-attr]
+        top = mem.recall("stored without a model", k=1, mode="semantic")[0]
+        assert top.id == mid and np.isclose(top.vector_score, 1.0, atol=1e-5)  # type: ignore[arg-type]
