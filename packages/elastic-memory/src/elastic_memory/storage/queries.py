@@ -204,7 +204,9 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> P
     where, params = live_filter(filters, now=now)
     sql = (
         "SELECT m.seq, -bm25(memories_fts, 1.0, 0.5) AS score "
-        "FROM memories_fts JOIN memories AS m ON m.seq = memories_fts.rowid "
+        # CROSS JOIN: FTS5 runs once and the rows are looked up by key. A plain JOIN lets the
+        # planner start from a tag or session index and run MATCH once per filtered row.
+        "FROM memories_fts CROSS JOIN memories AS m ON m.seq = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND {where} "
         "ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"
     )
@@ -257,6 +259,18 @@ def vec_knn(vector: bytes, k: int, filters: Filters) -> Prepared | None:
             parts.append(f"{quote_ident(column)} = ?")
             params.append(values[0])
     return f"SELECT rowid, 1.0 - distance FROM memories_vec WHERE {' AND '.join(parts)}", params
+
+
+def vec_by_rowids(seqs: Sequence[int], *, score: bytes | None = None) -> Prepared:
+    """``(rowid, embedding)`` of the given vec0 rows, or ``(rowid, cosine)`` with ``score``.
+
+    vec0 answers ``rowid IN (...)`` with a full scan; a join from a JSON list of ids makes
+    it one lookup per id.
+    """
+    ids = encode_json([int(s) for s in seqs])
+    what = "v.embedding" if score is None else "1.0 - vec_distance_cosine(v.embedding, ?)"
+    sql = f"SELECT v.rowid, {what} FROM json_each(?) AS j CROSS JOIN memories_vec AS v ON v.rowid = j.value"
+    return sql, ([ids] if score is None else [score, ids])
 
 
 def vec_scan(vector: bytes, filters: Filters, *, now: float, limit: int) -> Prepared:

@@ -416,12 +416,11 @@ class SQLiteStore:
         """Store each seq's final vector; ``rewritten`` seqs existed before this batch."""
         kept: dict[int, bytes] = {}
         keep_seqs = [s for s, (_, v) in final.items() if v is KEEP and s in set(rewritten)]
-        for chunk in _chunks(keep_seqs):
-            sql, params = q.in_list("rowid", chunk)
-            kept.update(await self._all(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params))
-        for chunk in _chunks([s for s in rewritten if s in final]):
-            sql, params = q.in_list("rowid", chunk)
-            await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
+        if keep_seqs:
+            kept.update(await self._all(*q.vec_by_rowids(keep_seqs)))
+        gone = [(s,) for s in rewritten if s in final]
+        if gone:  # one lookup per rowid: vec0 scans everything for "rowid IN (...)"
+            await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", gone)
         values = []
         for seq, (row, vector) in final.items():
             blob = to_blob(vector) if isinstance(vector, np.ndarray) else kept.get(seq) if vector is KEEP else None
@@ -505,8 +504,7 @@ class SQLiteStore:
             sql, params = q.in_list("seq", chunk)
             await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
             if self.has_vec and self.pin is not None:
-                sql, params = q.in_list("rowid", chunk)
-                await self._conn.execute(f"DELETE FROM memories_vec WHERE {sql}", params)
+                await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(s,) for s in chunk])
 
     async def purge(self, older_than: float) -> list[str]:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
@@ -666,9 +664,7 @@ class SQLiteStore:
                 return
             vecs: dict[int, F32] = {}
             if self.has_vec and self.pin is not None:
-                seqs = [seq_of(r) for r in rows]
-                sql, params = q.in_list("rowid", seqs)
-                for r in await self._read(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params):
+                for r in await self._read(*q.vec_by_rowids([seq_of(r) for r in rows])):
                     vecs[int(r[0])] = from_blob(r[1])
             for row in rows:
                 yield record_from_row(row), vecs.get(seq_of(row))

@@ -32,6 +32,8 @@ Query = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 _VEC0_MAX_K = 4096
 #: Above this many matrix cells a RAM scan runs in a worker thread, off the event loop.
 _THREAD_CELLS = 2_000_000
+#: A tag filter matching fewer than 1 / _SELECTIVE of the indexed rows masks the RAM scan.
+_SELECTIVE = 10
 
 
 class _Keep:
@@ -136,9 +138,8 @@ class VectorLeg:
     async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> tuple[list[bool], F32]:
         """Which of ``seqs`` have a vector, and those vectors in order, read through vec0 (~10 us a row)."""
         found: dict[int, bytes] = {}
-        for chunk in chunks(list(seqs)):
-            sql, params = q.in_list("rowid", chunk)
-            found.update(await self._query(f"SELECT rowid, embedding FROM memories_vec WHERE {sql}", params))
+        for chunk in chunks(list(seqs), 10_000):
+            found.update(await self._query(*q.vec_by_rowids(chunk)))
         present = [s in found for s in seqs]
         blob = b"".join(found[s] for s in seqs if s in found)
         return present, np.frombuffer(blob, dtype="<f4").reshape(-1, dimension).astype(np.float32)
@@ -192,8 +193,13 @@ class VectorLeg:
         where = {attr: values for attr, values in zip(ATTRS, columns, strict=True) if values}
         allowed = None
         if filters.tags_any or filters.tags_all:
-            rows = await self._query(*q.tagged(filters))
-            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            # A selective tag filter masks the scan; a broad one is left to the row check,
+            # which then passes most candidates anyway.
+            sql, params = q.tagged(filters)
+            count = int((await self._query(f"SELECT count(*) FROM ({sql})", params))[0][0])
+            if count * _SELECTIVE < len(ram):
+                rows = await self._query(sql, params)
+                allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         fetch = limit * (4 if filters.needs_row_check else 1) + 8
         while True:
             if len(ram) * ram.dimension > _THREAD_CELLS:
@@ -227,12 +233,8 @@ class VectorLeg:
             return {s: float(v @ vector) for s, v in known if v is not None}
         out: dict[int, float] = {}
         blob = to_blob(vector)
-        for chunk in chunks(list(seqs)):
-            sql, params = q.in_list("rowid", chunk)
-            rows = await self._query(
-                f"SELECT rowid, 1.0 - vec_distance_cosine(embedding, ?) FROM memories_vec WHERE {sql}", [blob, *params]
-            )
-            out.update((int(r[0]), float(r[1])) for r in rows)
+        rows = await self._query(*q.vec_by_rowids(seqs, score=blob))
+        out.update((int(r[0]), float(r[1])) for r in rows)
         return out
 
     async def apply(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
