@@ -116,3 +116,16 @@ def test_index_loads_through_vec0_when_the_fast_reader_declines(db_path: Path, m
     with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
         top = mem.recall(_corpus(50)[7]["content"], k=1, mode="semantic")
         assert top[0].id == ids[7] and mem.stats()["vector_index_loaded"] == 50
+
+
+@pytest.mark.parametrize("filters", [None, {"tags": ["odd"]}, {"session_id": "s2"}])
+def test_hybrid_ranking_is_the_same_on_both_tiers(db_path: Path, filters: dict[str, object] | None) -> None:
+    results = []
+    for tier in ("ram", "vec0"):
+        with Memory.open(db_path, embedder=FakeEmbedder(), vector_index=tier) as mem:  # type: ignore[arg-type]
+            if tier == "ram":
+                mem.remember_many(_corpus(200))
+            hits = mem.recall("apple delta golf item7", k=10, mode="hybrid", filters=filters, touch=False)
+            results.append([(h.id, round(h.score, 5)) for h in hits])
+    assert results[0] == results[1]
+    assert len(results[0]) == 10
