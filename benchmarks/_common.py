@@ -6,6 +6,7 @@ import datetime
 import math
 import os
 import platform
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,26 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def library_source() -> str:
+    """Where elastic_memory was imported from, with the git commit when it is a checkout."""
+    import elastic_memory
+
+    folder = Path(elastic_memory.__file__).resolve().parent
+    commit = _git(folder, "rev-parse", "--short", "HEAD")
+    if commit is None:
+        return f"{folder} (not a git checkout)"
+    dirty = _git(folder, "status", "--porcelain", "--", ".")
+    return f"{folder} (git {commit}{', with uncommitted changes' if dirty else ''})"
+
+
 def environment() -> list[str]:
     """Lines describing the machine and the versions in use (printed at the top of every run)."""
     import elastic_memory
@@ -47,6 +68,7 @@ def environment() -> list[str]:
         f"date      {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         f"machine   {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
         f"python    {sys.version.split()[0]}  numpy {np.__version__}  elastic-memory {elastic_memory.__version__}",
+        f"library   {library_source()}",
         f"sqlite    driver {drv.name}, SQLite {drv.sqlite_version}, sqlite-vec {drv.vec_version or 'not loadable'}",
     ]
 
