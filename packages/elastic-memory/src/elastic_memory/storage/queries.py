@@ -149,10 +149,15 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
             sql, p = in_list(f"{a}.{quote_ident(column)}", values)
             parts.append(sql)
             params += p
-    if filters.tags_any or filters.tags_all:
-        sql, p = tagged(filters)
-        parts.append(f"{a}.seq IN ({sql})")
+    # Tags: an indexed lookup per row (memory_tags), never a scan of the tag column's JSON.
+    if filters.tags_any:
+        sql, p = in_list("t.tag", filters.tags_any)
+        parts.append(f"EXISTS (SELECT 1 FROM memory_tags AS t WHERE t.seq = {a}.seq AND {sql})")
         params += p
+    if filters.tags_all:
+        sql, p = in_list("t.tag", filters.tags_all)
+        parts.append(f"(SELECT count(*) FROM memory_tags AS t WHERE t.seq = {a}.seq AND {sql}) = ?")
+        params += [*p, len(filters.tags_all)]
     for column, op, bound in (
         ("confidence", ">=", filters.min_confidence),
         ("importance", ">=", filters.min_importance),
