@@ -96,7 +96,10 @@ class RamIndex:
             self._seqs[:n] = seqs
             for attr in ATTRS:
                 values = attrs.get(attr, [None] * n)
-                self._codes[attr][:n] = [self._code(attr, v) for v in values]
+                vocab = self._vocab[attr]
+                for value in dict.fromkeys(values):
+                    vocab.setdefault(value, len(vocab))
+                self._codes[attr][:n] = np.fromiter((vocab[v] for v in values), dtype=np.int32, count=n)
         self._n = n
         self._pos = {int(s): i for i, s in enumerate(self._seqs[:n])}
 

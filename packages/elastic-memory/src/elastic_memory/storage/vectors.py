@@ -159,19 +159,23 @@ class VectorLeg:
                 int(cid): np.frombuffer(blob, dtype="<f4").reshape(-1, dimension)
                 for cid, blob in await self._query("SELECT rowid, vectors FROM memories_vec_vector_chunks00", ())
             }
-            where = {
-                int(r[0]): (int(r[1]), int(r[2]))
-                for r in await self._query("SELECT rowid, chunk_id, chunk_offset FROM memories_vec_rowids", ())
-            }
-            places = np.array([where[s] for s in seqs], dtype=np.int64)
+            table = np.array(
+                await self._query("SELECT rowid, chunk_id, chunk_offset FROM memories_vec_rowids ORDER BY rowid", ()),
+                dtype=np.int64,
+            ).reshape(-1, 3)
+            wanted = np.asarray(seqs, dtype=np.int64)
+            at = np.searchsorted(table[:, 0], wanted)
+            if (at >= len(table)).any() or (table[np.minimum(at, len(table) - 1), 0] != wanted).any():
+                return None  # a live memory without a vec0 row: let the public path decide
+            places = table[at, 1:]
             matrix = np.empty((len(seqs), dimension), dtype=np.float32)
             for cid in np.unique(places[:, 0]):
                 rows = np.flatnonzero(places[:, 0] == cid)
                 matrix[rows] = blocks[int(cid)][places[rows, 1]]
-            for i in np.linspace(0, len(seqs) - 1, num=min(16, len(seqs)), dtype=np.int64):
-                sample = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seqs[i],))
-                if not sample or not np.array_equal(from_blob(sample[0][0]), matrix[i]):
-                    return None
+            picks = np.unique(np.linspace(0, len(seqs) - 1, num=min(16, len(seqs)), dtype=np.int64))
+            sample = dict(await self._query(*q.vec_by_rowids([seqs[i] for i in picks])))
+            if any(not np.array_equal(from_blob(sample.get(seqs[i], b"")), matrix[i]) for i in picks):
+                return None
         except Exception:  # noqa: BLE001 - any surprise in the internals means: take the slow, public path
             return None
         return matrix
