@@ -56,7 +56,6 @@ class EmbeddingPin:
     family: str
 
 
-_chunks = chunks
 _GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
 _NO_FILTERS = Filters()
 
@@ -252,11 +251,6 @@ class SQLiteStore:
         """True when the SQLite driver could load sqlite-vec."""
         return self._driver.has_vec
 
-    @property
-    def driver_info(self) -> Driver:
-        """The SQLite driver in use."""
-        return self._driver
-
     # ------------------------------------------------------------------- writes
     def check_vector(self, vector: F32) -> None:
         """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
@@ -339,7 +333,7 @@ class SQLiteStore:
         known: dict[str, tuple[int, bool]] = {}
         key_of: dict[str, tuple[Any, ...]] = {}
         flags: dict[str, tuple[Any, int]] = {}
-        for chunk in _chunks(list(dict.fromkeys(r["id"] for r in rows))):
+        for chunk in chunks(list(dict.fromkeys(r["id"] for r in rows))):
             sql, params = q.in_list("id", chunk)
             for seq, mid, has_vector, *key, deleted_at, archived in await self._all(
                 "SELECT seq, id, has_vector, content_hash, agent_id, scope, pool, deleted_at, archived "
@@ -352,7 +346,7 @@ class SQLiteStore:
         in_db = dict(known)
         live_by_key: dict[tuple[Any, ...], str] = {}
         hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
-        for chunk in _chunks(hashes):
+        for chunk in chunks(hashes):
             sql, params = q.live_by_hash(chunk, now=now)
             for content_hash, agent, scope, pool, mid in await self._all(sql, params):
                 live_by_key.setdefault((content_hash, agent, scope, pool), mid)
@@ -442,7 +436,7 @@ class SQLiteStore:
             changed_ids: list[str] = []
             with self._errors("update memories"):
                 async with self._transaction():
-                    for chunk in _chunks(list(ids)):
+                    for chunk in chunks(list(ids)):
                         sql, params = q.select_rows(by="id", values=chunk)
                         for row in await self._all(sql, params):
                             record = record_from_row(row)
@@ -462,7 +456,7 @@ class SQLiteStore:
     async def _refresh_ram_for(self, ids: Sequence[str]) -> None:
         if self._vectors.ram is None:
             return
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             sql, params = q.select_rows(by="id", values=chunk)
             rows = await self._all(sql, params)
             changed = []
@@ -479,7 +473,7 @@ class SQLiteStore:
 
         async def select() -> list[tuple[int, str]]:
             found: list[tuple[int, str]] = []
-            for chunk in _chunks(list(ids)):
+            for chunk in chunks(list(ids)):
                 sql, params = q.in_list("id", chunk)
                 rows = await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
                 found += [(int(r[0]), str(r[1])) for r in rows]
@@ -500,7 +494,7 @@ class SQLiteStore:
             return [i for _, i in found]
 
     async def _delete_seqs(self, seqs: Sequence[int]) -> None:
-        for chunk in _chunks(list(seqs)):
+        for chunk in chunks(list(seqs)):
             sql, params = q.in_list("seq", chunk)
             await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
             if self.has_vec and self.pin is not None:
@@ -555,7 +549,7 @@ class SQLiteStore:
                         if policy.action is PruneAction.PURGE:
                             await self._delete_seqs([s for s, _ in victims])
                         else:
-                            for chunk in _chunks([s for s, _ in victims]):
+                            for chunk in chunks([s for s, _ in victims]):
                                 sql, p = q.in_list("seq", chunk)
                                 await self._conn.execute(
                                     f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql}", [now, *p]
@@ -573,7 +567,7 @@ class SQLiteStore:
         async with self._lock:
             with self._errors("record access"):
                 async with self._transaction(bump=False):
-                    for chunk in _chunks(list(seqs)):
+                    for chunk in chunks(list(seqs)):
                         sql, params = q.in_list("seq", chunk)
                         await self._conn.execute(
                             "UPDATE memories SET access_count = access_count + 1, accessed_at = ?, "
@@ -591,7 +585,7 @@ class SQLiteStore:
     async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
         """Records by id (missing ids are absent from the result)."""
         out: dict[str, MemoryRecord] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             sql, params = q.select_rows(by="id", values=chunk)
             for row in await self._read(sql, params):
                 record = record_from_row(row)
@@ -603,7 +597,7 @@ class SQLiteStore:
         """The live records among ``seqs`` that match ``filters``, keyed by seq."""
         out: dict[int, MemoryRecord] = {}
         now = self._clock()
-        for chunk in _chunks(list(seqs)):
+        for chunk in chunks(list(seqs)):
             sql, params = q.select_rows(by="seq", values=chunk, filters=filters, now=now)
             for row in await self._read(sql, params):
                 out[seq_of(row)] = record_from_row(row)
@@ -635,7 +629,7 @@ class SQLiteStore:
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
         """For each memory with a session, the live memory just before and after it in that session."""
         out: dict[int, tuple[int | None, int | None]] = {}
-        for chunk in _chunks(list(seqs)):
+        for chunk in chunks(list(seqs)):
             sql, params = q.in_list("m.seq", chunk)
             rows = await self._read(
                 "SELECT m.seq, "
