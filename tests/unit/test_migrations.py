@@ -68,3 +68,17 @@ def test_a_failing_migration_rolls_back_whole(db_path: Path, monkeypatch: pytest
 
 def test_versions_are_contiguous_from_one() -> None:
     assert [m.version for m in migrations.MIGRATIONS] == list(range(1, migrations.LATEST + 1))
+
+
+def test_a_version_1_file_upgrades_keeping_its_memories(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database written by 0.1 (schema v1) gains the loop tables; its memories read as notes."""
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+    with Memory.open(db_path, embedder=None) as mem:
+        mid = mem.remember("The user's dog is called Biscuit.")
+    assert _user_version(db_path) == 1
+    monkeypatch.undo()
+    with Memory.open(db_path, embedder=None) as mem:
+        record = mem.get(mid)
+        assert record is not None and record.kind == "note"
+        assert [h.id for h in mem.recall("Biscuit")] == [mid]
+    assert _user_version(db_path) == migrations.LATEST

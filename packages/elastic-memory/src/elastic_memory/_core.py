@@ -52,6 +52,7 @@ _REMEMBER_FIELDS = (
     "pinned",
     "ttl",
     "expires_at",
+    "kind",
 )
 
 
@@ -314,6 +315,7 @@ class MemoryCore:
             "session_id": current.session_id,
             "pinned": current.pinned,
             "expires_at": current.expires_at,
+            "kind": current.kind,
         }
         content = changes.pop("content", current.content)
         if "ttl" in changes:

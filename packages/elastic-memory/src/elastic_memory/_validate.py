@@ -18,7 +18,7 @@ from typing import Any
 from .errors import UsageError
 from .filters import finite, to_timestamp
 from .storage.queries import encode_json
-from .types import MemoryType, RecallMode, Scope, Source
+from .types import KINDS, MemoryType, RecallMode, Scope, Source
 
 __all__ = ["MAX_CONTENT_CHARS", "build_row", "content_hash", "check_k", "check_mode", "normalise"]
 
@@ -172,6 +172,14 @@ def _optional_str(name: str, value: Any) -> str | None:
     return value
 
 
+def check_kind(kind: Any) -> str:
+    """``kind`` if it is one of :data:`KINDS`."""
+    if kind not in KINDS:
+        msg = f"kind must be one of {list(KINDS)}, got {kind!r}"
+        raise UsageError(msg)
+    return str(kind)
+
+
 def build_row(
     content: Any,
     *,
@@ -191,6 +199,7 @@ def build_row(
     pinned: Any = False,
     ttl: Any = None,
     expires_at: Any = None,
+    kind: str = "note",
 ) -> dict[str, Any]:
     """A full ``memories`` row (without ``seq``) from remember()-style arguments."""
     text = check_content(content)
@@ -235,4 +244,5 @@ def build_row(
         "deleted_at": None,
         "expires_at": expiry,
         "has_vector": 0,
+        "kind": check_kind(kind),
     }

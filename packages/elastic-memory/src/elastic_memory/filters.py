@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
-from .types import MemoryType, Scope, Source
+from .types import KINDS, MemoryType, Scope, Source
 
 __all__ = ["METADATA_OPERATORS", "Filters"]
 
@@ -29,6 +29,8 @@ _KEYS = (
     "type",
     "source",
     "session_id",
+    "exclude_session_id",
+    "kind",
     "tags",
     "tags_all",
     "min_confidence",
@@ -166,6 +168,8 @@ class Filters:
     types: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     session_ids: tuple[str, ...] = ()
+    exclude_session_ids: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     tags_all: tuple[str, ...] = ()
     min_confidence: float | None = None
@@ -205,6 +209,14 @@ class Filters:
                 f["sources"] = _enum_values(key, value, Source)
             elif key == "session_id":
                 f["session_ids"] = _strings(key, value)
+            elif key == "exclude_session_id":
+                f["exclude_session_ids"] = _strings(key, value)
+            elif key == "kind":
+                f["kinds"] = _strings(key, value)
+                bad = [k for k in f["kinds"] if k not in KINDS]
+                if bad:
+                    msg = f"filters['kind'] has unknown value(s) {bad}; use one of {list(KINDS)}"
+                    raise UsageError(msg)
             elif key == "tags":
                 f["tags_any"] = _strings(key, value)
             elif key == "tags_all":
@@ -227,6 +239,8 @@ class Filters:
         """True when some condition can only be checked against the stored row."""
         return bool(
             self.sources
+            or self.exclude_session_ids
+            or self.kinds
             or self.tags_any
             or self.tags_all
             or self.min_confidence is not None

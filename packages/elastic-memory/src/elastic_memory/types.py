@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+#: What wrote a memory (:attr:`MemoryRecord.kind`).
+KINDS = ("note", "chunk", "lesson", "preference", "howto", "summary", "merged")
+
+
 class Scope(str, enum.Enum):
     """Who may read a memory: its agent, a named pool of agents, or every agent."""
 
@@ -87,7 +91,12 @@ class MemoryId(str):
 
 @dataclass(frozen=True)
 class MemoryRecord:
-    """One stored memory, every column of it."""
+    """One stored memory, every column of it.
+
+    ``kind`` says what wrote it: ``"note"`` (:meth:`Memory.remember`), ``"chunk"`` (a turn
+    of :meth:`Memory.record_turn`), ``"lesson"``, ``"preference"``, ``"howto"``,
+    ``"summary"`` (a session summary) or ``"merged"`` (near-duplicates consolidated).
+    """
 
     id: str
     content: str
@@ -112,6 +121,7 @@ class MemoryRecord:
     deleted_at: float | None
     expires_at: float | None
     has_vector: bool
+    kind: str = "note"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (enums as their values), as written by ``export_jsonl``."""
@@ -149,6 +159,7 @@ class Hit:
     created_at: float
     keyword_score: float | None = None
     vector_score: float | None = None
+    kind: str = "note"
 
 
 @dataclass(frozen=True)

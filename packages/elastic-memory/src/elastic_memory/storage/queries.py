@@ -59,6 +59,7 @@ COLUMNS = (
     "deleted_at",
     "expires_at",
     "has_vector",
+    "kind",
 )
 #: Columns a caller writes (everything but ``seq``).
 WRITABLE = COLUMNS[1:]
@@ -144,11 +145,16 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
         ("type", filters.types),
         ("source", filters.sources),
         ("session_id", filters.session_ids),
+        ("kind", filters.kinds),
     ):
         if values:
             sql, p = in_list(f"{a}.{quote_ident(column)}", values)
             parts.append(sql)
             params += p
+    if filters.exclude_session_ids:
+        sql, p = in_list(f"{a}.{quote_ident('session_id')}", filters.exclude_session_ids)
+        parts.append(f"({a}.{quote_ident('session_id')} IS NULL OR NOT {sql})")
+        params += p
     # Tags: an indexed lookup per row (memory_tags), never a scan of the tag column's JSON.
     if filters.tags_any:
         sql, p = in_list("t.tag", filters.tags_any)

@@ -45,6 +45,7 @@ def record_from_row(row: Any) -> MemoryRecord:
         deleted_at=None if deleted_at is None else float(deleted_at),
         expires_at=None if expires_at is None else float(expires_at),
         has_vector=bool(get(_INDEX["has_vector"])),
+        kind=get(_INDEX["kind"]),
     )
 
 
@@ -75,6 +76,7 @@ def hit_from_record(
         created_at=record.created_at,
         keyword_score=keyword_score,
         vector_score=vector_score,
+        kind=record.kind,
     )
 
 

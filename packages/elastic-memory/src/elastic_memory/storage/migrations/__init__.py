@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import v001_initial
+from . import v001_initial, v002_memory_loop
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
 
@@ -22,10 +22,24 @@ class Migration:
     statements: tuple[str, ...]
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(v001_initial.VERSION, v001_initial.STATEMENTS),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(v001_initial.VERSION, v001_initial.STATEMENTS),
+    Migration(v002_memory_loop.VERSION, v002_memory_loop.STATEMENTS),
+)
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
-OWN_TABLES = ("memories", "memory_tags", "store_state", "embedding_meta", "sqlite_sequence")
+OWN_TABLES = (
+    "memories",
+    "memory_tags",
+    "store_state",
+    "embedding_meta",
+    "sqlite_sequence",
+    "turns",
+    "sessions",
+    "facts",
+    "quarantine",
+    "memory_edges",
+)
 
 assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1)), "migrations must be 1..N"
 
