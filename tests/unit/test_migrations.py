@@ -70,15 +70,21 @@ def test_versions_are_contiguous_from_one() -> None:
     assert [m.version for m in migrations.MIGRATIONS] == list(range(1, migrations.LATEST + 1))
 
 
-def test_a_version_1_file_upgrades_keeping_its_memories(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_version_1_file_upgrades_keeping_its_memories(db_path: Path) -> None:
     """A database written by 0.1 (schema v1) gains the loop tables; its memories read as notes."""
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+    conn = driver().module.connect(str(db_path))
+    for statement in migrations.MIGRATIONS[0].statements:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO memories (id, agent_id, scope, type, content, content_hash, importance, confidence, source, "
+        "created_at, updated_at, accessed_at) VALUES ('m1', 'default', 'private', 'semantic', "
+        "'The dog is called Biscuit.', 'h', 0.5, 1.0, 'agent', 1, 1, 1)"
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
     with Memory.open(db_path, embedder=None) as mem:
-        mid = mem.remember("The user's dog is called Biscuit.")
-    assert _user_version(db_path) == 1
-    monkeypatch.undo()
-    with Memory.open(db_path, embedder=None) as mem:
-        record = mem.get(mid)
+        record = mem.get("m1")
         assert record is not None and record.kind == "note"
-        assert [h.id for h in mem.recall("Biscuit")] == [mid]
+        assert [h.id for h in mem.recall("Biscuit")] == ["m1"]
     assert _user_version(db_path) == migrations.LATEST
