@@ -5,7 +5,8 @@ temporary working directory, as if a reader pasted them one after another into a
 
 - A block whose fence is preceded by the line ``<!-- skip -->`` is not run. Use it only for
   code that needs what the tests do not have (another package, a network service).
-- A block with ``#> text`` comment lines must print exactly those lines, in that order.
+- A block with ``# > text`` comment lines (``#>`` before ``ruff format``) must print exactly those
+  lines, in that order.
   Blocks without them may print anything.
 - Files whose examples open a store with the default embedder (``Memory.open(...)`` without
   ``embedder=``) are marked ``model``: they load the built-in model (offline, about 1 s).
@@ -46,8 +47,13 @@ class Block:
 
     @property
     def expected_output(self) -> list[str]:
-        """The ``#>`` lines, or an empty list when the block's output is not checked."""
-        return [ln.strip()[2:].removeprefix(" ") for ln in self.source.splitlines() if ln.strip().startswith("#>")]
+        """The ``# >`` lines (``ruff format`` writes ``#>`` so), or [] when the output is not checked."""
+        marked = (ln.strip() for ln in self.source.splitlines())
+        return [
+            ln.removeprefix("#").lstrip().removeprefix(">").removeprefix(" ")
+            for ln in marked
+            if ln.replace(" ", "").startswith("#>")
+        ]
 
 
 def python_blocks(path: Path) -> list[Block]:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from elastic_memory import LoopConfig
 from elastic_memory.testing import FakeEmbedder
 
 from .drivers import DRIVERS, Capability, MemoryDriver
@@ -20,7 +21,8 @@ async def driver(request: pytest.FixtureRequest, location: str) -> AsyncIterator
         missing = [c for c in marker.args if c not in cls.capabilities]
         if missing:
             pytest.skip(f"{cls.name} lacks {[c.value for c in missing]}")
-    d = await cls.open(location, FakeEmbedder())
+    # A forced tier: the governor would otherwise budget from this machine's free RAM.
+    d = await cls.open(location, FakeEmbedder(), loop=LoopConfig(tier="standard"))
     try:
         yield d
     finally:

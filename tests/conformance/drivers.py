@@ -13,7 +13,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from elastic_memory import AsyncMemory, Embedder, Hit, Memory, MemoryRecord
+from elastic_memory import AsyncMemory, ContextPlan, Embedder, Fact, Hit, Memory, MemoryRecord, TurnReceipt
 
 
 class Capability(enum.Enum):
@@ -24,6 +24,7 @@ class Capability(enum.Enum):
     SOFT_DELETE = "soft_delete"
     UPDATE = "update"
     TTL = "ttl"
+    LOOP = "loop"
 
 
 ALL = frozenset(Capability)
@@ -68,6 +69,37 @@ class MemoryDriver(abc.ABC):
     @abc.abstractmethod
     async def stats(self) -> dict[str, Any]: ...
 
+    # The memory loop (Capability.LOOP): drivers without it never get these calls.
+    async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
+        raise NotImplementedError
+
+    async def build_context(self, user_input: Any, *, session_id: Any = None) -> ContextPlan:
+        raise NotImplementedError
+
+    async def drain(self) -> None:
+        raise NotImplementedError
+
+    async def set_fact(self, key: str, value: Any, **kw: Any) -> Fact:
+        raise NotImplementedError
+
+    async def get_fact(self, key: str, **kw: Any) -> Fact | None:
+        raise NotImplementedError
+
+    async def fact_history(self, key: str) -> list[Fact]:
+        raise NotImplementedError
+
+    async def forget_fact(self, key: str) -> bool:
+        raise NotImplementedError
+
+    async def add_lesson(self, text: str) -> str:
+        raise NotImplementedError
+
+    async def report_evictions(self, session_id: Any, messages: Any) -> int:
+        raise NotImplementedError
+
+    async def health(self) -> dict[str, Any]:
+        raise NotImplementedError
+
 
 class CoreAsyncDriver(MemoryDriver):
     """``AsyncMemory``, awaited on the test's own event loop."""
@@ -110,6 +142,36 @@ class CoreAsyncDriver(MemoryDriver):
     async def stats(self) -> dict[str, Any]:
         return await self.mem.stats()
 
+    async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
+        return await self.mem.record_turn(user, reply, session_id=session_id, **kw)
+
+    async def build_context(self, user_input: Any, *, session_id: Any = None) -> ContextPlan:
+        return await self.mem.build_context(user_input, session_id=session_id)
+
+    async def drain(self) -> None:
+        await self.mem.drain()
+
+    async def set_fact(self, key: str, value: Any, **kw: Any) -> Fact:
+        return await self.mem.facts.set(key, value, **kw)
+
+    async def get_fact(self, key: str, **kw: Any) -> Fact | None:
+        return await self.mem.facts.get(key, **kw)
+
+    async def fact_history(self, key: str) -> list[Fact]:
+        return await self.mem.facts.history(key)
+
+    async def forget_fact(self, key: str) -> bool:
+        return await self.mem.facts.forget(key)
+
+    async def add_lesson(self, text: str) -> str:
+        return await self.mem.lessons.add(text)
+
+    async def report_evictions(self, session_id: Any, messages: Any) -> int:
+        return await self.mem.report_evictions(session_id, messages)
+
+    async def health(self) -> dict[str, Any]:
+        return await self.mem.health()
+
 
 class CoreSyncDriver(MemoryDriver):
     """``Memory`` (the sync facade), called from a worker thread like a sync host would."""
@@ -151,6 +213,36 @@ class CoreSyncDriver(MemoryDriver):
 
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.mem.stats)
+
+    async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
+        return await asyncio.to_thread(self.mem.record_turn, user, reply, session_id=session_id, **kw)
+
+    async def build_context(self, user_input: Any, *, session_id: Any = None) -> ContextPlan:
+        return await asyncio.to_thread(self.mem.build_context, user_input, session_id=session_id)
+
+    async def drain(self) -> None:
+        await asyncio.to_thread(self.mem.drain)
+
+    async def set_fact(self, key: str, value: Any, **kw: Any) -> Fact:
+        return await asyncio.to_thread(self.mem.facts.set, key, value, **kw)
+
+    async def get_fact(self, key: str, **kw: Any) -> Fact | None:
+        return await asyncio.to_thread(self.mem.facts.get, key, **kw)
+
+    async def fact_history(self, key: str) -> list[Fact]:
+        return await asyncio.to_thread(self.mem.facts.history, key)
+
+    async def forget_fact(self, key: str) -> bool:
+        return await asyncio.to_thread(self.mem.facts.forget, key)
+
+    async def add_lesson(self, text: str) -> str:
+        return await asyncio.to_thread(self.mem.lessons.add, text)
+
+    async def report_evictions(self, session_id: Any, messages: Any) -> int:
+        return await asyncio.to_thread(self.mem.report_evictions, session_id, messages)
+
+    async def health(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.mem.health)
 
 
 DRIVERS: list[type[MemoryDriver]] = [CoreAsyncDriver, CoreSyncDriver]

@@ -24,18 +24,40 @@ def test_sync_and_async_facades_have_the_same_methods() -> None:
     assert _public(Memory).keys() == _public(AsyncMemory).keys()
 
 
+#: Context managers: ``with mem.foreground():`` and ``async with amem.foreground():``.
+CONTEXT_MANAGERS = {"foreground"}
+
+
+def _same(sync: str, asyn: str) -> bool:
+    return sync.replace("AsyncMemory", "Memory") == asyn.replace("AsyncMemory", "Memory").replace(
+        "AsyncIterator", "Iterator"
+    )
+
+
 @pytest.mark.parametrize("name", sorted(_public(Memory)))
 def test_sync_and_async_signatures_match(name: str) -> None:
     sync, asyn = _public(Memory)[name], _public(AsyncMemory)[name]
     assert list(sync.parameters.values()) == list(asyn.parameters.values())
-    assert str(sync.return_annotation).replace("AsyncMemory", "Memory") == str(asyn.return_annotation).replace(
-        "AsyncMemory", "Memory"
-    )
+    assert _same(str(sync.return_annotation), str(asyn.return_annotation))
 
 
 def test_async_methods_are_coroutines() -> None:
-    for name in _public(AsyncMemory):
+    for name in _public(AsyncMemory).keys() - CONTEXT_MANAGERS:
         assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+
+
+def test_the_async_foreground_is_an_async_context_manager() -> None:
+    assert inspect.isasyncgenfunction(AsyncMemory.foreground.__wrapped__)  # type: ignore[attr-defined]
+    assert inspect.isgeneratorfunction(Memory.foreground.__wrapped__)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("view", "aview"), [("Facts", "AsyncFacts"), ("Lessons", "AsyncLessons")])
+def test_facts_and_lessons_views_match_too(view: str, aview: str) -> None:
+    sync, asyn = _public(getattr(elastic_memory, view)), _public(getattr(elastic_memory, aview))
+    assert sync.keys() == asyn.keys()
+    for name in sync:
+        assert list(sync[name].parameters.values()) == list(asyn[name].parameters.values()), name
+        assert inspect.iscoroutinefunction(getattr(getattr(elastic_memory, aview), name)), name
 
 
 def test_sync_call_on_the_library_loop_names_the_async_method(db_path: Path) -> None:

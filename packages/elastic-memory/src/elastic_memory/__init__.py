@@ -10,6 +10,7 @@
 
 from ._core import RecallWarning
 from .config import RecallConfig
+from .context import ContextPlan, PlanItem, Section
 from .embedders import Embedder, FastEmbedEmbedder, MiniLMEmbedder
 from .errors import (
     CorruptDatabaseError,
@@ -20,10 +21,15 @@ from .errors import (
     StorageError,
     UsageError,
 )
+from .extraction import ExtractionPolicy
 from .filters import METADATA_OPERATORS, Filters
+from .governor import MemoryProfile, Tier
+from .loop import LoopConfig
+from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .memory import AsyncMemory, Memory
 from .types import (
     Explanation,
+    Fact,
     Fusion,
     Hit,
     ImportReport,
@@ -33,42 +39,58 @@ from .types import (
     PruneAction,
     PrunePolicy,
     PruneReport,
+    QuarantinedItem,
     RecallMode,
     Scope,
     Source,
+    TurnReceipt,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
     "METADATA_OPERATORS",
+    "AsyncFacts",
+    "AsyncLessons",
     "AsyncMemory",
+    "ContextPlan",
     "CorruptDatabaseError",
     "ElasticMemoryError",
     "Embedder",
     "EmbedderError",
     "EmbeddingMismatchError",
     "Explanation",
+    "ExtractionPolicy",
+    "Fact",
+    "Facts",
     "FastEmbedEmbedder",
     "Filters",
     "Fusion",
     "Hit",
     "ImportReport",
+    "Lessons",
+    "LoopConfig",
     "Memory",
     "MemoryId",
+    "MemoryProfile",
     "MemoryRecord",
     "MemoryType",
     "MiniLMEmbedder",
+    "PlanItem",
     "PruneAction",
     "PrunePolicy",
     "PruneReport",
+    "QuarantinedItem",
     "RecallConfig",
     "RecallMode",
     "RecallWarning",
     "SchemaVersionError",
     "Scope",
+    "Section",
     "Source",
     "StorageError",
+    "Tier",
+    "TurnReceipt",
     "UsageError",
     "__version__",
 ]

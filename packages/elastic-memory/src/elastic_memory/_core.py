@@ -18,6 +18,7 @@ from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
 from .errors import EmbedderError, UsageError
 from .filters import Filters, finite
+from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, SQLiteStore
 from .storage.sqlite import VectorTier, WriteMode
@@ -113,6 +114,8 @@ class MemoryCore:
         self._resolved_pin: EmbeddingPin | None = None
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
+        self._quiet = False
+        self.loop: MemoryLoop
 
     @classmethod
     async def open(
@@ -126,6 +129,10 @@ class MemoryCore:
         ram_budget_bytes: int | None = None,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
+        llm: Callable[..., str] | None = None,
+        context_tokens: int = 8_192,
+        loop: LoopConfig | None = None,
+        ram_probe: Callable[[], int] | None = None,
     ) -> MemoryCore:
         """Validate the options, open the store and migrate it."""
         if not isinstance(path, str | Path) or not str(path):
@@ -150,28 +157,47 @@ class MemoryCore:
         if not callable(clock):
             msg = f"clock must be a callable returning seconds since the epoch, got {clock!r}"
             raise UsageError(msg)
+        if loop is not None and not isinstance(loop, LoopConfig):
+            msg = f"loop must be a LoopConfig, got {type(loop).__name__}"
+            raise UsageError(msg)
+        check_loop_args(llm, context_tokens)
         store = await SQLiteStore.open(
             str(path), timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
         )
-        return cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
+        core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
+        core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
+        return core
 
     async def close(self) -> None:
-        """Close the store (idempotent)."""
+        """Finish the background queue, then close the store (idempotent)."""
+        if not self.store.closed:
+            await self.loop.close()
         await self.store.close()
+
+    @property
+    def configured_embedder(self) -> Embedder | None:
+        """The embedder in use, or else the first one configured (``None`` when keyword-only)."""
+        if self._resolved:
+            return self._embedder
+        return self._candidates[0] if self._candidates else None
 
     # ---------------------------------------------------------------- embedding
     def _warn_once(self, key: str, message: str) -> None:
+        if self._quiet:
+            return
         if key not in self._warned:
             self._warned.add(key)
             warnings.warn(message, RecallWarning, stacklevel=4)
 
-    async def embedder(self) -> Embedder | None:
+    async def embedder(self, *, quiet: bool = False) -> Embedder | None:
         """The embedder this database may use now (resolved through the gateway).
 
         Resolved once per pin: when another process pins the database to a model, the
-        choice is made again.
+        choice is made again. ``quiet`` reports no :class:`RecallWarning` (the loop degrades
+        silently and reports through ``health()``).
         """
         async with self._resolve_lock:
+            self._quiet = quiet
             pin = self.store.pin
             if self._resolved and (pin == self._resolved_pin or self._fits(self._embedder, pin)):
                 self._resolved_pin = pin

@@ -246,3 +246,55 @@ def build_row(
         "has_vector": 0,
         "kind": check_kind(kind),
     }
+
+
+_FACT_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+#: Longest fact value accepted from :meth:`Facts.set`.
+MAX_FACT_VALUE = 2_000
+
+
+def check_fact_key(key: Any, reserved: Sequence[str]) -> str:
+    """A dotted lowercase key such as ``user.dog_name``, outside the ``reserved`` prefixes."""
+    if not isinstance(key, str) or len(key) > 100 or not _FACT_KEY.match(key):
+        msg = (
+            f"a fact key is dotted lowercase words such as 'user.dog_name' (letters, digits, '_', at most "
+            f"100 characters), got {key!r}"
+        )
+        raise UsageError(msg)
+    for prefix in reserved:
+        if key.startswith(prefix):
+            msg = f"fact key {key!r} uses the reserved prefix {prefix!r}; these keys belong to the host"
+            raise UsageError(msg)
+    return key
+
+
+def check_fact_value(value: Any) -> str:
+    """A fact value: a non-empty string (numbers and bools are turned into text)."""
+    if isinstance(value, bool | int | float) and not (isinstance(value, float) and not math.isfinite(value)):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        msg = f"a fact value must be non-empty text (or a number), got {value!r}"
+        raise UsageError(msg)
+    if len(value) > MAX_FACT_VALUE:
+        msg = (
+            f"a fact value holds at most {MAX_FACT_VALUE} characters, got {len(value)}; store long text with remember()"
+        )
+        raise UsageError(msg)
+    return value.strip()
+
+
+def check_category(category: Any, key: str, profile_keys: Iterable[str] = ()) -> str:
+    """``"profile"`` or ``"note"``; ``None`` picks profile for the documented profile keys."""
+    if category is None:
+        return "profile" if key in set(profile_keys) else "note"
+    if category not in ("profile", "note"):
+        msg = (
+            f"category must be 'profile' (always shown to the model) or 'note' (shown when relevant), got {category!r}"
+        )
+        raise UsageError(msg)
+    return str(category)
+
+
+def unit(name: str, value: Any) -> float:
+    """A number in [0, 1]."""
+    return _unit(name, value)

@@ -6,17 +6,33 @@ library's event loop (``_runner``); nothing else happens here.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import _runner
 from ._core import EmbedderSpec, MemoryCore
+from ._validate import check_k as v_limit
 from .config import RecallConfig
+from .context import ContextPlan
+from .governor import MemoryProfile
+from .loop import LoopConfig
+from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .storage.sqlite import VectorTier
-from .types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+from .types import (
+    Explanation,
+    Hit,
+    ImportReport,
+    MemoryId,
+    MemoryRecord,
+    PrunePolicy,
+    PruneReport,
+    QuarantinedItem,
+    TurnReceipt,
+)
 
 __all__ = ["AsyncMemory", "Memory"]
 
@@ -74,6 +90,9 @@ class AsyncMemory(_Facade):
         ram_budget_bytes: int | None = None,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
+        llm: Callable[..., str] | None = None,
+        context_tokens: int = 8_192,
+        loop: LoopConfig | None = None,
     ) -> AsyncMemory:
         """Open (creating and migrating if needed) the store at ``path`` or ``":memory:"``.
 
@@ -81,6 +100,10 @@ class AsyncMemory(_Facade):
         :class:`Embedder`, or a list in priority order (see the embedding gateway).
         ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0),
         ``"ram"`` or ``"vec0"``. ``timeout``: seconds to wait for another writer's lock.
+        ``llm``: the host's text completion (``str -> str``), used only by background
+        extraction and summaries, never on the write path; ``None`` means rule-based and
+        heuristic capture only. ``context_tokens``: the model's context size, which the
+        governor budgets from. ``loop``: :class:`LoopConfig` for the memory loop.
         """
         core = await _runner.arun(
             MemoryCore.open(
@@ -92,6 +115,9 @@ class AsyncMemory(_Facade):
                 ram_budget_bytes=ram_budget_bytes,
                 timeout=timeout,
                 clock=clock,
+                llm=llm,
+                context_tokens=context_tokens,
+                loop=loop,
             )
         )
         return cls(core)
@@ -230,6 +256,75 @@ class AsyncMemory(_Facade):
         """Read an export back (ids, times and counters kept; upsert by id)."""
         return await _runner.arun(self._core.import_jsonl(path))
 
+    # ------------------------------------------------------------- memory loop
+    @property
+    def facts(self) -> AsyncFacts:
+        """Versioned key-value facts: ``await amem.facts.set("user.dog_name", "Biscuit")``."""
+        return AsyncFacts(self._core)
+
+    @property
+    def lessons(self) -> AsyncLessons:
+        """Operational lessons shown in every plan: ``await amem.lessons.add("Answer in metric units.")``."""
+        return AsyncLessons(self._core)
+
+    async def build_context(self, user_input: str, *, session_id: str | None = None) -> ContextPlan:
+        """What the model should see now: budgeted, quoted memory sections. Never raises.
+
+        Profile facts always; other facts, relevant past moments (earlier sessions only),
+        lessons and the rolling summary within the governor's token budget. On a failure
+        the plan is emptier, the error is logged and counted in :meth:`health`.
+        """
+        return await _runner.arun(self._core.loop.build_context(user_input, session_id))
+
+    async def record_turn(
+        self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> TurnReceipt:
+        """Keep one exchange: verbatim, as chunks, and its facts captured by rules. Never raises.
+
+        No llm call and no embedding happen here; extraction, embedding and summaries run
+        in the background worker. ``metadata`` is stored on the exchange's chunks.
+        """
+        return await _runner.arun(self._core.loop.record_turn(user, reply, session_id, metadata))
+
+    async def report_evictions(self, session_id: str | None, messages: Iterable[Any]) -> int:
+        """The host trimmed ``messages`` from its window: fold them into the rolling summary."""
+        return await _runner.arun(self._core.loop.report_evictions(session_id, messages))
+
+    @contextlib.asynccontextmanager
+    async def foreground(self) -> AsyncIterator[None]:
+        """Bracket the host's own model call: background llm calls wait until it ends."""
+        gate = self._core.loop.gate
+        acquired = await gate.acquire_async()
+        try:
+            yield
+        finally:
+            if acquired:
+                gate.release()
+
+    async def tick(self) -> MemoryProfile:
+        """Re-check free RAM (cheap) and start idle work; returns the current budgets."""
+        return await _runner.arun(self._core.loop.tick())
+
+    async def drain(self) -> None:
+        """Wait until the background queue is empty (before unloading the host's model)."""
+        await _runner.arun(self._core.loop.drain())
+
+    async def end_session(self, session_id: str | None) -> None:
+        """Mark a session over: its summary and a consolidation are queued."""
+        await _runner.arun(self._core.loop.end_session(session_id))
+
+    async def consolidate(self) -> None:
+        """Queue a forgetting and consolidation sweep (archives, never deletes)."""
+        await _runner.arun(self._core.loop.consolidate())
+
+    async def health(self) -> dict[str, Any]:
+        """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
+        return await _runner.arun(self._core.loop.health())
+
+    async def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
+        """What the guards refused to store, most recent first."""
+        return await _runner.arun(self._core.loop.store.quarantine(self._core.agent_id, v_limit(limit)))
+
 
 class Memory(_Facade):
     """Long-term memory in one SQLite file, sync API (the same methods as AsyncMemory).
@@ -256,6 +351,9 @@ class Memory(_Facade):
         ram_budget_bytes: int | None = None,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
+        llm: Callable[..., str] | None = None,
+        context_tokens: int = 8_192,
+        loop: LoopConfig | None = None,
     ) -> Memory:
         """Open (creating and migrating if needed) the store; see :meth:`AsyncMemory.open`."""
         core = _runner.run(
@@ -268,6 +366,9 @@ class Memory(_Facade):
                 ram_budget_bytes=ram_budget_bytes,
                 timeout=timeout,
                 clock=clock,
+                llm=llm,
+                context_tokens=context_tokens,
+                loop=loop,
             ),
             "open",
         )
@@ -393,3 +494,58 @@ class Memory(_Facade):
     def import_jsonl(self, path: str | Path) -> ImportReport:
         """Read an export back; see :meth:`AsyncMemory.import_jsonl`."""
         return _runner.run(self._core.import_jsonl(path), "import_jsonl")
+
+    # ------------------------------------------------------------- memory loop
+    @property
+    def facts(self) -> Facts:
+        """Versioned key-value facts: ``mem.facts.set("user.dog_name", "Biscuit")``."""
+        return Facts(self._core)
+
+    @property
+    def lessons(self) -> Lessons:
+        """Operational lessons shown in every plan: ``mem.lessons.add("Answer in metric units.")``."""
+        return Lessons(self._core)
+
+    def build_context(self, user_input: str, *, session_id: str | None = None) -> ContextPlan:
+        """What the model should see now; see :meth:`AsyncMemory.build_context`. Never raises."""
+        return _runner.run(self._core.loop.build_context(user_input, session_id), "build_context")
+
+    def record_turn(
+        self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> TurnReceipt:
+        """Keep one exchange; see :meth:`AsyncMemory.record_turn`. Never raises."""
+        return _runner.run(self._core.loop.record_turn(user, reply, session_id, metadata), "record_turn")
+
+    def report_evictions(self, session_id: str | None, messages: Iterable[Any]) -> int:
+        """The host trimmed ``messages`` from its window: fold them into the rolling summary."""
+        return _runner.run(self._core.loop.report_evictions(session_id, messages), "report_evictions")
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Bracket the host's own model call: background llm calls wait until it ends."""
+        with self._core.loop.foreground():
+            yield
+
+    def tick(self) -> MemoryProfile:
+        """Re-check free RAM (cheap) and start idle work; returns the current budgets."""
+        return _runner.run(self._core.loop.tick(), "tick")
+
+    def drain(self) -> None:
+        """Wait until the background queue is empty (before unloading the host's model)."""
+        _runner.run(self._core.loop.drain(), "drain")
+
+    def end_session(self, session_id: str | None) -> None:
+        """Mark a session over: its summary and a consolidation are queued."""
+        _runner.run(self._core.loop.end_session(session_id), "end_session")
+
+    def consolidate(self) -> None:
+        """Queue a forgetting and consolidation sweep (archives, never deletes)."""
+        _runner.run(self._core.loop.consolidate(), "consolidate")
+
+    def health(self) -> dict[str, Any]:
+        """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
+        return _runner.run(self._core.loop.health(), "health")
+
+    def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
+        """What the guards refused to store, most recent first."""
+        return _runner.run(self._core.loop.store.quarantine(self._core.agent_id, v_limit(limit)), "quarantine")

@@ -6,7 +6,6 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-
 #: What wrote a memory (:attr:`MemoryRecord.kind`).
 KINDS = ("note", "chunk", "lesson", "preference", "howto", "summary", "merged")
 
@@ -216,3 +215,67 @@ class Explanation:
     effective_mode: RecallMode
     hits: list[Hit]
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One version of a fact: ``key`` (dotted, e.g. ``user.dog_name``) held ``value``.
+
+    ``valid_from``/``valid_to`` say when it held in the world; ``recorded_at`` and
+    ``invalidated_at`` when the store learnt it and when a newer version replaced it
+    (``None``: this is the current version). ``category`` is ``"profile"`` (always shown to
+    the model) or ``"note"`` (shown when relevant). ``origin`` says which path wrote it:
+    ``"explicit"`` (:meth:`Facts.set`), ``"rules"``, ``"heuristic"``, ``"llm"`` or ``"merge"``.
+    A forgotten key's current version is a tombstone with ``forgotten`` set.
+    """
+
+    id: int
+    agent_id: str
+    key: str
+    value: str
+    category: str
+    source: Source
+    origin: str
+    confidence: float
+    importance: float
+    session_id: str | None
+    valid_from: float
+    valid_to: float | None
+    recorded_at: float
+    invalidated_at: float | None
+    invalidated_by: int | None
+    forgotten: bool
+    archived: bool
+    access_count: int
+
+
+@dataclass(frozen=True)
+class QuarantinedItem:
+    """Something a guard refused to store, kept for inspection (never shown to the model)."""
+
+    id: int
+    agent_id: str
+    reason: str
+    what: str
+    text: str
+    origin: str
+    session_id: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class TurnReceipt:
+    """What :meth:`Memory.record_turn` stored.
+
+    ``ok`` is ``False`` when the turn could not be stored; ``error`` then says why (the
+    call never raises). ``facts`` are the keys captured inline by the rules,
+    ``quarantined`` how many candidates the guards refused.
+    """
+
+    ok: bool
+    session_id: str
+    turn: int | None = None
+    chunk_ids: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    quarantined: int = 0
+    error: str | None = None

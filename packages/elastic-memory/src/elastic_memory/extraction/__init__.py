@@ -1,0 +1,73 @@
+"""Extraction: turning one exchange into proposed facts, memories, entities and relations (pure, no I/O).
+
+Three paths, in increasing cost, all funnelled through the same guards by :func:`apply_policy`:
+:func:`capture_facts` (inline rules), :class:`HeuristicExtractor` (model-free, the worker's default
+and fallback) and :class:`LLMExtractor` (one prompt, tolerant parsing; the worker makes the call).
+
+>>> from elastic_memory.extraction import HeuristicExtractor, Turn
+>>> result = HeuristicExtractor().extract(Turn("By the way, remember that I take my coffee black.", "Noted!"))
+>>> [m.content for m in result.memories]
+['User takes their coffee black.']
+"""
+
+from .base import (
+    EntityCandidate,
+    Extraction,
+    ExtractionPolicy,
+    Extractor,
+    FactCandidate,
+    MemoryCandidate,
+    Rejection,
+    RelationCandidate,
+    Turn,
+    apply_policy,
+)
+from .cues import ENGLISH, LanguageCues, cues_for, register_cues
+from .guards import (
+    GuardReason,
+    check_entity,
+    check_fact,
+    check_memory,
+    check_relation,
+    check_text,
+    looks_like_instruction,
+)
+from .heuristic import HeuristicExtractor
+from .llm import LLMExtractor, MalformedOutput
+from .rules import ENGLISH_RULES, KEYS, FactRule, capture_facts, register_rules
+
+__all__ = [
+    # values
+    "EntityCandidate",
+    "Extraction",
+    "FactCandidate",
+    "MemoryCandidate",
+    "Rejection",
+    "RelationCandidate",
+    "Turn",
+    # policy and guards
+    "ExtractionPolicy",
+    "GuardReason",
+    "apply_policy",
+    "check_entity",
+    "check_fact",
+    "check_memory",
+    "check_relation",
+    "check_text",
+    "looks_like_instruction",
+    # languages and rules
+    "ENGLISH",
+    "ENGLISH_RULES",
+    "KEYS",
+    "FactRule",
+    "LanguageCues",
+    "capture_facts",
+    "cues_for",
+    "register_cues",
+    "register_rules",
+    # extractors
+    "Extractor",
+    "HeuristicExtractor",
+    "LLMExtractor",
+    "MalformedOutput",
+]

@@ -1,0 +1,191 @@
+"""Guards every automatic write passes: placeholder junk, transcript echoes, self-references, reserved keys, injections.
+
+Each check returns a :class:`GuardReason` string, or ``None`` when the candidate may be stored. The
+checks never raise on any ``str``: instruction patterns scan only the first 4,000 characters, and
+lengths are tested before anything expensive.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Final
+
+from .cues import injection_patterns
+
+if TYPE_CHECKING:
+    from .base import ExtractionPolicy, Turn
+
+__all__ = [
+    "GuardReason",
+    "check_entity",
+    "check_fact",
+    "check_memory",
+    "check_relation",
+    "check_text",
+    "looks_like_instruction",
+]
+
+
+class GuardReason:
+    """Why a guard refused a candidate; the values are the plain strings stored in ``Rejection.reason``."""
+
+    EMPTY: Final = "empty"
+    TOO_LONG: Final = "too_long"
+    PLACEHOLDER: Final = "placeholder"
+    """Template junk: "N/A", "unknown", "[name]", "TBD", "the user", ..."""
+    ECHO: Final = "echo"
+    """A verbatim copy of the transcript, or a value starting with a role prefix ("User:")."""
+    SELF_REFERENCE: Final = "self_reference"
+    """The value points back at the key or the assistant: "me", "you", "my name", the key itself."""
+    RESERVED_KEY: Final = "reserved_key"
+    """A host-reserved prefix ("system.", "host.") or not a valid dotted key (label) at all."""
+    INSTRUCTION: Final = "instruction"
+    """Text that tries to instruct the model ("ignore previous instructions", "[INST]")."""
+    ALL: Final = frozenset({EMPTY, TOO_LONG, PLACEHOLDER, ECHO, SELF_REFERENCE, RESERVED_KEY, INSTRUCTION})
+
+
+_SCAN = 4000
+_KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
+_LABEL = re.compile(r"[a-z][a-z0-9_]{0,49}")
+_INVISIBLE = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x200B, 0x2010)], None
+) | dict.fromkeys([*range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF], None)
+_ROLE_PREFIX = re.compile(r"\s*(?:user|assistant|system|human|ai|bot|model)\s*:", re.IGNORECASE)
+_MARKERS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"<\|[a-z_]{2,20}\|>",  # <|im_start|>, <|endoftext|>, <|system|>
+        r"\[/?inst\]|<</?sys>>|</?(?:system|instructions?|tool_call|function_call)>",
+        r"(?<!#)#{2,6}[ \t]{0,5}(?:instruction|system|new\s+instructions?)\b",
+        r"\b(?:begin|end)\s+system\b",
+        r"\{\s{0,10}\"(?:tool|tools|tool_calls?|tool_name|function|function_call|arguments|action)\"\s*:",
+    )
+)
+_PLACEHOLDERS = (
+    frozenset(
+        "n/a na n.a. none null nil undefined unknown unspecified tbd tba tbc todo xxx ? - -- ... \u2026 user users "
+        "user's name username empty placeholder example value string text it that this same nothing something".split()
+    )
+    | {"the user", "the user's", "user name", "your name", "lorem ipsum", "the same", "no value", "not available"}
+    | {f"not {word}" for word in ("specified", "provided", "mentioned", "stated", "given", "known")}
+)
+_TEMPLATE = re.compile(r"[\[<{(]\s*[\w\s.'-]{0,40}[\]>})]|x{2,}|[\W_]+", re.IGNORECASE)
+_SELF = frozenset(
+    "me|myself|you|yourself|i|my name|the assistant|assistant|the ai|an ai|ai|chatbot|the bot|bot|your assistant|"
+    "the model|mine|yours|we|us".split("|")
+)
+
+
+def looks_like_instruction(text: str) -> bool:
+    """Whether ``text`` (its first 4,000 characters) tries to instruct a model."""
+    if not isinstance(text, str) or not text:
+        return False
+    window = unicodedata.normalize("NFKC", text[:_SCAN].translate(_INVISIBLE))
+    return any(p.search(window) for p in _MARKERS) or any(p.search(window) for p in injection_patterns())
+
+
+def check_text(text: str) -> str | None:
+    """``"instruction"`` if ``text`` looks like an instruction to a model, else ``None``."""
+    return GuardReason.INSTRUCTION if looks_like_instruction(text) else None
+
+
+def check_fact(key: str, value: str, *, turn: Turn | None, policy: ExtractionPolicy) -> str | None:
+    """Why ``key = value`` must not be stored automatically, or ``None`` if it may.
+
+    >>> from elastic_memory.extraction import ExtractionPolicy
+    >>> policy = ExtractionPolicy()
+    >>> check_fact("user.name", "Ada", turn=None, policy=policy) is None
+    True
+    >>> check_fact("system.prompt", "Ada", turn=None, policy=policy)
+    'reserved_key'
+    >>> check_fact("user.name", "N/A", turn=None, policy=policy)
+    'placeholder'
+    """
+    if (
+        not isinstance(key, str)
+        or len(key) > 100
+        or not _KEY.fullmatch(key)
+        or key.startswith(policy.reserved_prefixes)
+    ):
+        return GuardReason.RESERVED_KEY
+    if looks_like_instruction(key.replace("_", " ").replace(".", " ")):
+        return GuardReason.INSTRUCTION
+    reason = _text_reason(value, turn=turn, limit=policy.max_value_chars, verbatim=0.8)
+    if reason is not None:
+        return reason
+    visible = _visible(value).casefold()
+    names = {key, key.replace(".", " ").replace("_", " ")}
+    if key.count(".") == 1:  # "user.dog_name" = "dog name"; deeper keys ("user.likes.tea") are named after their value
+        names.add(key.rsplit(".", 1)[-1].replace("_", " "))
+    if visible in _SELF or visible in names:
+        return GuardReason.SELF_REFERENCE
+    return None
+
+
+def check_memory(content: str, *, turn: Turn | None, policy: ExtractionPolicy) -> str | None:
+    """Why a memory with ``content`` must not be stored automatically, or ``None`` if it may."""
+    return _text_reason(content, turn=turn, limit=policy.max_memory_chars, verbatim=None)
+
+
+def check_entity(name: str, *, policy: ExtractionPolicy) -> str | None:
+    """Why an entity called ``name`` must not enter the graph, or ``None`` if it may."""
+    reason = _text_reason(name, turn=None, limit=min(policy.max_value_chars, 200), verbatim=None)
+    if reason is None and _visible(name).casefold() in _SELF:
+        return GuardReason.SELF_REFERENCE
+    return reason
+
+
+def check_relation(source: str, target: str, relation: str, *, policy: ExtractionPolicy) -> str | None:
+    """Why the edge ``source -relation-> target`` must not enter the graph (``"user"`` is a valid end)."""
+    if not isinstance(relation, str) or not _LABEL.fullmatch(relation):
+        return GuardReason.RESERVED_KEY
+    for end in (source, target):
+        if end != "user":
+            reason = check_entity(end, policy=policy)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _visible(text: str) -> str:
+    return text[: _SCAN + 1].translate(_INVISIBLE).strip()
+
+
+def _text_reason(text: str, *, turn: Turn | None, limit: int, verbatim: float | None) -> str | None:
+    """The checks values and contents share, cheapest first."""
+    if not isinstance(text, str):
+        return GuardReason.EMPTY
+    visible = _visible(text)
+    if not visible:
+        return GuardReason.TOO_LONG if len(text) > _SCAN else GuardReason.EMPTY
+    if _ROLE_PREFIX.match(visible):
+        return GuardReason.ECHO
+    if looks_like_instruction(text):
+        return GuardReason.INSTRUCTION
+    if len(text) > limit and len(text.strip()) > limit:
+        return GuardReason.TOO_LONG
+    low = visible.casefold()
+    if low in _PLACEHOLDERS or low.strip(" .!?,;:\"'") in _PLACEHOLDERS or _TEMPLATE.fullmatch(low):
+        return GuardReason.PLACEHOLDER
+    if turn is not None and _echoes(low, turn, verbatim):
+        return GuardReason.ECHO
+    return None
+
+
+def _echoes(value: str, turn: Turn, share: float | None) -> bool:
+    """A value of 40+ characters that copies one side of the transcript (facts) or a long stretch of it."""
+    if len(value) < 40:
+        return False
+    flat = " ".join(value.split())
+    for side in (turn.user, turn.reply):
+        if len(side) > 8 * len(value) + 400:
+            continue  # the value cannot hold most of it, nor can a short side hold the whole value
+        text = " ".join(side.casefold().split())
+        if len(text) < (40 if share is not None else 80):
+            continue
+        if text in flat:
+            return True
+        if share is not None and flat in text and len(flat) >= share * len(text):
+            return True
+    return False

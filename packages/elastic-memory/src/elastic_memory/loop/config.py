@@ -1,0 +1,80 @@
+"""How the memory loop behaves: :class:`LoopConfig` (validated at :meth:`Memory.open`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..extraction import ExtractionPolicy
+from ..governor import Tier
+
+__all__ = ["LoopConfig"]
+
+
+def _positive(name: str, value: object, *, integer: bool = False) -> None:
+    kinds: tuple[type, ...] = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value > 0:  # type: ignore[operator]
+        msg = f"LoopConfig.{name} must be a positive {'integer' if integer else 'number'}, got {value!r}"
+        raise UsageError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopConfig:
+    """Settings of ``build_context`` / ``record_turn`` and the background worker.
+
+    Args:
+        tier: Force a governor tier (``"off"``, ``"lite"``, ``"standard"``, ``"full"``);
+            ``None`` lets the governor pick from free RAM and the context size.
+        budget_tokens: Tokens the whole plan may use; ``None`` derives it from the tier.
+        token_counter: Counts tokens the way the host's model does (``str -> int``); the
+            default is a fast estimate.
+        extraction: Confidence caps, minimum confidence and reserved key prefixes.
+        language: Cue set of the rule and heuristic extraction (``"en"`` built in).
+        llm_timeout: Seconds a background ``llm`` call may take before it is abandoned.
+        llm_cooldown: Seconds background ``llm`` use pauses after a hang or repeated errors.
+        max_lessons: Live lessons kept; the oldest beyond are archived.
+        forgetting: Archive stale, unimportant, never-recalled chunks and auto facts
+            during consolidation (never deletes).
+        background: Run jobs on a background task. ``False`` runs them only in
+            :meth:`Memory.drain` and :meth:`Memory.tick` (deterministic, for tests).
+
+    >>> LoopConfig(tier="lite").tier
+    'lite'
+    """
+
+    tier: str | None = None
+    budget_tokens: int | None = None
+    token_counter: Callable[[str], int] | None = None
+    extraction: ExtractionPolicy = field(default_factory=ExtractionPolicy)
+    language: str = "en"
+    llm_timeout: float = 30.0
+    llm_cooldown: float = 300.0
+    max_lessons: int = 50
+    forgetting: bool = True
+    background: bool = True
+
+    def __post_init__(self) -> None:
+        if self.tier is not None:
+            Tier.parse(self.tier)
+        if self.budget_tokens is not None:
+            _positive("budget_tokens", self.budget_tokens, integer=True)
+        if self.token_counter is not None and not callable(self.token_counter):
+            msg = f"LoopConfig.token_counter must be callable (str -> int), got {self.token_counter!r}"
+            raise UsageError(msg)
+        if not isinstance(self.extraction, ExtractionPolicy):
+            msg = f"LoopConfig.extraction must be an ExtractionPolicy, got {type(self.extraction).__name__}"
+            raise UsageError(msg)
+        if not isinstance(self.language, str):
+            msg = f"LoopConfig.language must be a language code such as 'en', got {self.language!r}"
+            raise UsageError(msg)
+        _positive("llm_timeout", self.llm_timeout)
+        _positive("llm_cooldown", self.llm_cooldown)
+        _positive("max_lessons", self.max_lessons, integer=True)
+        if self.max_lessons > 1000:
+            msg = f"LoopConfig.max_lessons is at most 1000, got {self.max_lessons}"
+            raise UsageError(msg)
+        for name in ("forgetting", "background"):
+            if not isinstance(getattr(self, name), bool):
+                msg = f"LoopConfig.{name} must be True or False"
+                raise UsageError(msg)

@@ -1,0 +1,576 @@
+"""MemoryLoop: the host's two calls every turn, and everything behind them.
+
+``record_turn`` stores the exchange verbatim and condensed, captures facts with rules and
+queues the rest (extraction, embedding, summaries, consolidation) for the worker;
+``build_context`` assembles budgeted, quoted sections for the next model call. Neither
+raises into the host: a failure is logged, counted in :meth:`health`, and answered with
+a degraded result (an error receipt, an emptier plan).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .. import _validate as v
+from ..context import ContextPlan, PlanItem, assemble, check_counter, estimate_tokens
+from ..embedders import MiniLMEmbedder
+from ..errors import UsageError
+from ..extraction import Extraction, HeuristicExtractor, LLMExtractor, Turn
+from ..extraction.rules import KEYS
+from ..filters import to_timestamp
+from ..governor import Admission, Governor, MemoryProfile, Tier
+from ..storage.fts import match_expression
+from ..storage.loop import FactWrite, LoopStore
+from ..types import KINDS, Fact, Hit, MemoryRecord, TurnReceipt
+from . import jobs
+from .chunking import split_exchange
+from .config import LoopConfig
+from .worker import ForegroundGate, Job, LLMCaller, Worker
+
+if TYPE_CHECKING:
+    from .._core import MemoryCore
+
+__all__ = ["MemoryLoop", "as_session", "as_text", "check_loop_args"]
+
+log = logging.getLogger("elastic_memory")
+#: Characters of one side of a turn kept verbatim; beyond, the text is cut with a marker.
+MAX_TURN_CHARS = 1_000_000
+#: Characters of the user input used as a search query.
+MAX_QUERY_CHARS = 2_000
+DEFAULT_SESSION = "default"
+#: Keys whose facts are shown in every plan unless set with another category.
+PROFILE_KEYS = frozenset(key for key, category, _ in KEYS if category == "profile")
+_DAY = 86_400.0
+
+
+def as_text(value: Any) -> str:
+    """Any turn value as text: ``None`` is empty, bytes are decoded, other objects ``str()``-ed.
+
+    Chat-message-like objects (``.content``) and dicts (``["content"]``) give their content;
+    lone surrogates are replaced so the text can always be stored.
+    """
+    if value is None:
+        text = ""
+    elif isinstance(value, str):
+        text = value
+    elif isinstance(value, bytes | bytearray):
+        text = bytes(value).decode("utf-8", "replace")
+    elif isinstance(value, dict) and "content" in value:
+        return as_text(value["content"])
+    elif hasattr(value, "content") and not isinstance(value, type):
+        return as_text(value.content)
+    elif isinstance(value, list | tuple):
+        text = "\n".join(as_text(v) for v in value)
+    else:
+        try:
+            text = str(value)
+        except Exception:  # noqa: BLE001 - a hostile __str__ must not break the host
+            text = f"<unprintable {type(value).__name__}>"
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    if len(text) > MAX_TURN_CHARS:
+        text = text[:MAX_TURN_CHARS] + f" [... {len(text) - MAX_TURN_CHARS} characters cut]"
+    return text.replace("\x00", "")
+
+
+def as_session(session_id: Any) -> str:
+    """A usable session id: ``None`` is ``"default"``, anything else its text (at most 200 chars)."""
+    if session_id is None:
+        return DEFAULT_SESSION
+    text = as_text(session_id).strip()[:200]
+    return text or DEFAULT_SESSION
+
+
+def check_loop_args(llm: Any, context_tokens: Any) -> None:
+    """Validate :meth:`Memory.open`'s ``llm`` and ``context_tokens``."""
+    if llm is not None and not callable(llm):
+        msg = f"llm must be a callable taking a prompt and returning text, got {llm!r}"
+        raise UsageError(msg)
+    if isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens <= 0:
+        msg = f"context_tokens must be the model's context size in tokens (a positive int), got {context_tokens!r}"
+        raise UsageError(msg)
+
+
+class MemoryLoop:
+    """The loop of one :class:`MemoryCore`. Every coroutine runs on the library loop."""
+
+    def __init__(
+        self,
+        core: MemoryCore,
+        config: LoopConfig,
+        *,
+        llm: Callable[..., str] | None,
+        context_tokens: int,
+        probe: Callable[[], int] | None = None,
+    ) -> None:
+        check_loop_args(llm, context_tokens)
+        self.core = core
+        self.config = config
+        self.agent_id = core.agent_id
+        self.store = LoopStore(core.store)
+        self.governor = Governor(
+            context_tokens=context_tokens,
+            has_llm=llm is not None,
+            tier=config.tier,
+            budget_tokens=config.budget_tokens,
+            probe=probe,
+        )
+        self.count = check_counter(config.token_counter) if config.token_counter else estimate_tokens
+        self.gate = ForegroundGate(timeout=config.llm_timeout * 2)
+        self.llm = LLMCaller(llm, self.gate, timeout=config.llm_timeout, cooldown=config.llm_cooldown) if llm else None
+        self.worker = Worker(self.gate, Admission(), background=config.background)
+        self.heuristic = HeuristicExtractor(language=config.language, policy=config.extraction)
+        self.llm_extractor = LLMExtractor(language=config.language, policy=config.extraction)
+        self.errors: dict[str, int] = {}
+        self.last_error: str | None = None
+        self.last_turn_at = time.monotonic()
+        self.consolidated_at = time.monotonic()
+        self._session: str | None = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def profile(self) -> MemoryProfile:
+        """The governor's current budgets."""
+        return self.governor.profile
+
+    def _failed(self, what: str, error: BaseException) -> str:
+        self.errors[what] = self.errors.get(what, 0) + 1
+        self.last_error = f"{what}: {type(error).__name__}: {error}"
+        log.warning("elastic-memory %s failed: %s", what, error, exc_info=error)
+        return self.last_error
+
+    def submit(self, kind: str, key: str, run: Callable[[], Any], *, critical: bool = False) -> bool:
+        """Queue a job (or, with ``background=False``, keep it for the next drain/tick)."""
+        profile = self.profile
+        job = Job(kind=kind, run=run, key=key, critical=critical)
+        return self.worker.submit(job, queue_max=profile.queue_max, headroom_seconds=profile.headroom_seconds)
+
+    # -------------------------------------------------------------- record_turn
+    async def record_turn(self, user: Any, reply: Any, session_id: Any = None, metadata: Any = None) -> TurnReceipt:
+        """Store one exchange; never raises (see :meth:`AsyncMemory.record_turn`)."""
+        session = DEFAULT_SESSION
+        try:
+            session = as_session(session_id)
+            user_text, reply_text = as_text(user), as_text(reply)
+            if not user_text.strip() and not reply_text.strip():
+                return TurnReceipt(ok=True, session_id=session)
+            extra = self._metadata(metadata)
+            profile = self.profile
+            now = self.core.store._clock()
+            turn = Turn(user=user_text, reply=reply_text, session_id=session)
+            found = self.heuristic.extract(turn)  # rules and cues only: microseconds, no model
+            importance = found.episode_importance
+            chunks = split_exchange(user_text, reply_text, target_tokens=profile.chunk_target_tokens, count=self.count)
+            rows = [
+                v.build_row(
+                    text,
+                    now=now,
+                    default_agent=self.agent_id,
+                    type="episodic",
+                    importance=importance,
+                    source="agent",
+                    session_id=session,
+                    metadata={**extra, **({"part": i} if i else {})},
+                    kind="chunk",
+                )
+                for i, text in enumerate(chunks)
+            ]
+            rows += self.memory_rows(found, session, now)
+            facts = [self._fact_write(f, session) for f in found.facts]
+            quarantine = [(r.reason, r.what, r.text, r.origin) for r in found.rejected]
+            number, ids, outcomes = await self.store.record_turn(
+                agent_id=self.agent_id,
+                session_id=session,
+                user=user_text,
+                reply=reply_text,
+                importance=importance,
+                rows=rows,
+                facts=facts,
+                quarantine=quarantine,
+                extracted=not self._llm_extraction_due(),
+            )
+            self.last_turn_at = time.monotonic()
+            self._after_turn(session)
+            return TurnReceipt(
+                ok=True,
+                session_id=session,
+                turn=number,
+                chunk_ids=tuple(ids[: len(chunks)]),
+                facts=tuple(f.key for f, outcome in outcomes if outcome in ("created", "superseded", "unchanged")),
+                quarantined=len(quarantine),
+            )
+        except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
+            return TurnReceipt(ok=False, session_id=session, error=self._failed("record_turn", e))
+
+    def _llm_extraction_due(self) -> bool:
+        """Whether the worker will run an llm extraction over new turns."""
+        profile = self.profile
+        return self.llm is not None and profile.llm_extraction and profile.extract_every_n_turns > 0
+
+    def memory_rows(self, found: Extraction, session: str | None, now: float) -> list[dict[str, Any]]:
+        """Rows for the semantic and procedural memories an extraction proposes."""
+        return [
+            v.build_row(
+                m.content,
+                now=now,
+                default_agent=self.agent_id,
+                type=m.type,
+                importance=m.importance,
+                confidence=m.confidence,
+                source="extracted",
+                session_id=session,
+                kind=m.kind if m.kind in KINDS else "note",
+            )
+            for m in found.memories
+            if m.type in ("semantic", "procedural")  # the episode is the turn's chunk
+        ]
+
+    @staticmethod
+    def _metadata(metadata: Any) -> dict[str, Any]:
+        if metadata is None:
+            return {}
+        checked = v.check_metadata(metadata)
+        return dict(checked)
+
+    def _fact_write(self, fact: Any, session: str | None, *, origin: str | None = None) -> FactWrite:
+        return FactWrite(
+            key=fact.key,
+            value=fact.value,
+            category=fact.category,
+            source="extracted",
+            origin=origin or fact.origin,
+            confidence=fact.confidence,
+            importance=0.8 if fact.category == "profile" else 0.6,
+            session_id=session,
+        )
+
+    def _after_turn(self, session: str) -> None:
+        """Queue the work a stored turn leaves: extraction, embedding, ending earlier sessions."""
+        self.submit("extract", "extract", lambda: jobs.extract_pending(self))
+        self.submit("embed", "embed", lambda: jobs.embed_pending(self))
+        if session != self._session:
+            self._session = session
+            self.submit("session_summary", f"end-others:{session}", lambda: jobs.end_other_sessions(self, session))
+
+    # ------------------------------------------------------------ build_context
+    async def build_context(self, user_input: Any, session_id: Any = None) -> ContextPlan:
+        """The plan for the next model call; never raises (an empty plan on failure)."""
+        session = DEFAULT_SESSION
+        query = ""
+        profile = self.profile
+        try:
+            profile = self.governor.tick()
+            session = as_session(session_id)
+            query = as_text(user_input)[:MAX_QUERY_CHARS]
+            if profile.tier is Tier.OFF or profile.budget_tokens == 0:
+                return self._empty(profile, query)
+            state = await self.store.session(self.agent_id, session)
+            pools = {
+                "profile": await self._profile_items(profile),
+                "facts": await self._fact_items(query, profile),
+                "lessons": await self._lesson_items(query, profile),
+                "past": await self._past_items(query, session, profile),
+            }
+            plan = assemble(
+                pools,
+                budgets=dict(profile.section_tokens),
+                total_budget=profile.budget_tokens,
+                counter=self.count,
+                keep_last_n_turns=profile.keep_last_n_turns,
+                rolling_summary=state.rolling_summary if state else None,
+                tier=profile.tier.value,
+                query=query,
+            )
+            await self._touch(plan)
+            return plan
+        except Exception as e:  # noqa: BLE001 - build_context never raises into the host
+            self._failed("build_context", e)
+            return self._empty(profile, query)
+
+    def _empty(self, profile: MemoryProfile, query: str) -> ContextPlan:
+        return assemble(
+            {},
+            budgets={},
+            total_budget=profile.budget_tokens,
+            counter=self.count,
+            keep_last_n_turns=profile.keep_last_n_turns,
+            tier=profile.tier.value,
+            query=query,
+        )
+
+    async def _touch(self, plan: ContextPlan) -> None:
+        """Count an access for every memory and fact the plan shows (retention grows)."""
+        memory_ids = [i.source_id for i in plan.items() if i.source_id and i.kind not in ("fact", "summary")]
+        fact_ids = [int(i.source_id) for i in plan.items() if i.source_id and i.kind == "fact"]
+        await self.store.touch_memories(memory_ids)
+        await self.store.touch_facts(fact_ids)
+
+    async def _profile_items(self, profile: MemoryProfile) -> list[PlanItem]:
+        facts = await self.store.current_facts(self.agent_id, category="profile", limit=profile.facts_max * 2)
+        return [self._fact_item(f, 1.0 + f.importance) for f in facts]
+
+    @staticmethod
+    def _fact_item(fact: Fact, score: float) -> PlanItem:
+        return PlanItem(fact.value, score=score, source_id=str(fact.id), kind="fact", meta={"key": fact.key})
+
+    def _nudged(self, relevance: float, importance: float, created_at: float) -> float:
+        """Relevance plus small additive nudges for importance and recency (never multipliers)."""
+        age_days = max(0.0, (self.core.store._clock() - created_at) / _DAY)
+        return relevance + 0.1 * importance + 0.05 * math.exp(-age_days / 30.0)
+
+    async def _recall(self, query: str, k: int, filters: dict[str, Any]) -> list[Hit]:
+        if k <= 0:
+            return []
+        embedder = await self.core.embedder(quiet=True) if self._may_embed() else None
+        mode = "hybrid" if embedder is not None else "keyword"
+        hits: list[Hit] = await self.core.recall(query, k=k, mode=mode, filters=filters, touch=False)
+        return hits
+
+    def _may_embed(self) -> bool:
+        """Whether this tier may embed queries with the configured embedder."""
+        profile = self.profile
+        builtin = isinstance(self.core.configured_embedder, MiniLMEmbedder)
+        return profile.builtin_embedder if builtin else profile.embedder
+
+    def _hit_items(self, hits: list[Hit], kind: str) -> list[PlanItem]:
+        top = max((h.score for h in hits), default=0.0)
+        if top <= 0:
+            return []
+        items = []
+        for h in hits:
+            score = self._nudged(h.score / top, h.importance, h.created_at)
+            meta = {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
+            if h.session_id and kind == "chunk":
+                meta["session"] = h.session_id
+            items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
+        return sorted(items, key=lambda i: -i.score)
+
+    async def _fact_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
+        match = match_expression(query)
+        items: list[PlanItem] = []
+        if match is not None:
+            found = [
+                (f, s)
+                for f, s in await self.store.search_facts(self.agent_id, match, profile.facts_max * 2)
+                if f.category != "profile"
+            ]
+            top = max((s for _, s in found), default=0.0)
+            if top > 0:
+                items += [self._fact_item(f, self._nudged(s / top, f.importance, f.recorded_at)) for f, s in found]
+            items += self._hit_items(await self._recall(query, profile.facts_max, {"type": "semantic"}), "memory")
+        return sorted(items, key=lambda i: -i.score)[: profile.facts_max]
+
+    async def _lesson_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
+        relevant = await self._recall(query, profile.lessons_max, {"type": "procedural"}) if query.strip() else []
+        standing = await self.core.recall("", k=profile.lessons_max, filters={"kind": "lesson"}, touch=False)
+        items = self._hit_items(relevant, "lesson")
+        seen = {i.source_id for i in items}
+        items += [
+            PlanItem(h.content, score=0.5 * h.importance, source_id=h.id, kind="lesson")
+            for h in standing
+            if h.id not in seen
+        ]
+        return items[: profile.lessons_max]
+
+    async def _past_items(self, query: str, session: str, profile: MemoryProfile) -> list[PlanItem]:
+        if not query.strip():
+            return []
+        hits = await self._recall(query, profile.recall_k, {"type": "episodic", "exclude_session_id": session})
+        return self._hit_items(hits, "chunk")[: profile.past_max]
+
+    # ------------------------------------------------------------------- facts
+    async def set_fact(
+        self, key: Any, value: Any, *, category: Any = None, valid_from: Any = None, importance: Any = 0.7
+    ) -> Fact:
+        """Set ``key`` explicitly (user-confirmed, confidence 1.0): see :meth:`Facts.set`."""
+        fact_key = v.check_fact_key(key, self.config.extraction.reserved_prefixes)
+        text = v.check_fact_value(value)
+        cat = v.check_category(category, fact_key, PROFILE_KEYS)
+        when = None if valid_from is None else to_timestamp("valid_from", valid_from)
+        write = FactWrite(
+            key=fact_key,
+            value=text,
+            category=cat,
+            source="user_confirmed",
+            origin="explicit",
+            confidence=1.0,
+            importance=v.unit("importance", importance),
+            valid_from=when,
+        )
+        await self.store.put_facts(self.agent_id, [write])
+        fact = await self.store.current_fact(self.agent_id, fact_key)
+        assert fact is not None  # just written in a committed transaction
+        return fact
+
+    async def get_fact(self, key: Any, *, as_of: Any = None) -> Fact | None:
+        """The current version of ``key``, or the one valid at ``as_of``."""
+        fact_key = v.check_fact_key(key, ())
+        if as_of is None:
+            return await self.store.current_fact(self.agent_id, fact_key)
+        return await self.store.fact_as_of(self.agent_id, fact_key, to_timestamp("as_of", as_of))
+
+    async def fact_history(self, key: Any) -> list[Fact]:
+        """Every version of ``key``, oldest first."""
+        return await self.store.fact_history(self.agent_id, v.check_fact_key(key, ()))
+
+    async def forget_fact(self, key: Any) -> bool:
+        """Tombstone ``key``; ``False`` if it held no value."""
+        fact_key = v.check_fact_key(key, ())
+        write = FactWrite(
+            key=fact_key,
+            value="",
+            category="note",
+            source="user_confirmed",
+            origin="explicit",
+            confidence=1.0,
+            importance=0.0,
+            forgotten=True,
+        )
+        return (await self.store.put_facts(self.agent_id, [write]))[0] != "unchanged"
+
+    async def list_facts(self, *, category: Any = None) -> list[Fact]:
+        """The current facts, most important first."""
+        if category is not None and category not in ("profile", "note"):
+            msg = f"category must be 'profile', 'note' or None, got {category!r}"
+            raise UsageError(msg)
+        return await self.store.current_facts(self.agent_id, category=category)
+
+    # ----------------------------------------------------------------- lessons
+    async def add_lesson(self, text: Any, *, importance: Any = 0.7) -> str:
+        """Store a short operational lesson (deduplicated; the oldest beyond the cap archived)."""
+        mid = await self.core.remember(
+            text, type="procedural", importance=importance, source="user_confirmed", kind="lesson"
+        )
+        lessons = await self.store.live_of_kind(self.agent_id, "lesson")
+        excess = [i for i in lessons if i != mid][: max(0, len(lessons) - self.config.max_lessons)]
+        if excess:
+            await self.core.archive(excess)
+        return str(mid)
+
+    async def list_lessons(self) -> list[MemoryRecord]:
+        """Live lessons: pinned, then most important, then most recent."""
+        hits = await self.core.recall("", k=self.config.max_lessons, filters={"kind": "lesson"}, touch=False)
+        if not hits:
+            return []
+        records: list[MemoryRecord] = await self.core.get_many([h.id for h in hits])
+        return records
+
+    # ---------------------------------------------------------------- evictions
+    async def report_evictions(self, session_id: Any, messages: Any) -> int:
+        """The host dropped ``messages`` from its window: fold them into the rolling summary."""
+        try:
+            session = as_session(session_id)
+            texts = [t for t in (as_text(m).strip() for m in _messages(messages)) if t]
+            if not texts:
+                return 0
+            state = await self.store.session(self.agent_id, session)
+            total = (state.summarized_turns if state else 0) + len(texts)
+            if state is None or not state.rolling_summary:
+                await self.store.set_rolling_summary(self.agent_id, session, jobs.marker(total), total)
+            if self.llm is not None and self.profile.llm_summaries:
+                self.submit(
+                    "rolling_summary",
+                    f"rolling:{session}:{total}",
+                    lambda: jobs.rolling_summary(self, session, texts, total),
+                )
+            else:
+                await self.store.set_rolling_summary(self.agent_id, session, jobs.marker(total), total)
+            return len(texts)
+        except Exception as e:  # noqa: BLE001 - part of the per-turn loop: never raises
+            self._failed("report_evictions", e)
+            return 0
+
+    # ------------------------------------------------------------ pace & health
+    @contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Hold the model: background ``llm`` calls wait until the block ends."""
+        acquired = self.gate.acquire()
+        if not acquired:
+            log.warning("elastic-memory: the background llm call did not yield in time; going ahead")
+        try:
+            yield
+        finally:
+            if acquired:
+                self.gate.release()
+
+    async def tick(self) -> MemoryProfile:
+        """Re-check the machine (cheap), and start idle work that is due."""
+        profile = self.governor.tick()
+        idle = profile.idle_consolidate_seconds
+        now = time.monotonic()
+        if idle is not None and now - self.last_turn_at >= idle and self.consolidated_at < self.last_turn_at:
+            self.consolidated_at = now
+            self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self))
+        if self.config.background:
+            self.worker.start()
+        else:
+            await self.worker.drain()
+        return profile
+
+    async def drain(self) -> None:
+        """Run every queued job to the end."""
+        await self.worker.drain()
+
+    async def end_session(self, session_id: Any) -> None:
+        """End a session now: summary, consolidation (in the background)."""
+        session = as_session(session_id)
+        self.submit("session_summary", f"summary:{session}", lambda: jobs.session_summary(self, session), critical=True)
+
+    async def consolidate(self) -> None:
+        """Queue a consolidation sweep (forgetting, near-duplicate merge, caps)."""
+        self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self), critical=True)
+
+    async def close(self) -> None:
+        """Finish the queue and stop the worker."""
+        await self.worker.stop()
+
+    async def health(self) -> dict[str, Any]:
+        """Tier, queue, errors and the llm's state: what went wrong without raising."""
+        profile = self.profile
+        out: dict[str, Any] = {
+            "tier": profile.tier.value,
+            "budget_tokens": profile.budget_tokens,
+            "ram_probe_ok": self.governor.last_probe_ok,
+            "worker_alive": self.worker.alive,
+            "worker_restarts": self.worker.restarts,
+            "queue_depth": self.worker.depth,
+            "jobs_done": dict(self.worker.done),
+            "jobs_failed": dict(self.worker.errors),
+            "jobs_shed": dict(self.worker.admission.shed),
+            "errors": dict(self.errors),
+            "last_error": self.last_error or self.worker.last_error,
+            "llm": None,
+        }
+        if self.llm is not None:
+            out["llm"] = {
+                "calls": self.llm.calls,
+                "failures": self.llm.failures,
+                "available": self.llm.available,
+                "last_error": self.llm.last_error,
+            }
+        try:
+            out.update(await self.store.stats(self.agent_id))
+        except Exception as e:  # noqa: BLE001 - health reports, never raises
+            out["stats_error"] = str(e)
+        return out
+
+
+def _messages(messages: Any) -> Iterable[Any]:
+    if messages is None:
+        return []
+    if isinstance(messages, str | bytes | dict) or hasattr(messages, "content"):
+        return [messages]
+    try:
+        return list(messages)
+    except TypeError:
+        return [messages]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON for prompts."""
+    return json.dumps(value, ensure_ascii=False)

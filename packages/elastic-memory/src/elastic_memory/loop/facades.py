@@ -1,0 +1,129 @@
+"""``mem.facts`` and ``mem.lessons``: sync and async views with the same names and signatures."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import _runner
+from ..types import Fact, MemoryRecord
+
+if TYPE_CHECKING:
+    from .._core import MemoryCore
+
+__all__ = ["AsyncFacts", "AsyncLessons", "Facts", "Lessons"]
+
+
+class AsyncFacts:
+    """Versioned key-value facts of the agent, async API (``amem.facts``).
+
+    Setting a key again supersedes the current version; :meth:`history` keeps every one.
+    """
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._core = core
+
+    async def set(
+        self, key: str, value: Any, *, category: str | None = None, valid_from: Any = None, importance: float = 0.7
+    ) -> Fact:
+        """Set ``key`` (user-confirmed: confidence 1.0; automatic capture never overrides it).
+
+        ``category`` is ``"profile"`` (always shown to the model) or ``"note"`` (shown when
+        relevant); ``None`` picks profile for the documented profile keys (``user.name``,
+        ``user.location``, ...). ``valid_from``: when it became true (default now).
+        """
+        return await _runner.arun(
+            self._core.loop.set_fact(key, value, category=category, valid_from=valid_from, importance=importance)
+        )
+
+    async def get(self, key: str, *, as_of: Any = None) -> Fact | None:
+        """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
+        return await _runner.arun(self._core.loop.get_fact(key, as_of=as_of))
+
+    async def history(self, key: str) -> list[Fact]:
+        """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
+        return await _runner.arun(self._core.loop.fact_history(key))
+
+    async def forget(self, key: str) -> bool:
+        """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
+        return await _runner.arun(self._core.loop.forget_fact(key))
+
+    async def list(self, *, category: str | None = None) -> list[Fact]:
+        """The current facts, most important first."""
+        return await _runner.arun(self._core.loop.list_facts(category=category))
+
+
+class Facts:
+    """Versioned key-value facts of the agent (``mem.facts``).
+
+    >>> from elastic_memory import Memory
+    >>> with Memory.open(":memory:", embedder=None) as mem:
+    ...     _ = mem.facts.set("user.dog_name", "Biscuit")
+    ...     _ = mem.facts.set("user.dog_name", "Rex")
+    ...     [f.value for f in mem.facts.history("user.dog_name")], mem.facts.get("user.dog_name").value
+    (['Biscuit', 'Rex'], 'Rex')
+    """
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._core = core
+
+    def set(
+        self, key: str, value: Any, *, category: str | None = None, valid_from: Any = None, importance: float = 0.7
+    ) -> Fact:
+        """Set ``key``; see :meth:`AsyncFacts.set`."""
+        return _runner.run(
+            self._core.loop.set_fact(key, value, category=category, valid_from=valid_from, importance=importance),
+            "facts.set",
+        )
+
+    def get(self, key: str, *, as_of: Any = None) -> Fact | None:
+        """The current version of ``key``, or the one that held at ``as_of``."""
+        return _runner.run(self._core.loop.get_fact(key, as_of=as_of), "facts.get")
+
+    def history(self, key: str) -> list[Fact]:
+        """Every version of ``key``, oldest first."""
+        return _runner.run(self._core.loop.fact_history(key), "facts.history")
+
+    def forget(self, key: str) -> bool:
+        """Tombstone ``key``; ``False`` if it held no value."""
+        return _runner.run(self._core.loop.forget_fact(key), "facts.forget")
+
+    def list(self, *, category: str | None = None) -> list[Fact]:
+        """The current facts, most important first."""
+        return _runner.run(self._core.loop.list_facts(category=category), "facts.list")
+
+
+class AsyncLessons:
+    """Short operational lessons, injected into every plan (``amem.lessons``)."""
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._core = core
+
+    async def add(self, text: str, *, importance: float = 0.7) -> str:
+        """Store a lesson (the same text twice is stored once); returns its memory id."""
+        return await _runner.arun(self._core.loop.add_lesson(text, importance=importance))
+
+    async def list(self) -> list[MemoryRecord]:
+        """Live lessons: pinned first, then most important, then most recent."""
+        return await _runner.arun(self._core.loop.list_lessons())
+
+
+class Lessons:
+    """Short operational lessons, injected into every plan (``mem.lessons``).
+
+    >>> from elastic_memory import Memory
+    >>> with Memory.open(":memory:", embedder=None) as mem:
+    ...     _ = mem.lessons.add("Answer in metric units.")
+    ...     [lesson.content for lesson in mem.lessons.list()]
+    ['Answer in metric units.']
+    """
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._core = core
+
+    def add(self, text: str, *, importance: float = 0.7) -> str:
+        """Store a lesson; see :meth:`AsyncLessons.add`."""
+        return _runner.run(self._core.loop.add_lesson(text, importance=importance), "lessons.add")
+
+    def list(self) -> list[MemoryRecord]:
+        """Live lessons: pinned first, then most important, then most recent."""
+        return _runner.run(self._core.loop.list_lessons(), "lessons.list")

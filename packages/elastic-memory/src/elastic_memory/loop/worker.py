@@ -1,0 +1,273 @@
+"""The background worker: one task on the library loop, one bounded queue, foreground wins.
+
+The host brackets its own model call with ``with mem.foreground():``. That takes
+:class:`ForegroundGate`, a real lock which the worker holds for the whole of every ``llm``
+call it makes and touches before starting any job, so background work never overlaps
+the host's generation. A hung ``llm`` call is abandoned after ``llm_timeout`` seconds:
+the gate is released on its behalf and background LLM use pauses for ``llm_cooldown``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..governor import Admission
+
+__all__ = ["ForegroundGate", "Job", "LLMCaller", "Worker"]
+
+log = logging.getLogger("elastic_memory")
+
+
+class ForegroundGate:
+    """The foreground-wins lock shared by the host's model calls and the worker's."""
+
+    def __init__(self, timeout: float) -> None:
+        self._lock = threading.Lock()
+        self.timeout = timeout
+
+    def acquire(self) -> bool:
+        """Wait for the gate (at most ``timeout`` seconds); ``False`` if it stayed taken."""
+        return self._lock.acquire(timeout=self.timeout)
+
+    async def acquire_async(self) -> bool:
+        """:meth:`acquire` without blocking the event loop; cancellation never leaks the lock."""
+        task = asyncio.ensure_future(asyncio.to_thread(self.acquire))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(lambda t: self.release() if not t.cancelled() and t.result() else None)
+            raise
+
+    def release(self) -> None:
+        """Release the gate (from any thread)."""
+        with contextlib.suppress(RuntimeError):
+            self._lock.release()
+
+    def wait_free(self) -> None:
+        """Block until nobody holds the gate (or ``timeout`` passed)."""
+        if self._lock.acquire(timeout=self.timeout):
+            self._lock.release()
+
+    @property
+    def held(self) -> bool:
+        """True while the host or an llm call holds the gate."""
+        return self._lock.locked()
+
+
+class LLMCaller:
+    """Calls the host's ``llm`` under the gate, with a timeout, a token cap and a cool-down."""
+
+    def __init__(self, llm: Callable[..., str], gate: ForegroundGate, *, timeout: float, cooldown: float) -> None:
+        self._llm = llm
+        self._gate = gate
+        self.timeout = timeout
+        self.cooldown = cooldown
+        self._paused_until = 0.0
+        self.calls = 0
+        self.failures = 0
+        self.last_error: str | None = None
+        try:
+            params = inspect.signature(llm).parameters
+            self._takes_max_tokens = "max_tokens" in params or any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+            )
+        except (TypeError, ValueError):
+            self._takes_max_tokens = False
+
+    @property
+    def available(self) -> bool:
+        """False while cooling down after a hang or repeated failures."""
+        return time.monotonic() >= self._paused_until
+
+    async def __call__(self, prompt: str, max_tokens: int) -> str:
+        """The completion of ``prompt``; raises on failure, timeout or a non-string answer."""
+        state = {"s": "waiting"}
+        mutex = threading.Lock()
+
+        def call() -> str:
+            if not self._gate.acquire():
+                msg = "the foreground held the model for too long"
+                raise TimeoutError(msg)
+            with mutex:
+                if state["s"] == "abandoned":
+                    self._gate.release()
+                    msg = "abandoned"
+                    raise TimeoutError(msg)
+                state["s"] = "calling"
+            try:
+                if self._takes_max_tokens:
+                    return self._llm(prompt, max_tokens=max_tokens)
+                return self._llm(prompt)
+            finally:
+                with mutex:
+                    if state["s"] == "calling":
+                        state["s"] = "done"
+                        self._gate.release()
+
+        self.calls += 1
+        future = asyncio.ensure_future(asyncio.to_thread(call))
+        try:
+            out = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except TimeoutError:
+            with mutex:
+                if state["s"] == "calling":
+                    self._gate.release()  # released on behalf of the hung call
+                state["s"] = "abandoned"
+            future.add_done_callback(_consume)
+            self._fail(f"llm did not answer within {self.timeout:g} s", pause=True)
+            raise
+        except Exception as e:
+            self._fail(f"llm raised {type(e).__name__}: {e}", pause=self.failures >= 2)
+            raise
+        if not isinstance(out, str):
+            self._fail(f"llm returned {type(out).__name__}, not str", pause=False)
+            msg = "llm returned a non-string"
+            raise TypeError(msg)
+        return out
+
+    def _fail(self, message: str, *, pause: bool) -> None:
+        self.failures += 1
+        self.last_error = message
+        log.warning("elastic-memory background llm call failed: %s", message)
+        if pause:
+            self._paused_until = time.monotonic() + self.cooldown
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+@dataclass
+class Job:
+    """One unit of background work. ``key`` coalesces duplicates (one per key queued)."""
+
+    kind: str
+    run: Callable[[], Awaitable[None]]
+    key: str
+    critical: bool = False
+    enqueued_at: float = field(default_factory=time.monotonic)
+
+
+class Worker:
+    """One queue drained by one task on the library loop; errors are counted, never raised."""
+
+    def __init__(self, gate: ForegroundGate, admission: Admission, *, background: bool = True) -> None:
+        self.gate = gate
+        self.background = background
+        self.admission = admission
+        self._queue: deque[Job] = deque()
+        self._keys: set[str] = set()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._task: asyncio.Task[None] | None = None
+        self._running: Job | None = None
+        self._stopping = False
+        self.errors: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.last_error: str | None = None
+        self.restarts = 0
+
+    # ------------------------------------------------------------------ control
+    def start(self) -> None:
+        """Start (or restart after a crash) the worker task on the running loop."""
+        if self._stopping or not self.background:
+            return
+        if self._task is not None and not self._task.done():
+            return
+        if self._task is not None:
+            self.restarts += 1
+        self._task = asyncio.get_running_loop().create_task(self._main(), name="elastic-memory-worker")
+
+    @property
+    def alive(self) -> bool:
+        """True while the worker task runs."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def depth(self) -> int:
+        """Jobs waiting (not counting the one running)."""
+        return len(self._queue)
+
+    def submit(self, job: Job, *, queue_max: int, headroom_seconds: float) -> bool:
+        """Queue ``job`` unless the same key is queued or load shedding refuses it."""
+        if self._stopping:
+            return False
+        if job.key in self._keys:
+            return True
+        running = self.admission.estimate(self._running.kind) if self._running else 0.0
+        depth = sum(self.admission.estimate(j.kind) for j in self._queue) + running
+        admitted = self.admission.admit(
+            job.kind,
+            queue=[j.kind for j in self._queue],
+            critical=job.critical,
+            headroom_seconds=headroom_seconds,
+            queue_max=queue_max,
+            depth_seconds=depth if (self._queue or self._running) else None,
+        )
+        if not admitted:
+            return False
+        self._queue.append(job)
+        self._keys.add(job.key)
+        if self.background:
+            self._idle.clear()
+            self._wake.set()
+            self.start()
+        return True
+
+    async def drain(self) -> None:
+        """Wait until every queued job has run (run them here when not in the background)."""
+        if not self.background:
+            while self._queue and not self._stopping:
+                await self._run_one(self._queue.popleft())
+            return
+        while self._queue or self._running is not None:
+            self.start()
+            await self._idle.wait()
+
+    async def stop(self) -> None:
+        """Drain, then stop the task."""
+        await self.drain()
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    # --------------------------------------------------------------------- loop
+    async def _main(self) -> None:
+        while True:
+            if not self._queue:
+                self._idle.set()
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            await self._run_one(self._queue.popleft())
+
+    async def _run_one(self, job: Job) -> None:
+        self._keys.discard(job.key)
+        self._running = job
+        try:
+            await asyncio.to_thread(self.gate.wait_free)  # foreground wins
+            started = time.monotonic()
+            await job.run()
+            self.admission.record(job.kind, time.monotonic() - started)
+            self.done[job.kind] = self.done.get(job.kind, 0) + 1
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.errors[job.kind] = self.errors.get(job.kind, 0) + 1
+            self.last_error = f"{job.kind}: {type(e).__name__}: {e}"
+            log.warning("elastic-memory background job %s failed: %s", job.kind, e, exc_info=e)
+        finally:
+            self._running = None

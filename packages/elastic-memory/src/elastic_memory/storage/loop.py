@@ -1,0 +1,571 @@
+"""I/O for the memory loop's tables, on the connection (and lock) of a :class:`SQLiteStore`.
+
+Every method is one transaction, so a turn, its chunks, its facts and its quarantined
+candidates are stored together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import UsageError
+from ..filters import Filters
+from ..types import Fact, MemoryId, QuarantinedItem, Source
+from . import loop_queries as lq
+from . import queries as q
+from .queries import encode_json
+from .rows import from_blob, to_blob
+from .sqlite import EmbeddingPin, SQLiteStore
+from .vectors import chunks
+
+__all__ = ["FactWrite", "LoopStore", "SessionState", "TurnRow"]
+
+F32 = npt.NDArray[np.float32]
+#: An automatic write supersedes a current automatic fact when its confidence is at least
+#: this share of the current one's (so a newer statement of similar trust wins).
+_SUPERSEDE_RATIO = 0.9
+
+
+@dataclass(frozen=True)
+class FactWrite:
+    """One fact to store. ``origin == "explicit"`` always supersedes the current value."""
+
+    key: str
+    value: str
+    category: str
+    source: str
+    origin: str
+    confidence: float
+    importance: float
+    session_id: str | None = None
+    valid_from: float | None = None
+    forgotten: bool = False
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One exchange of the transcript."""
+
+    seq: int
+    session_id: str
+    turn: int
+    user: str
+    reply: str
+    created_at: float
+    importance: float
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What the store knows about one session."""
+
+    session_id: str
+    started_at: float
+    last_turn_at: float
+    turns: int
+    rolling_summary: str | None
+    summarized_turns: int
+    ended_at: float | None
+    summary_id: str | None
+
+
+def fact_from_row(row: Sequence[Any]) -> Fact:
+    """A :class:`Fact` from a row of :data:`loop_queries.FACT_COLUMNS`."""
+    (
+        seq,
+        agent,
+        key,
+        value,
+        category,
+        source,
+        origin,
+        conf,
+        imp,
+        session,
+        vfrom,
+        vto,
+        rec,
+        inv,
+        inv_by,
+        forg,
+        arch,
+        acc,
+    ) = row[: len(lq.FACT_COLUMNS)]
+    return Fact(
+        id=int(seq),
+        agent_id=agent,
+        key=key,
+        value=value,
+        category=category,
+        source=Source(source),
+        origin=origin,
+        confidence=float(conf),
+        importance=float(imp),
+        session_id=session,
+        valid_from=float(vfrom),
+        valid_to=None if vto is None else float(vto),
+        recorded_at=float(rec),
+        invalidated_at=None if inv is None else float(inv),
+        invalidated_by=None if inv_by is None else int(inv_by),
+        forgotten=bool(forg),
+        archived=bool(arch),
+        access_count=int(acc),
+    )
+
+
+def _turn(row: Sequence[Any]) -> TurnRow:
+    seq, session, turn, user, reply, created, importance = row
+    return TurnRow(int(seq), session, int(turn), user, reply, float(created), float(importance))
+
+
+class LoopStore:
+    """The loop's reads and writes. Shares ``store``'s connection, lock and transactions."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+
+    # ------------------------------------------------------------------ helpers
+    async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return await self.store._read(sql, params)
+
+    async def _write(self, what: str, work: Any, *, bump: bool = True) -> Any:
+        """Run ``await work()`` in one transaction under the store lock."""
+        s = self.store
+        s._check_open()
+        async with s._lock:
+            await s._sync_foreign()
+            with s._errors(what):
+                async with s._transaction(bump=bump):
+                    return await work()
+
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self.store._all(sql, params)
+
+    # ------------------------------------------------------------------- turns
+    async def record_turn(
+        self,
+        *,
+        agent_id: str,
+        session_id: str,
+        user: str,
+        reply: str,
+        importance: float,
+        rows: Sequence[dict[str, Any]],
+        facts: Sequence[FactWrite],
+        quarantine: Sequence[tuple[str, str, str, str]],
+        extracted: bool,
+    ) -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
+        """Store one exchange with its memories (chunks first), facts and quarantined candidates, atomically.
+
+        Chunks get ``{"turn": n}`` in their metadata. ``extracted`` marks the turn as done for
+        the background extraction. Returns the turn number in its session, the memory ids
+        (in the order of ``rows``) and each fact's outcome.
+        """
+        now = self.store._clock()
+        changed: list[Any] = []
+
+        async def work() -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
+            turn = int((await self._all(*lq.upsert_session(agent_id, session_id, now)))[0][0])
+            turn_seq = int(
+                (await self._all(*lq.insert_turn(agent_id, session_id, turn, user, reply, now, importance)))[0][0]
+            )
+            if extracted:
+                await self.store._conn.execute(*lq.mark_extracted([turn_seq], now))
+            numbered = [
+                {**r, "metadata": encode_json({**json.loads(r["metadata"]), "turn": turn})}
+                if r["kind"] == "chunk"
+                else r
+                for r in rows
+            ]
+            ids, written = await self.store._write_batch(
+                numbered, [None] * len(numbered), [True] * len(numbered), mode="upsert", pinned=False
+            )
+            changed.extend(written)
+            outcomes = [(f, await self._put_fact(agent_id, f, now, turn_seq)) for f in facts]
+            await self._quarantine(agent_id, session_id, quarantine, now)
+            return turn, ids, outcomes
+
+        result: tuple[int, list[MemoryId], list[tuple[FactWrite, str]]] = await self._write("record a turn", work)
+        await self.store._apply_to_index(changed)
+        return result
+
+    async def session(self, agent_id: str, session_id: str) -> SessionState | None:
+        """The session's state, or ``None`` if it never had a turn."""
+        rows = await self._read(lq.SESSION, [agent_id, session_id])
+        return SessionState(*rows[0]) if rows else None
+
+    async def open_sessions(self, agent_id: str, *, besides: str) -> list[str]:
+        """Sessions not ended yet other than ``besides``, least recent first."""
+        return [r[0] for r in await self._read(lq.OPEN_SESSIONS, [agent_id, besides])]
+
+    async def turns(self, agent_id: str, session_id: str, *, after: int = 0, limit: int = 1000) -> list[TurnRow]:
+        """Turns of a session after turn number ``after``."""
+        return [_turn(r) for r in await self._read(*lq.session_turns(agent_id, session_id, after=after, limit=limit))]
+
+    async def turns_by_seq(self, seqs: Sequence[int]) -> list[TurnRow]:
+        """Turns by their seq."""
+        return [_turn(r) for r in await self._read(*lq.turns_by_seq(seqs))] if seqs else []
+
+    async def pending_turns(self, agent_id: str, limit: int) -> list[TurnRow]:
+        """Turns not yet extracted, oldest first."""
+        return [_turn(r) for r in await self._read(*lq.pending_turns(agent_id, limit))]
+
+    async def set_rolling_summary(self, agent_id: str, session_id: str, text: str, through_turn: int) -> None:
+        """Replace a session's rolling summary (covering turns up to ``through_turn``)."""
+
+        async def work() -> None:
+            await self.store._conn.execute(lq.SET_ROLLING_SUMMARY, [text, through_turn, agent_id, session_id])
+
+        await self._write("store the rolling summary", work, bump=False)
+
+    async def end_session(self, agent_id: str, session_id: str, summary_id: str | None) -> None:
+        """Mark a session ended, with the id of its summary memory if one was written."""
+        now = self.store._clock()
+
+        async def work() -> None:
+            await self.store._conn.execute(lq.END_SESSION, [now, summary_id, agent_id, session_id])
+
+        await self._write("end the session", work, bump=False)
+
+    # ------------------------------------------------------------------- facts
+    async def _put_fact(self, agent_id: str, fact: FactWrite, now: float, turn_seq: int | None) -> str:
+        """Write inside the open transaction: ``created``, ``superseded``, ``unchanged`` or ``outranked``."""
+        conn = self.store._conn
+        rows = await self._all(lq.CURRENT_FACT, [agent_id, fact.key])
+        current = fact_from_row(rows[0]) if rows else None
+        if current is not None and not current.forgotten and not fact.forgotten and current.value == fact.value:
+            await conn.execute(lq.REINFORCE_FACT, [fact.confidence, fact.importance, current.id])
+            return "unchanged"
+        if current is not None and current.forgotten and fact.forgotten:
+            return "unchanged"
+        if current is None and fact.forgotten:
+            return "unchanged"
+        if (
+            current is not None
+            and fact.origin != "explicit"
+            and not current.forgotten
+            and (current.origin == "explicit" or fact.confidence < current.confidence * _SUPERSEDE_RATIO)
+        ):
+            return "outranked"
+        valid_from = now if fact.valid_from is None else fact.valid_from
+        values = {
+            "agent_id": agent_id,
+            "key": fact.key,
+            "value": fact.value,
+            "category": fact.category,
+            "source": fact.source,
+            "origin": fact.origin,
+            "confidence": fact.confidence,
+            "importance": fact.importance,
+            "session_id": fact.session_id,
+            "turn_seq": turn_seq,
+            "valid_from": valid_from,
+            "recorded_at": now,
+            "forgotten": int(fact.forgotten),
+            "accessed_at": now,
+        }
+        if current is not None:  # the partial unique index allows one current version
+            await conn.execute(lq.INVALIDATE_FACT, [now, None, valid_from, current.id])
+        seq = int((await self._all(*lq.insert_fact(values)))[0][0])
+        if current is not None:
+            await conn.execute("UPDATE facts SET invalidated_by = ? WHERE seq = ?", [seq, current.id])
+            return "superseded"
+        return "created"
+
+    async def put_facts(self, agent_id: str, facts: Sequence[FactWrite]) -> list[str]:
+        """Write facts in one transaction; each outcome as in :meth:`_put_fact`."""
+        now = self.store._clock()
+
+        async def work() -> list[str]:
+            return [await self._put_fact(agent_id, f, now, None) for f in facts]
+
+        outcomes: list[str] = await self._write("write facts", work, bump=False)
+        return outcomes
+
+    async def current_fact(self, agent_id: str, key: str) -> Fact | None:
+        """The current version of ``key`` (``None`` when unknown or forgotten)."""
+        rows = await self._read(lq.CURRENT_FACT, [agent_id, key])
+        fact = fact_from_row(rows[0]) if rows else None
+        return None if fact is None or fact.forgotten else fact
+
+    async def fact_as_of(self, agent_id: str, key: str, when: float) -> Fact | None:
+        """The version of ``key`` valid at ``when``."""
+        rows = await self._read(*lq.fact_as_of(agent_id, key, when))
+        return fact_from_row(rows[0]) if rows else None
+
+    async def fact_history(self, agent_id: str, key: str) -> list[Fact]:
+        """Every version of ``key``, oldest first."""
+        return [fact_from_row(r) for r in await self._read(*lq.fact_history(agent_id, key))]
+
+    async def current_facts(self, agent_id: str, *, category: str | None = None, limit: int = 1000) -> list[Fact]:
+        """The current facts of an agent, most important first."""
+        return [fact_from_row(r) for r in await self._read(*lq.current_facts(agent_id, category=category, limit=limit))]
+
+    async def search_facts(self, agent_id: str, match: str, limit: int) -> list[tuple[Fact, float]]:
+        """Current facts matching an FTS5 expression, with their BM25 relevance (higher is better)."""
+        rows = await self._read(*lq.fact_search(agent_id, match, limit))
+        return [(fact_from_row(r), float(r[-1])) for r in rows]
+
+    async def touch_facts(self, seqs: Sequence[int]) -> None:
+        """Count that these facts were shown to the model (no generation bump)."""
+        if not seqs:
+            return
+        now = self.store._clock()
+
+        async def work() -> None:
+            for chunk in chunks(list(seqs)):
+                await self.store._conn.execute(*lq.touch_facts(chunk, now))
+
+        await self._write("record fact access", work, bump=False)
+
+    async def archive_facts(self, seqs: Sequence[int]) -> None:
+        """Hide current facts from the plan without removing them (decay)."""
+        if not seqs:
+            return
+
+        async def work() -> None:
+            for chunk in chunks(list(seqs)):
+                sql, params = q.in_list("seq", chunk)
+                await self.store._conn.execute(f"UPDATE facts SET archived = 1 WHERE {sql}", params)
+
+        await self._write("archive facts", work, bump=False)
+
+    async def recently_changed_keys(self, agent_id: str, since: float) -> list[str]:
+        """Keys whose value was superseded since ``since`` (candidates for a contradiction merge)."""
+        rows = await self._read(
+            "SELECT DISTINCT key FROM facts WHERE agent_id = ? AND invalidated_at >= ? AND forgotten = 0 ORDER BY key",
+            [agent_id, since],
+        )
+        return [r[0] for r in rows]
+
+    # --------------------------------------------------------------- quarantine
+    async def _quarantine(
+        self, agent_id: str, session_id: str | None, items: Sequence[tuple[str, str, str, str]], now: float
+    ) -> None:
+        conn = self.store._conn
+        for reason, what, text, origin in items:
+            await conn.execute(lq.INSERT_QUARANTINE, [agent_id, reason, what, text[:4000], origin, session_id, now])
+
+    async def add_quarantine(
+        self, agent_id: str, session_id: str | None, items: Sequence[tuple[str, str, str, str]]
+    ) -> None:
+        """Keep refused candidates ``(reason, what, text, origin)`` for inspection."""
+        if not items:
+            return
+        now = self.store._clock()
+
+        async def work() -> None:
+            await self._quarantine(agent_id, session_id, items, now)
+
+        await self._write("quarantine candidates", work, bump=False)
+
+    async def quarantine(self, agent_id: str, limit: int = 100) -> list[QuarantinedItem]:
+        """The most recent quarantined items of an agent."""
+        return [QuarantinedItem(*r) for r in await self._read(lq.QUARANTINE, [agent_id, limit])]
+
+    async def cap_quarantine(self, agent_id: str, keep: int) -> None:
+        """Keep only the ``keep`` most recent quarantined items."""
+
+        async def work() -> None:
+            await self.store._conn.execute(lq.CAP_QUARANTINE, [agent_id, agent_id, keep])
+
+        await self._write("cap the quarantine", work, bump=False)
+
+    # ---------------------------------------------------------------- extraction
+    async def finish_extraction(
+        self,
+        agent_id: str,
+        turn_seqs: Sequence[int],
+        *,
+        rows: Sequence[dict[str, Any]],
+        facts: Sequence[FactWrite],
+        quarantine: Sequence[tuple[str, str, str, str]],
+        session_id: str | None,
+    ) -> tuple[list[MemoryId], list[str]]:
+        """Store what an extraction produced and mark its turns done, atomically."""
+        now = self.store._clock()
+        changed: list[Any] = []
+
+        async def work() -> tuple[list[MemoryId], list[str]]:
+            ids, written = await self.store._write_batch(
+                rows, [None] * len(rows), [True] * len(rows), mode="upsert", pinned=False
+            )
+            changed.extend(written)
+            outcomes = [await self._put_fact(agent_id, f, now, None) for f in facts]
+            await self._quarantine(agent_id, session_id, quarantine, now)
+            if turn_seqs:
+                await self.store._conn.execute(*lq.mark_extracted(turn_seqs, now))
+            return ids, outcomes
+
+        result: tuple[list[MemoryId], list[str]] = await self._write("store extracted memories", work)
+        await self.store._apply_to_index(changed)
+        return result
+
+    # -------------------------------------------------------------------- links
+    async def merge(self, row: dict[str, Any], originals: Sequence[str], vector: F32 | None) -> MemoryId:
+        """Write a merged memory, link it to ``originals`` and archive them, atomically."""
+        s = self.store
+        now = s._clock()
+        changed: list[Any] = []
+        pin_ok = s.has_vec and s.pin is not None and vector is not None
+
+        async def work() -> MemoryId:
+            ids, written = await s._write_batch(
+                [row], [vector if pin_ok else None], [False], mode="upsert", pinned=pin_ok
+            )
+            changed.extend(written)
+            for original in originals:
+                await s._conn.execute(lq.INSERT_EDGE, [ids[0], original, "consolidates", "consolidation", 1.0, now])
+            sql, params = q.in_list("id", list(originals))
+            hidden = await self._all(
+                f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql} RETURNING seq", [now, *params]
+            )
+            changed.extend((int(r[0]), {"archived": 1}, None) for r in hidden)
+            return ids[0]
+
+        merged: MemoryId = await self._write("merge memories", work)
+        await s._apply_to_index(changed)
+        return merged
+
+    async def links(self, memory_id: str) -> list[tuple[str, str]]:
+        """``(dst_id, relation)`` of the edges leaving ``memory_id``."""
+        return [(r[0], r[1]) for r in await self._read(lq.EDGES_FROM, [memory_id])]
+
+    # ------------------------------------------------------------------ vectors
+    async def pending_vectors(self, agent_id: str, limit: int) -> list[tuple[str, str, str]]:
+        """``(id, content, content_hash)`` of live memories without a vector, oldest first."""
+        now = self.store._clock()
+        return [(r[1], r[2], r[3]) for r in await self._read(*lq.pending_vectors(agent_id, now, limit))]
+
+    async def attach_vectors(self, items: Sequence[tuple[str, str, F32]], pin: EmbeddingPin) -> int:
+        """Give memories their vectors: ``(id, content_hash the vector was made from, vector)``.
+
+        A memory whose content changed since (another hash) or that is gone is skipped.
+        Returns how many vectors were stored.
+        """
+        s = self.store
+        if not s.has_vec or not items:
+            return 0
+        for _, _, vector in items:
+            s.check_vector(vector)
+        changed: list[Any] = []
+        new_pin = pin if s.pin is None else None
+        if new_pin is None and s.pin is not None and (s.pin.dimension != pin.dimension):
+            msg = f"vectors of width {pin.dimension} do not fit the database's pin {s.pin.model_id!r}"
+            raise UsageError(msg)
+
+        async def work() -> int:
+            if new_pin is not None:
+                await s._write_pin(new_pin)
+            stored = 0
+            for mid, content_hash, vector in items:
+                rows = await self._all(
+                    "SELECT seq, agent_id, scope, pool, type, session_id, content_hash, deleted_at, archived "
+                    "FROM memories WHERE id = ?",
+                    [mid],
+                )
+                if not rows or rows[0][6] != content_hash:
+                    continue
+                seq, agent, scope, pool, mtype, session, _, deleted_at, archived = rows[0]
+                await s._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", [seq])
+                await s._conn.execute(
+                    "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
+                    [seq, agent, to_blob(vector), scope, mtype],
+                )
+                await s._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = ?", [seq])
+                row = {
+                    "agent_id": agent,
+                    "scope": scope,
+                    "pool": pool,
+                    "type": mtype,
+                    "session_id": session,
+                    "deleted_at": deleted_at,
+                    "archived": archived,
+                    "has_vector": 1,
+                }
+                changed.append((int(seq), row, vector))
+                stored += 1
+            return stored
+
+        count: int = await self._write("store vectors", work)
+        if new_pin is not None:
+            s.pin = new_pin
+        await s._apply_to_index(changed)
+        return count
+
+    # -------------------------------------------------------------- forgetting
+    async def touch_memories(self, ids: Sequence[str]) -> None:
+        """Record an access for memories shown to the model (retention grows)."""
+        if not ids:
+            return
+        seqs: list[int] = []
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            sql, params = q.in_list("id", chunk)
+            seqs += [int(r[0]) for r in await self._read(f"SELECT seq FROM memories WHERE {sql}", params)]
+        await self.store.touch(seqs)
+
+    async def consolidation_candidates(
+        self, agent_id: str, kinds: Sequence[str], limit: int
+    ) -> list[tuple[str, str, str, float, int]]:
+        """``(id, content, type, importance, seq)`` of live, unpinned memories of ``kinds``."""
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=tuple(kinds)), now=self.store._clock())
+        rows = await self._read(
+            f"SELECT m.id, m.content, m.type, m.importance, m.seq FROM memories AS m WHERE {live} AND m.pinned = 0 "
+            "ORDER BY m.seq LIMIT ?",
+            [*params, limit],
+        )
+        return [(r[0], r[1], r[2], float(r[3]), int(r[4])) for r in rows]
+
+    async def vectors_for(self, seqs: dict[str, int]) -> dict[str, F32]:
+        """The stored vectors of memories ``{id: seq}`` that have one."""
+        s = self.store
+        if not s.has_vec or s.pin is None or not seqs:
+            return {}
+        by_seq = {seq: mid for mid, seq in seqs.items()}
+        out: dict[str, F32] = {}
+        for chunk in chunks(list(by_seq)):
+            for rowid, blob in await self._read(*q.vec_by_rowids(list(chunk))):
+                out[by_seq[int(rowid)]] = from_blob(blob)
+        return out
+
+    async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
+        """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=(kind,)), now=self.store._clock())
+        rows = await self._read(f"SELECT m.id FROM memories AS m WHERE {live} AND m.pinned = 0 ORDER BY m.seq", params)
+        return [r[0] for r in rows]
+
+    async def forgetting_candidates(self, agent_id: str, limit: int) -> list[tuple[str, float, float, float]]:
+        """``(id, importance, accessed_at, retention_strength)`` of chunks that may be forgotten.
+
+        Only live, unpinned chunks below importance 0.5 that were never recalled qualify.
+        """
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store._clock())
+        rows = await self._read(
+            f"SELECT m.id, m.importance, m.accessed_at, m.retention_strength FROM memories AS m WHERE {live} "
+            "AND m.pinned = 0 AND m.importance < 0.5 AND m.access_count = 0 ORDER BY m.accessed_at LIMIT ?",
+            [*params, limit],
+        )
+        return [(r[0], float(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+    # -------------------------------------------------------------------- stats
+    async def stats(self, agent_id: str) -> dict[str, int]:
+        """Counts of the loop's tables for one agent."""
+        row = (
+            await self._read(
+                "SELECT (SELECT count(*) FROM turns WHERE agent_id = ?), "
+                "(SELECT count(*) FROM turns WHERE agent_id = ? AND extracted_at IS NULL), "
+                "(SELECT count(*) FROM sessions WHERE agent_id = ?), "
+                "(SELECT count(*) FROM facts WHERE agent_id = ? AND invalidated_at IS NULL AND forgotten = 0), "
+                "(SELECT count(*) FROM facts WHERE agent_id = ?), "
+                "(SELECT count(*) FROM quarantine WHERE agent_id = ?)",
+                [agent_id] * 6,
+            )
+        )[0]
+        keys = ("turns", "turns_pending_extraction", "sessions", "facts_current", "fact_versions", "quarantined")
+        return dict(zip(keys, (int(v) for v in row), strict=True))

@@ -1,0 +1,253 @@
+"""The background worker: foreground wins, hung and failing llm calls, shedding, crashes, drain."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elastic_memory import AsyncMemory, LoopConfig, Memory
+from elastic_memory.governor import Admission
+from elastic_memory.loop.worker import ForegroundGate, Job, Worker
+from elastic_memory.testing import FakeEmbedder
+
+
+class RecordingLLM:
+    """Answers every prompt with ``answer`` and notes when it was called."""
+
+    def __init__(self, answer: str = "{}") -> None:
+        self.answer = answer
+        self.calls: list[float] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.calls.append(time.monotonic())
+        return self.answer
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """Set at teardown, so a deliberately hung llm thread ends with the test."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def _open(db_path: Path, llm: Any, **config: Any) -> Memory:
+    return Memory.open(db_path, embedder=FakeEmbedder(), llm=llm, loop=LoopConfig(tier="full", **config))
+
+
+def test_background_llm_calls_wait_for_the_foreground(db_path: Path) -> None:
+    llm = RecordingLLM()
+    with _open(db_path, llm) as mem:
+        with mem.foreground():
+            mem.record_turn("My favourite colour is green.", "Lovely.", session_id="s1")
+            time.sleep(0.3)
+            assert llm.calls == []
+            left = time.monotonic()
+        mem.drain()
+    assert llm.calls and llm.calls[0] >= left
+
+
+def test_a_hung_llm_call_is_abandoned_and_the_foreground_gets_the_model(
+    db_path: Path, release: threading.Event
+) -> None:
+    def hangs(prompt: str) -> str:
+        release.wait(30)
+        return "{}"
+
+    with _open(db_path, hangs, llm_timeout=0.2) as mem:
+        mem.record_turn("By the way, remember that I take my coffee black.", "Sure.", session_id="s1")
+        mem.drain()
+        started = time.monotonic()
+        with mem.foreground():
+            waited = time.monotonic() - started
+        health = mem.health()
+        hits = mem.recall("coffee black", mode="keyword", filters={"kind": "preference"})
+    assert waited < 1.0
+    assert health["llm"]["failures"] == 1 and not health["llm"]["available"]
+    assert hits, "the heuristic extraction stands in for the hung llm"
+
+
+def test_an_llm_that_raises_is_reported_and_the_heuristic_stands_in(db_path: Path) -> None:
+    def fails(prompt: str) -> str:
+        raise ConnectionError("model server down")
+
+    with _open(db_path, fails) as mem:
+        receipt = mem.record_turn("By the way, remember that I take my coffee black.", "Sure.", session_id="s1")
+        mem.drain()
+        health = mem.health()
+        hits = mem.recall("coffee black", mode="keyword", filters={"kind": "preference"})
+    assert receipt.ok
+    assert "model server down" in health["llm"]["last_error"]
+    assert hits
+
+
+def test_an_llm_taking_max_tokens_gets_the_worker_cap(db_path: Path) -> None:
+    seen: list[int] = []
+
+    def capped(prompt: str, max_tokens: int = 0) -> str:
+        seen.append(max_tokens)
+        return "{}"
+
+    with _open(db_path, capped) as mem:
+        mem.record_turn("My favourite colour is green.", "Lovely.", session_id="s1")
+        mem.drain()
+        cap = mem.tick().worker_max_tokens
+    assert seen and set(seen) == {cap}
+
+
+def test_a_failing_job_is_counted_and_the_worker_goes_on(db_path: Path) -> None:
+    async def main() -> dict[str, Any]:
+        async with await AsyncMemory.open(db_path, embedder=None, loop=LoopConfig(tier="standard")) as mem:
+            loop = mem._core.loop
+
+            async def broken() -> None:
+                raise RuntimeError("job bug")
+
+            await asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(_submit(loop, "consolidate", broken), _library_loop())
+            )
+            await mem.record_turn("My name is Alice.", "Hi Alice.", session_id="s1")
+            await mem.drain()
+            return await mem.health()
+
+    health = asyncio.run(main())
+    assert health["jobs_failed"] == {"consolidate": 1}
+    assert "job bug" in health["last_error"]
+    assert health["jobs_done"].get("extract") == 1
+
+
+async def _submit(loop: Any, kind: str, run: Any) -> None:
+    loop.submit(kind, kind, run, critical=True)
+
+
+def _library_loop() -> asyncio.AbstractEventLoop:
+    from elastic_memory import _runner
+
+    return _runner.loop()
+
+
+def test_a_crashed_worker_task_is_restarted(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard")) as mem:
+        mem.record_turn("Hello.", "Hi.", session_id="s1")
+        mem.drain()
+        worker = mem._core.loop.worker
+        asyncio.run_coroutine_threadsafe(_cancel(worker), _library_loop()).result()
+        receipt = mem.record_turn("My name is Alice.", "Hi Alice.", session_id="s1")
+        mem.drain()
+        health = mem.health()
+    assert receipt.ok
+    assert health["worker_restarts"] == 1 and health["turns_pending_extraction"] == 0
+
+
+async def _cancel(worker: Worker) -> None:
+    assert worker._task is not None
+    worker._task.cancel()
+    await asyncio.sleep(0)
+
+
+def test_close_finishes_the_queue(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard")) as mem:
+        receipt = mem.record_turn("The boiler was serviced in May.", "Noted.", session_id="s1")
+    with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
+        record = mem.get(receipt.chunk_ids[0])
+        pending = mem.health()["turns_pending_extraction"]
+    assert record is not None and record.has_vector and pending == 0
+
+
+def test_without_background_jobs_wait_for_drain(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        receipt = mem.record_turn("The boiler was serviced in May.", "Noted.", session_id="s1")
+        time.sleep(0.2)
+        before = mem.get(receipt.chunk_ids[0])
+        mem.drain()
+        after = mem.get(receipt.chunk_ids[0])
+    assert before is not None and not before.has_vector
+    assert after is not None and after.has_vector
+
+
+def test_the_write_path_never_embeds(db_path: Path) -> None:
+    calls: list[int] = []
+
+    class CountingEmbedder(FakeEmbedder):
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            calls.append(len(texts))
+            return super().embed(texts)
+
+    with Memory.open(db_path, embedder=CountingEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.build_context("warm the embedder up")
+        before = len(calls)
+        mem.record_turn("My dog is called Biscuit.", "Nice name!", session_id="s1")
+        during = len(calls)
+        mem.drain()
+    assert during == before and len(calls) > during
+
+
+# ----------------------------------------------------------------- the worker alone
+def _worker() -> Worker:
+    return Worker(ForegroundGate(timeout=1.0), Admission(), background=False)
+
+
+async def _noop() -> None:
+    return None
+
+
+async def test_a_full_queue_sheds_ordinary_jobs() -> None:
+    worker = _worker()
+    assert worker.submit(Job("embed", _noop, "a"), queue_max=1, headroom_seconds=60)
+    assert not worker.submit(Job("embed", _noop, "b"), queue_max=1, headroom_seconds=60)
+    assert worker.admission.shed == {"embed": 1}
+
+
+async def test_critical_jobs_are_always_accepted() -> None:
+    worker = _worker()
+    worker.submit(Job("embed", _noop, "a"), queue_max=1, headroom_seconds=60)
+    assert worker.submit(Job("session_summary", _noop, "b", critical=True), queue_max=1, headroom_seconds=60)
+    assert worker.depth == 2
+
+
+async def test_jobs_are_shed_when_the_queue_would_take_longer_than_the_headroom() -> None:
+    worker = _worker()
+    for _ in range(5):
+        worker.admission.record("consolidate", 10.0)
+    assert worker.submit(Job("consolidate", _noop, "a"), queue_max=10, headroom_seconds=10)
+    assert not worker.submit(Job("extract", _noop, "b"), queue_max=10, headroom_seconds=10)
+
+
+async def test_a_queued_key_is_not_queued_twice() -> None:
+    worker = _worker()
+    ran: list[str] = []
+
+    async def note() -> None:
+        ran.append("x")
+
+    worker.submit(Job("embed", note, "same"), queue_max=5, headroom_seconds=60)
+    worker.submit(Job("embed", note, "same"), queue_max=5, headroom_seconds=60)
+    await worker.drain()
+    assert ran == ["x"]
+
+
+def test_shed_extraction_is_caught_up_once_the_load_falls(db_path: Path) -> None:
+    """A shed job loses nothing: its turn stays pending and a later sweep extracts it."""
+    llm = RecordingLLM()
+    with Memory.open(db_path, embedder=None, llm=llm, loop=LoopConfig(tier="full", background=False)) as mem:
+        loop = mem._core.loop
+        for _ in range(20):
+            loop.worker.admission.record("consolidate", 100.0)
+        asyncio.run_coroutine_threadsafe(_submit(loop, "consolidate", _noop), _library_loop()).result()
+        mem.record_turn("By the way, remember that I take my coffee black.", "Sure.", session_id="s1")
+        shed = dict(loop.worker.admission.shed)
+        mem.drain()
+        pending_while_loaded = mem.health()["turns_pending_extraction"]
+        loop.worker.admission = Admission()
+        mem.consolidate()
+        mem.drain()
+        pending = mem.health()["turns_pending_extraction"]
+    assert shed.get("extract") == 1
+    assert (pending_while_loaded, pending) == (1, 0)
+    assert len(llm.calls) == 1
