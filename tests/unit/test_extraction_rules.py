@@ -195,8 +195,12 @@ def test_a_second_language_registers_its_cues_and_rules() -> None:
     register_rules(
         "de",
         [
-            FactRule("user.name", re.compile(r"\bich\s+hei(?:ß|ss)e\s+(?P<value>[^\n]{1,80})", re.I), "name", "profile"),
-            FactRule("user.location", re.compile(r"\bich\s+wohne\s+in\s+(?P<value>[^\n]{1,80})", re.I), "place", "profile"),
+            FactRule(
+                "user.name", re.compile(r"\bich\s+hei(?:ß|ss)e\s+(?P<value>[^\n]{1,80})", re.I), "name", "profile"
+            ),
+            FactRule(
+                "user.location", re.compile(r"\bich\s+wohne\s+in\s+(?P<value>[^\n]{1,80})", re.I), "place", "profile"
+            ),
         ],
     )
     facts = capture_facts("Hallo! Ich heiße Jonas und ich wohne in Köln.", language="de")

@@ -73,6 +73,8 @@ class MemoryCandidate:
     """``preference`` (semantic), ``howto`` (procedural) or ``episode``."""
     source: str = "user"
     """``user`` or ``reply``, as for facts."""
+    evidence: str = ""
+    """The sentence it was distilled from ('' if unknown); an injection there rejects the memory too."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,7 @@ def apply_policy(extraction: Extraction, policy: ExtractionPolicy, *, turn: Turn
         confidence = min(_unit(memory.confidence), _cap(policy, origin, memory.source))
         if confidence < policy.min_confidence:
             continue
-        reason = guards.check_memory(memory.content, turn=turn, policy=policy)
+        reason = guards.check_memory(memory.content, turn=turn, policy=policy) or guards.check_text(memory.evidence)
         if reason:
             rejected.append(Rejection(reason, "memory", memory.content[:200], origin))
         else:

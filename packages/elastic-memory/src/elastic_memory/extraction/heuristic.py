@@ -125,18 +125,10 @@ class HeuristicExtractor:
         memories: list[MemoryCandidate] = []
         any_framed = False
         for raw in _SENTENCES.split(text)[:40]:
-            sentence = raw.strip()[:500]
-            framed = False
-            for step in range(2):
-                for framing in cues.remember_framings:
-                    match = framing.match(sentence)
-                    if match:
-                        sentence, framed = sentence[match.end() :].strip(), True
-                        break
-                if framed or step or cues.interjections is None:
-                    break
-                sentence = cues.interjections.sub("", sentence, count=1)
-            if len(sentence.split()) < 2:
+            framed, sentence = self._unframe(raw.strip()[:500])
+            if not framed and cues.interjections is not None:  # "Oh, and remember that ..."
+                framed, sentence = self._unframe(cues.interjections.sub("", sentence, count=1))
+            if not sentence or (not framed and len(sentence.split()) < 2):
                 continue
             content, importance = None, 0.8 if framed else 0.65
             reminder = framed and sentence.lower().startswith("to ")
@@ -144,6 +136,7 @@ class HeuristicExtractor:
                 match = pattern.match(sentence[3:] if reminder else sentence)
                 if match:
                     request, marker = match.group("request"), match.groupdict().get("marker")
+                    request = request[:1].lower() + request[1:]
                     content = " ".join(
                         [*_swap(request.rstrip(" ,.!?").split(), _THIRD), *([marker.lower()] if marker else [])]
                     )
@@ -159,11 +152,19 @@ class HeuristicExtractor:
             if content:
                 if set(re.findall(r"\w+", sentence.lower())) & cues.importance_words:
                     importance += 0.05
+                importance = round(min(importance, 0.95), 3)
                 memories.append(
-                    MemoryCandidate("semantic", _period(content), round(min(importance, 0.95), 3), 0.85, "preference")
+                    MemoryCandidate("semantic", _period(content), importance, 0.85, "preference", "user", raw)
                 )
                 any_framed = any_framed or framed
         return memories[:5], any_framed
+
+    def _unframe(self, sentence: str) -> tuple[bool, str]:
+        """Whether ``sentence`` opens with a "remember" framing, and the sentence without it."""
+        for framing in self.cues.remember_framings:
+            if match := framing.match(sentence):
+                return True, sentence[match.end() :].strip()
+        return False, sentence
 
     def _howto(self, user: str, reply: str) -> MemoryCandidate | None:
         """A procedural memory when the user asks how to do something and the reply gives steps."""
@@ -198,9 +199,9 @@ class HeuristicExtractor:
         initial: list[EntityCandidate] = []
         for match in _CAPITALISED.finditer(text[:_MAX_CHARS]):
             words = match.group().split()
-            while words and words[0].lower().rstrip("'\u2019s") in cues.stopwords | {"i"}:
+            while words and re.sub(r"['\u2019]s$", "", words[0].lower()) in cues.stopwords:
                 words.pop(0)
-            while words and words[-1].lower() in cues.stopwords | {"i"}:
+            while words and words[-1].lower() in cues.stopwords:
                 words.pop()
             name = re.sub(r"['\u2019]s$", "", " ".join(words))
             if len(name) < 2:

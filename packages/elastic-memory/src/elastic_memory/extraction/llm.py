@@ -243,6 +243,7 @@ def _clean(text: str) -> str:
 
 def _evidence(value: str, user: str) -> str:
     """The user's sentence that mentions ``value``, if any."""
+    # casefold() can change lengths ("ß" -> "ss"); then positions would not line up, so give up
     at = user.casefold().find(value.casefold()) if len(user) == len(user.casefold()) else -1
     if at < 0 or not value:
         return ""

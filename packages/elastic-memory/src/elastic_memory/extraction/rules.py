@@ -214,22 +214,20 @@ def register_rules(language: str, rules: Iterable[FactRule]) -> None:
 def capture_facts(text: str, *, language: str = "en") -> list[FactCandidate]:
     """Facts the user states about themselves in ``text``, in order, the last one per key.
 
+    A language with cues but no rules registered captures nothing.
+
     >>> [(f.key, f.value) for f in capture_facts("Hi! My name is Ada Lovelace and I live in London.")]
     [('user.name', 'Ada Lovelace'), ('user.location', 'London')]
     >>> capture_facts("If I moved to Rome, would I like it?")
     []
     """
-    if language not in _RULES:
-        known = ", ".join(sorted(_RULES))
-        msg = f"no fact rules for language {language!r} (registered: {known}); add them with register_rules()"
-        raise UsageError(msg)
+    cues = cues_for(language)
     if not isinstance(text, str):
         msg = f"capture_facts() takes the user's text as a str, not {type(text).__name__}"
         raise UsageError(msg)
-    cues = cues_for(language)
     window = text[:_MAX_SCAN]
     low = window.lower()
-    active = [rule for rule in _RULES[language] if not rule.gate or any(g in low for g in rule.gate)]
+    active = [rule for rule in _RULES.get(language, ()) if not rule.gate or any(g in low for g in rule.gate)]
     if not active:
         return []
     window = window.replace("\u2019", "'")
@@ -260,6 +258,8 @@ def _candidate(rule: FactRule, match: re.Match[str], text: str, cues: LanguageCu
     if _blocked(text[sentence_start:start], cues):
         return None
     raw = match.group("value")
+    if not raw:
+        return None
     clause = _clause(raw, rule.shape, cues)
     if raw[len(clause) :].lstrip().startswith("?"):
         return None

@@ -115,6 +115,8 @@ TOKENS_PER_TURN = 150
 REPLY_RESERVE_DIVISOR = 8
 _MIN_TURNS, _MAX_TURNS = 2, 50
 _CHUNK_TOKENS = 120
+#: Tokens of a typical rendered exchange (one short user message and reply).
+_TYPICAL_CHUNK_TOKENS = 60
 _WORKER_MAX_TOKENS = 96
 
 
@@ -333,7 +335,10 @@ def profile_for(
     sections = {name: budget * SECTION_SHARES[name] // 100 for name in SECTIONS}
     spare = context_tokens - budget - context_tokens // REPLY_RESERVE_DIVISOR
     turns = min(max(spare // TOKENS_PER_TURN, _MIN_TURNS), _MAX_TURNS)
-    past_max = min(knobs.past_max, max(1, sections["past"] // _CHUNK_TOKENS)) if tier is not Tier.OFF else 0
+    # As many past moments as the past budget holds at a typical exchange's size, at least the
+    # tier's own count and never more than the candidates recalled.
+    fits = sections["past"] // _TYPICAL_CHUNK_TOKENS
+    past_max = min(knobs.recall_k, max(knobs.past_max, fits)) if tier is not Tier.OFF else 0
     standard = tier >= Tier.STANDARD
     llm = has_llm and standard
     full_llm = has_llm and tier is Tier.FULL

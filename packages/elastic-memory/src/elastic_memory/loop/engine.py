@@ -344,7 +344,7 @@ class MemoryLoop:
         items = []
         for h in hits:
             score = self._nudged(h.score / top, h.importance, h.created_at)
-            meta = {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
+            meta = {} if kind == "lesson" else {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
             if h.session_id and kind == "chunk":
                 meta["session"] = h.session_id
             items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))

@@ -34,7 +34,12 @@ _SUPERSEDE_RATIO = 0.9
 
 @dataclass(frozen=True)
 class FactWrite:
-    """One fact to store. ``origin == "explicit"`` always supersedes the current value."""
+    """One fact to store.
+
+    ``origin == "explicit"`` always supersedes the current value. Any other write leaves an
+    explicit value alone; a ``"merge"`` (the llm reconciling versions) supersedes automatic
+    values, and an automatic write needs at least 90 % of the current one's confidence.
+    """
 
     key: str
     value: str
@@ -172,11 +177,8 @@ class LoopStore:
 
         async def work() -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
             turn = int((await self._all(*lq.upsert_session(agent_id, session_id, now)))[0][0])
-            turn_seq = int(
-                (await self._all(*lq.insert_turn(agent_id, session_id, turn, user, reply, now, importance)))[0][0]
-            )
-            if extracted:
-                await self.store._conn.execute(*lq.mark_extracted([turn_seq], now))
+            prepared = lq.insert_turn(agent_id, session_id, turn, user, reply, now, importance, extracted=extracted)
+            turn_seq = int((await self._all(*prepared))[0][0])
             numbered = [
                 {**r, "metadata": encode_json({**json.loads(r["metadata"]), "turn": turn})}
                 if r["kind"] == "chunk"
@@ -201,8 +203,8 @@ class LoopStore:
         return SessionState(*rows[0]) if rows else None
 
     async def open_sessions(self, agent_id: str, *, besides: str) -> list[str]:
-        """Sessions not ended yet other than ``besides``, least recent first."""
-        return [r[0] for r in await self._read(lq.OPEN_SESSIONS, [agent_id, besides])]
+        """Sessions not ended yet whose last turn came before ``besides`` started, least recent first."""
+        return [r[0] for r in await self._read(lq.OPEN_SESSIONS, [agent_id, besides, agent_id, besides])]
 
     async def turns(self, agent_id: str, session_id: str, *, after: int = 0, limit: int = 1000) -> list[TurnRow]:
         """Turns of a session after turn number ``after``."""
@@ -250,7 +252,10 @@ class LoopStore:
             current is not None
             and fact.origin != "explicit"
             and not current.forgotten
-            and (current.origin == "explicit" or fact.confidence < current.confidence * _SUPERSEDE_RATIO)
+            and (
+                current.origin == "explicit"
+                or (fact.origin != "merge" and fact.confidence < current.confidence * _SUPERSEDE_RATIO)
+            )
         ):
             return "outranked"
         valid_from = now if fact.valid_from is None else fact.valid_from
@@ -393,9 +398,8 @@ class LoopStore:
         changed: list[Any] = []
 
         async def work() -> tuple[list[MemoryId], list[str]]:
-            ids, written = await self.store._write_batch(
-                rows, [None] * len(rows), [True] * len(rows), mode="upsert", pinned=False
-            )
+            dedupe = [r["kind"] != "summary" for r in rows]
+            ids, written = await self.store._write_batch(rows, [None] * len(rows), dedupe, mode="upsert", pinned=False)
             changed.extend(written)
             outcomes = [await self._put_fact(agent_id, f, now, None) for f in facts]
             await self._quarantine(agent_id, session_id, quarantine, now)

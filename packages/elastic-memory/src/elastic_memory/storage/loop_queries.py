@@ -130,16 +130,24 @@ def touch_facts(seqs: Sequence[int], now: float) -> Prepared:
 
 
 INSERT_TURN = (
-    "INSERT INTO turns (agent_id, session_id, turn, user_text, reply_text, created_at, importance) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq"
+    "INSERT INTO turns (agent_id, session_id, turn, user_text, reply_text, created_at, importance, extracted_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq"
 )
 
 
 def insert_turn(
-    agent_id: str, session_id: str, turn: int, user: str, reply: str, now: float, importance: float
+    agent_id: str,
+    session_id: str,
+    turn: int,
+    user: str,
+    reply: str,
+    now: float,
+    importance: float,
+    *,
+    extracted: bool,
 ) -> Prepared:
-    """INSERT one exchange of the transcript, returning its seq."""
-    return INSERT_TURN, [agent_id, session_id, turn, user, reply, now, importance]
+    """INSERT one exchange of the transcript (``extracted``: no background extraction due), returning its seq."""
+    return INSERT_TURN, [agent_id, session_id, turn, user, reply, now, importance, now if extracted else None]
 
 
 def upsert_session(agent_id: str, session_id: str, now: float) -> Prepared:
@@ -181,7 +189,9 @@ SESSION = (
     "FROM sessions WHERE agent_id = ? AND session_id = ?"
 )
 OPEN_SESSIONS = (
-    "SELECT session_id FROM sessions WHERE agent_id = ? AND ended_at IS NULL AND session_id != ? ORDER BY last_turn_at"
+    "SELECT session_id FROM sessions WHERE agent_id = ? AND ended_at IS NULL AND session_id != ? "
+    "AND last_turn_at <= (SELECT started_at FROM sessions WHERE agent_id = ? AND session_id = ?) "
+    "ORDER BY last_turn_at"
 )
 SET_ROLLING_SUMMARY = (
     "UPDATE sessions SET rolling_summary = ?, summarized_turns = max(summarized_turns, ?) "

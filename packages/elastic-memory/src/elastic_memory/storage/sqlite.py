@@ -234,12 +234,12 @@ class SQLiteStore:
         return None if row is None else row[0]
 
     async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        async with self._conn.execute(sql, params) as cur:
-            return await cur.fetchone()
+        rows = await self._all(sql, params)
+        return rows[0] if rows else None
 
     async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        async with self._conn.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+        # One hop to the connection's thread (execute + fetchall + close would be three).
+        return list(await self._conn.execute_fetchall(sql, params))
 
     def _check_open(self) -> None:
         if self.closed:

@@ -1,0 +1,273 @@
+"""The memory loop: record_turn and build_context latency at 10k/100k turns, LoCoMo evidence in the plan.
+
+Run from the repository root::
+
+    python benchmarks/memory_loop.py                         # 10k and 100k turns + LoCoMo, ~10 min on 2 vCPUs
+    python benchmarks/memory_loop.py --sizes 10000 --skip-locomo   # a quick look, ~1 min
+
+**record_turn.** A store is filled to N turns through ``Memory.record_turn`` itself (no llm:
+rules and heuristic capture inline, which is the write path), 20 turns per session, user
+and reply texts from the synthetic corpus of ``ingest_recall.py``. The latency of the last
+2,000 turns is reported (p50/p95), and beside it, interleaved turn by turn, the raw floor:
+the same two texts inserted with the driver the library picked into a plain table plus an
+FTS5-indexed table (``porter unicode61``, kept by a trigger), one transaction per turn.
+
+**build_context.** After the fill, the worker embeds every chunk in the background
+(``drain``; its throughput is reported) with the benchmark's 384-d word-vector embedder,
+then 200 held-out queries run ``build_context`` from a new session (p50/p95), interleaved
+with ``recall(k=25)`` on the same store, the retrieval the plan is built on. The query
+embedding of the real model (MiniLM int8) is measured alone and reported separately; add
+it to the hybrid figures for a store using the built-in embedder.
+
+**LoCoMo.** One store per conversation with the built-in embedder, each pair of
+consecutive dialogue turns recorded as one exchange (``metadata={"dia_ids": [...]}``), a
+plan built per question from a new session with a 1,800-token budget (mem0 reports 1,764
+tokens per query). A question counts when every evidence turn's chunk is among the plan's
+items ("all"), or at least one ("any"). The data stays outside the repository (CC BY-NC 4.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _common import environment, median, percentile, section, table
+from elastic_memory import LoopConfig, Memory, MiniLMEmbedder
+from elastic_memory.storage.driver import driver
+from ingest_recall import WordVectorEmbedder, make_corpus
+from locomo_recall import DEFAULT_DATA, MemoEmbedder, turn_text
+
+TURNS_PER_SESSION = 20
+MEASURED = 2_000
+QUERIES = 200
+BUDGET = 1_800
+RAW_SCHEMA = (
+    "CREATE TABLE turns (seq INTEGER PRIMARY KEY, session_id TEXT, user_text TEXT, reply_text TEXT, created_at REAL)",
+    "CREATE TABLE chunks (seq INTEGER PRIMARY KEY, session_id TEXT, content TEXT NOT NULL)",
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5(content, content='chunks', content_rowid='seq', "
+    "tokenize='porter unicode61')",
+    "CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN "
+    "INSERT INTO chunks_fts (rowid, content) VALUES (new.seq, new.content); END",
+)
+
+
+def raw_connect(path: Path) -> Any:
+    """The raw floor's connection: the library's driver and pragmas."""
+    conn = driver().module.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    for statement in RAW_SCHEMA:
+        conn.execute(statement)
+    return conn
+
+
+def raw_turn(conn: Any, session: str, user: str, reply: str) -> None:
+    """One turn the raw way: transcript row + FTS-indexed chunk, one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO turns (session_id, user_text, reply_text, created_at) VALUES (?, ?, ?, ?)",
+        (session, user, reply, time.time()),
+    )
+    conn.execute(
+        "INSERT INTO chunks (session_id, content) VALUES (?, ?)", (session, f"User: {user}\nAssistant: {reply}")
+    )
+    conn.execute("COMMIT")
+
+
+def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder) -> list[list[object]]:
+    """Fill to ``n`` turns, then measure record_turn, background embedding and build_context."""
+    corpus = make_corpus(2 * n + QUERIES, QUERIES)
+    embedder = WordVectorEmbedder(corpus.words)
+    texts = corpus.texts
+    config = LoopConfig(tier="standard", background=False)
+    mem = Memory.open(workdir / f"loop-{n}.db", embedder=embedder, loop=config, context_tokens=32_768)
+    raw = raw_connect(workdir / f"raw-{n}.db")
+    lib_times: list[float] = []
+    raw_times: list[float] = []
+    started = time.perf_counter()
+    for i in range(n):
+        session = f"s{i // TURNS_PER_SESSION}"
+        user, reply = texts[2 * i], texts[2 * i + 1]
+        measured = i >= n - MEASURED
+        if measured and i % 2:
+            t = time.perf_counter()
+            raw_turn(raw, session, user, reply)
+            raw_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        receipt = mem.record_turn(user, reply, session_id=session)
+        if measured:
+            lib_times.append(time.perf_counter() - t)
+        if measured and not i % 2:
+            t = time.perf_counter()
+            raw_turn(raw, session, user, reply)
+            raw_times.append(time.perf_counter() - t)
+        if not receipt.ok:
+            raise SystemExit(f"record_turn failed: {receipt.error}")
+    fill = time.perf_counter() - started
+    t = time.perf_counter()
+    mem.drain()
+    embed_seconds = time.perf_counter() - t
+    health = mem.health()
+    print(
+        f"{n:,} turns: filled in {fill:.0f} s ({n / fill:,.0f} turns/s), background drain {embed_seconds:.0f} s "
+        f"({n / max(embed_seconds, 1e-9):,.0f} chunks/s incl. embedding), jobs done {health['jobs_done']}"
+    )
+    queries = corpus.queries[:QUERIES]
+    for q in queries[:10]:  # warm up: the RAM index loads on the first semantic query
+        mem.build_context(q, session_id="bench-query")
+    plan_times: list[float] = []
+    recall_times: list[float] = []
+    tokens: list[int] = []
+    for q in queries:
+        t = time.perf_counter()
+        mem.recall(q, k=25, touch=False)
+        recall_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        plan = mem.build_context(q, session_id="bench-query")
+        plan_times.append(time.perf_counter() - t)
+        tokens.append(plan.tokens)
+    budget = plan.budget
+    mem.close()
+    raw.close()
+    embed_times = []
+    for q in queries[:50]:
+        t = time.perf_counter()
+        minilm.embed([q])
+        embed_times.append(time.perf_counter() - t)
+    ms = 1_000.0
+    return [
+        [
+            f"record_turn at {n:,}",
+            median(lib_times) * ms,
+            percentile(lib_times, 95) * ms,
+            median(lib_times) / median(raw_times),
+        ],
+        ["  raw floor (txn: turn + FTS chunk)", median(raw_times) * ms, percentile(raw_times, 95) * ms, 1.0],
+        [
+            f"build_context at {n:,} (hybrid, {budget} tok)",
+            median(plan_times) * ms,
+            percentile(plan_times, 95) * ms,
+            median(plan_times) / median(recall_times),
+        ],
+        ["  recall(k=25) hybrid, same store", median(recall_times) * ms, percentile(recall_times, 95) * ms, 1.0],
+        [
+            "  + MiniLM query embedding (alone)",
+            median(embed_times) * ms,
+            percentile(embed_times, 95) * ms,
+            float("nan"),
+        ],
+        [f"  plan tokens (mean of {len(tokens)})", sum(tokens) / len(tokens), max(tokens), float("nan")],
+    ]
+
+
+def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
+    """Fraction of questions whose evidence chunks are in a 1,800-token plan."""
+    import json
+
+    embedder = MemoEmbedder(minilm)
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    found_all: dict[int, list[float]] = defaultdict(list)
+    found_any: dict[int, list[float]] = defaultdict(list)
+    tokens: list[int] = []
+    latency: list[float] = []
+    config = LoopConfig(tier="standard", budget_tokens=BUDGET, background=False)
+    for sample in samples:
+        sid = sample["sample_id"]
+        conv = sample["conversation"]
+        keys = sorted(
+            (k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit()),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        with Memory.open(workdir / f"locomo-{sid}.db", embedder=embedder, loop=config, context_tokens=128_000) as mem:
+            for key in keys:
+                turns = conv[key]
+                for i in range(0, len(turns), 2):
+                    pair = turns[i : i + 2]
+                    user = turn_text(pair[0])
+                    reply = turn_text(pair[1]) if len(pair) > 1 else ""
+                    mem.record_turn(
+                        user, reply, session_id=f"{sid}/{key}", metadata={"dia_ids": [t["dia_id"] for t in pair]}
+                    )
+            mem.drain()
+            for qa in sample["qa"]:
+                evidence = set(qa.get("evidence") or [])
+                if not evidence:
+                    continue
+                t = time.perf_counter()
+                plan = mem.build_context(str(qa["question"]), session_id="question")
+                latency.append(time.perf_counter() - t)
+                tokens.append(plan.tokens)
+                ids = [i.source_id for i in plan.items() if i.kind == "chunk" and i.source_id]
+                shown = {d for r in mem.get_many(ids) for d in r.metadata.get("dia_ids", [])} if ids else set()
+                category = int(qa["category"])
+                found_all[category].append(float(evidence <= shown))
+                found_any[category].append(float(bool(evidence & shown)))
+    rows = []
+    for category in sorted(found_all):
+        rows.append(
+            [
+                f"category {category}",
+                len(found_all[category]),
+                sum(found_all[category]) / len(found_all[category]),
+                sum(found_any[category]) / len(found_any[category]),
+            ]
+        )
+    every = [v for c in found_all for v in found_all[c]]
+    anyv = [v for c in found_any for v in found_any[c]]
+    cat14 = [v for c in (1, 2, 3, 4) for v in found_all.get(c, [])]
+    rows.append(["all questions", len(every), sum(every) / len(every), sum(anyv) / len(anyv)])
+    rows.append(["categories 1-4", len(cat14), sum(cat14) / max(len(cat14), 1), float("nan")])
+    print(
+        table(
+            f"LoCoMo dev: evidence chunks in a {BUDGET}-token plan (build_context, MiniLM int8)",
+            ["questions", "n", "all evidence", "any evidence"],
+            rows,
+            digits=3,
+        )
+    )
+    print(
+        f"plan tokens: mean {sum(tokens) / len(tokens):.0f}, max {max(tokens)} (budget {BUDGET}); "
+        f"build_context p50 {median(latency) * 1000:.1f} ms, p95 {percentile(latency, 95) * 1000:.1f} ms "
+        f"(incl. query embedding); embedded {embedder.embedded:,} texts in {embedder.seconds:.0f} s"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="turns per store, comma-separated")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON")
+    parser.add_argument("--skip-locomo", action="store_true")
+    args = parser.parse_args(argv)
+    print("\n".join(environment()))
+    minilm = MiniLMEmbedder()
+    workdir = Path(tempfile.mkdtemp(prefix="em-loop-bench-"))
+    try:
+        section("record_turn and build_context")
+        rows: list[list[object]] = []
+        for n in (int(s) for s in args.sizes.split(",")):
+            rows += bench_size(n, workdir, minilm)
+        print(
+            table(
+                "latency in ms (ratio: library / floor in the same rounds)", ["operation", "p50", "p95", "ratio"], rows
+            )
+        )
+        if not args.skip_locomo:
+            if not args.data.exists():
+                print(f"LoCoMo data not found at {args.data}; skipped")
+            else:
+                section("LoCoMo evidence in the plan")
+                locomo(args.data, workdir, minilm)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
