@@ -106,6 +106,7 @@ def test_shown_memories_count_an_access(mem: Memory) -> None:
     mem.record_turn("We adopted a greyhound from the shelter.", "Congratulations!", session_id="s1")
     mem.drain()
     plan = mem.build_context("greyhound", session_id="s2")
+    mem.drain()  # access counts are written in the background
     chunk_id = plan.section("past").items[0].source_id  # type: ignore[union-attr]
     record = mem.get(chunk_id)  # type: ignore[arg-type]
     assert record is not None and record.access_count == 1

@@ -57,6 +57,10 @@ _REMEMBER_FIELDS = (
 )
 
 
+#: Query vectors remembered (a plan recalls the same query for several sections).
+_QUERY_MEMO = 32
+
+
 class RecallWarning(UserWarning):
     """Recall is degraded (for example keyword-only because no embedder is usable)."""
 
@@ -115,6 +119,7 @@ class MemoryCore:
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
         self._quiet = False
+        self._query_vectors: dict[tuple[str, str], F32] = {}
         self.loop: MemoryLoop
 
     @classmethod
@@ -246,6 +251,17 @@ class MemoryCore:
             msg = f"embedder {embedder.model_id!r} failed: {e}"
             raise EmbedderError(msg) from e
         return _as_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
+
+    async def _query_vector(self, embedder: Embedder, text: str) -> F32:
+        """The query's vector, remembered for the last few queries (one plan recalls several times)."""
+        key = (embedder.model_id, text)
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            vector = (await self._embed(embedder, [text]))[0]
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > _QUERY_MEMO:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+        return vector
 
     def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
@@ -465,8 +481,7 @@ class MemoryCore:
                 chosen = embedder
 
                 async def embed(text: str) -> F32:
-                    vector: F32 = (await self._embed(chosen, [text]))[0]
-                    return vector
+                    return await self._query_vector(chosen, text)
 
         return await recall.run(
             self.store, self.recall_config, query=query, k=k, mode=mode, filters=parsed, touch=touch, embed=embed

@@ -131,8 +131,15 @@ class MemoryLoop:
         self.last_turn_at = time.monotonic()
         self.consolidated_at = time.monotonic()
         self._session: str | None = None
+        self._touched: set[str] = set()
+        self._touched_facts: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def current_session(self) -> str | None:
+        """The session of the latest turn recorded by this process."""
+        return self._session
+
     @property
     def profile(self) -> MemoryProfile:
         """The governor's current budgets."""
@@ -251,11 +258,17 @@ class MemoryLoop:
 
     def _after_turn(self, session: str) -> None:
         """Queue the work a stored turn leaves: extraction, embedding, ending earlier sessions."""
-        self.submit("extract", "extract", lambda: jobs.extract_pending(self))
+        if self._llm_extraction_due():
+            self.submit("extract", "extract", lambda: jobs.extract_pending(self))
         self.submit("embed", "embed", lambda: jobs.embed_pending(self))
         if session != self._session:
             self._session = session
-            self.submit("session_summary", f"end-others:{session}", lambda: jobs.end_other_sessions(self, session))
+            self.submit(
+                "session_summary",
+                f"end-others:{session}",
+                lambda: jobs.end_other_sessions(self, session),
+                critical=True,
+            )
 
     # ------------------------------------------------------------ build_context
     async def build_context(self, user_input: Any, session_id: Any = None) -> ContextPlan:
@@ -304,11 +317,24 @@ class MemoryLoop:
         )
 
     async def _touch(self, plan: ContextPlan) -> None:
-        """Count an access for every memory and fact the plan shows (retention grows)."""
-        memory_ids = [i.source_id for i in plan.items() if i.source_id and i.kind not in ("fact", "summary")]
-        fact_ids = [int(i.source_id) for i in plan.items() if i.source_id and i.kind == "fact"]
-        await self.store.touch_memories(memory_ids)
-        await self.store.touch_facts(fact_ids)
+        """Count an access for every memory and fact the plan shows (retention grows), in the background.
+
+        Access counts are bookkeeping: the worker writes them, and a shed job loses only counts.
+        """
+        for item in plan.items():
+            if item.source_id and item.kind == "fact":
+                self._touched_facts.add(int(item.source_id))
+            elif item.source_id and item.kind != "summary":
+                self._touched.add(item.source_id)
+        if self._touched or self._touched_facts:
+            self.submit("touch", "touch", self._write_touches)
+
+    async def _write_touches(self) -> None:
+        memories, facts = list(self._touched), list(self._touched_facts)
+        self._touched.clear()
+        self._touched_facts.clear()
+        await self.store.touch_memories(memories)
+        await self.store.touch_facts(facts)
 
     async def _profile_items(self, profile: MemoryProfile) -> list[PlanItem]:
         facts = await self.store.current_facts(self.agent_id, category="profile", limit=profile.facts_max * 2)

@@ -245,6 +245,8 @@ async def consolidate(loop: MemoryLoop) -> None:
     if loop.config.forgetting:
         await _forget_chunks(loop)
     await loop.store.cap_quarantine(loop.agent_id, QUARANTINE_KEEP)
+    if loop.current_session is not None:
+        await end_other_sessions(loop, loop.current_session)
     if await loop.store.pending_turns(loop.agent_id, 1):
         loop.submit("extract", "extract", lambda: extract_pending(loop))
 
