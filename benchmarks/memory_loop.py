@@ -29,6 +29,7 @@ items ("all"), or at least one ("any"). The data stays outside the repository (C
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -181,9 +182,7 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
     for sample in samples:
         sid = sample["sample_id"]
         conv = sample["conversation"]
-        keys = sorted(
-            (k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit()),
-            key=lambda k: int(k.split("_")[1]),
+        keys = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
         )
         with Memory.open(workdir / f"locomo-{sid}.db", embedder=embedder, loop=config, context_tokens=128_000) as mem:
             for key in keys:

@@ -139,3 +139,22 @@ def test_a_closed_store_gives_an_empty_plan(db_path: Path) -> None:
     mem.close()
     assert mem.build_context("hi").render() == ""
     assert not mem.record_turn("hi", "there").ok
+
+
+def test_lite_keeps_vectors_out_of_ram(db_path: Path) -> None:
+    """At LITE the governor says no RAM vector index: searches scan sqlite-vec instead."""
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="lite", background=False)) as mem:
+        mem.record_turn("We adopted a greyhound from the shelter.", "Congratulations!", session_id="s1")
+        mem.drain()
+        plan = mem.build_context("greyhound", session_id="s2")
+        stats = mem.stats()
+    assert plan.section("past") is not None
+    assert (stats["vector_index"], stats["vector_index_loaded"]) == ("vec0", 0)
+
+
+def test_standard_uses_the_ram_index(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.record_turn("We adopted a greyhound from the shelter.", "Congratulations!", session_id="s1")
+        mem.drain()
+        mem.build_context("greyhound", session_id="s2")
+        assert mem.stats()["vector_index"] == "ram"

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, MemoryType, __version__, cli
+from elastic_memory._demo_loop import LOOP_TURNS
 from elastic_memory.testing import FakeEmbedder
 
 runner = CliRunner()
@@ -391,8 +392,10 @@ def test_demo_keeps_the_store_with_db(db: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"elastic-memory recall 'What pet do I have?' --db {db}" in result.stdout
     with Memory.open(db, embedder=None) as mem:
-        stats = mem.stats()
-    assert stats["active_memories"] == len(cli.DEMO_MEMORIES)
+        notes = mem.recall("", k=1000, filters={"kind": "note"})
+        chunks = mem.recall("", k=1000, filters={"kind": "chunk"})
+    assert len(notes) == len(cli.DEMO_MEMORIES)
+    assert len(chunks) == len(LOOP_TURNS), "the memory-loop part records its scripted turns"
 
 
 def test_demo_rerun_on_the_same_store_adds_nothing(db: Path) -> None:

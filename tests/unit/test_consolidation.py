@@ -157,3 +157,17 @@ def test_lessons_beyond_the_cap_archive_the_oldest(db_path: Path) -> None:
         record = mem.get(first)
     assert sorted(lessons) == ["Keep answers short.", "Use British spelling."]
     assert record is not None and record.archived
+
+
+def test_beyond_max_chunks_the_lowest_priority_exchanges_are_archived(db_path: Path, clock: Clock) -> None:
+    config = LoopConfig(tier="standard", background=False, max_chunks=2)
+    with Memory.open(db_path, embedder=None, loop=config, clock=clock) as mem:
+        small_talk = mem.record_turn("ok", "Sure.", session_id="s1")
+        clock.now += DAY
+        kept = [
+            mem.record_turn("My passport expires on 2027-03-01, remember it.", "Noted.", session_id="s1"),
+            mem.record_turn("The boiler service is booked for 12 May.", "Got it.", session_id="s1"),
+        ]
+        _sweep(mem)
+        assert mem.get(small_talk.chunk_ids[0]).archived  # type: ignore[union-attr]
+        assert not any(mem.get(r.chunk_ids[0]).archived for r in kept)  # type: ignore[union-attr]

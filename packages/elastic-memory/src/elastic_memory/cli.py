@@ -36,6 +36,7 @@ from rich.text import Text
 
 from . import __version__
 from ._core import EmbedderSpec
+from ._demo_loop import show_loop
 from .errors import ElasticMemoryError, UsageError
 from .memory import Memory
 from .types import Explanation, Hit, MemoryType, RecallMode
@@ -699,7 +700,7 @@ def demo(
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
-    """Store a scripted conversation, then ask it questions in keyword, semantic and hybrid mode."""
+    """Store a scripted conversation, ask it questions in every recall mode, then run the memory loop."""
     out = _stdout()
     with _reported(), contextlib.ExitStack() as stack:
         if db is None:
@@ -739,6 +740,7 @@ def demo(
                     "note: no vectors were used, so semantic and hybrid ran as keyword search; "
                     "run `elastic-memory demo` without --embedder none to see the difference"
                 )
+            show_loop(mem, out)
             out.print(_stats_table(_public_stats(mem.stats()), brief=True, title="The store"))
     example = f"elastic-memory recall {shlex.quote(DEMO_QUESTIONS[0].text)}"
     if db is None:

@@ -94,13 +94,23 @@ def _unit(key: str, value: Any) -> float:
 
 
 def to_timestamp(key: str, value: Any) -> float:
-    """Seconds since the epoch from a number or an aware/naive ``datetime`` (naive = UTC)."""
+    """Seconds since the epoch from a number, an aware/naive ``datetime`` or an ISO 8601 string (naive = UTC).
+
+    >>> to_timestamp("since", "1970-01-02")
+    86400.0
+    """
+    if isinstance(value, str):
+        try:
+            value = _dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            msg = f"{key} must be seconds since the epoch, a datetime or an ISO 8601 date, got {value!r}"
+            raise UsageError(msg) from None
     if isinstance(value, _dt.datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
         return float(aware.timestamp())
     number = finite(value)
     if number is None:
-        msg = f"{key} must be seconds since the epoch or a datetime, got {value!r}"
+        msg = f"{key} must be seconds since the epoch, a datetime or an ISO 8601 date, got {value!r}"
         raise UsageError(msg)
     return number
 

@@ -121,6 +121,10 @@ class LLMExtractor:
         ]
         facts = [f for f in facts if f.value.casefold() not in _EXAMPLE_VALUES or f.value.casefold() in transcript]
         facts = list({f.key: replace(f, evidence=_evidence(f.value, turn.user)) for f in facts}.values())
+        # Trust follows whose words it is: a value the user never said came from the reply.
+        said = turn.user.casefold()
+        facts = [f if f.value.casefold() in said else replace(f, source="reply") for f in facts]
+        memories = [m if _mostly_in(m.content, said) else replace(m, source="reply") for m in memories]
         importance = self.fallback.extract(turn).episode_importance
         claimed = data.get("importance", data.get("episode_importance"))
         if _is_number(claimed):
@@ -176,11 +180,17 @@ def _facts(items: object) -> list[FactCandidate]:
         key = key if "." in key or not re.fullmatch(r"[a-z][a-z0-9_]*", key) else f"user.{key}"
         if value is None:
             continue
-        category = item.get("category")
-        if category not in ("profile", "note") or not key.startswith("user."):
-            category = "profile" if key in _PROFILE_KEYS else "note"
+        # The category comes from the documented keys, never from the model: a model (or a text
+        # it was fed) must not be able to put an arbitrary key into every plan.
+        category = "profile" if key in _PROFILE_KEYS else "note"
         facts.append(FactCandidate(key, value, _unit(item.get("confidence"), 0.6), category, "", "llm"))
     return facts
+
+
+def _mostly_in(content: str, said: str) -> bool:
+    """Whether at least half the content words (4+ letters) of ``content`` occur in ``said``."""
+    words = [w for w in re.findall(r"[^\W\d_]{4,}", content.casefold())]
+    return bool(words) and sum(w in said for w in words) * 2 >= len(words)
 
 
 def _memories(items: object) -> list[MemoryCandidate]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -10,6 +11,9 @@ from ..extraction import ExtractionPolicy
 from ..governor import Tier
 
 __all__ = ["LoopConfig"]
+
+#: Longest timeout accepted (a day): lock waits are twice ``llm_timeout``.
+_MAX_SECONDS = 86_400
 
 
 def _positive(name: str, value: object, *, integer: bool = False) -> None:
@@ -36,6 +40,8 @@ class LoopConfig:
         max_lessons: Live lessons kept; the oldest beyond are archived.
         forgetting: Archive stale, unimportant, never-recalled chunks and auto facts
             during consolidation (never deletes).
+        max_chunks: Live exchanges (chunks) kept; beyond, consolidation archives the
+            lowest-priority ones (importance, recency, access, retention). ``None``: no cap.
         background: Run jobs on a background task. ``False`` runs them only in
             :meth:`Memory.drain` and :meth:`Memory.tick` (deterministic, for tests).
 
@@ -52,6 +58,7 @@ class LoopConfig:
     llm_cooldown: float = 300.0
     max_lessons: int = 50
     forgetting: bool = True
+    max_chunks: int | None = None
     background: bool = True
 
     def __post_init__(self) -> None:
@@ -68,12 +75,17 @@ class LoopConfig:
         if not isinstance(self.language, str):
             msg = f"LoopConfig.language must be a language code such as 'en', got {self.language!r}"
             raise UsageError(msg)
-        _positive("llm_timeout", self.llm_timeout)
-        _positive("llm_cooldown", self.llm_cooldown)
+        for name in ("llm_timeout", "llm_cooldown"):
+            _positive(name, getattr(self, name))
+            if not math.isfinite(getattr(self, name)) or getattr(self, name) > _MAX_SECONDS:
+                msg = f"LoopConfig.{name} must be a finite number of seconds up to {_MAX_SECONDS:,}"
+                raise UsageError(msg)
         _positive("max_lessons", self.max_lessons, integer=True)
         if self.max_lessons > 1000:
             msg = f"LoopConfig.max_lessons is at most 1000, got {self.max_lessons}"
             raise UsageError(msg)
+        if self.max_chunks is not None:
+            _positive("max_chunks", self.max_chunks, integer=True)
         for name in ("forgetting", "background"):
             if not isinstance(getattr(self, name), bool):
                 msg = f"LoopConfig.{name} must be True or False"

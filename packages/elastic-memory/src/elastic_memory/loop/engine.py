@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -26,12 +27,12 @@ from ..extraction.rules import KEYS
 from ..filters import to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..storage.fts import match_expression
-from ..storage.loop import FactWrite, LoopStore
+from ..storage.loop import FactWrite, LoopStore, SessionState
 from ..types import KINDS, Fact, Hit, MemoryRecord, TurnReceipt
 from . import jobs
 from .chunking import split_exchange
 from .config import LoopConfig
-from .worker import ForegroundGate, Job, LLMCaller, Worker
+from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
 if TYPE_CHECKING:
     from .._core import MemoryCore
@@ -44,6 +45,14 @@ MAX_TURN_CHARS = 1_000_000
 #: Characters of the user input used as a search query.
 MAX_QUERY_CHARS = 2_000
 DEFAULT_SESSION = "default"
+#: Sources of memories the host itself wrote (everything but what extraction inferred).
+HOST_SOURCES = ("user_confirmed", "agent", "imported")
+#: Characters of each side of a turn the inline extraction reads (the transcript keeps all).
+INLINE_CHARS = 2_000
+#: Turns between consolidation sweeps when sessions do not end (one long-lived session).
+CONSOLIDATE_EVERY = 200
+#: Facts and semantic memories shown only when at least this relevant, relative to the best match.
+FACT_FLOOR = 0.3
 #: Keys whose facts are shown in every plan unless set with another category.
 PROFILE_KEYS = frozenset(key for key, category, _ in KEYS if category == "profile")
 _DAY = 86_400.0
@@ -133,6 +142,9 @@ class MemoryLoop:
         self._session: str | None = None
         self._touched: set[str] = set()
         self._touched_facts: set[int] = set()
+        self._since_sweep = 0
+        self._foreground_owner: int | None = None
+        core.store.allow_ram_index(self.profile.ram_vector_index)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -145,10 +157,16 @@ class MemoryLoop:
         """The governor's current budgets."""
         return self.governor.profile
 
+    def _retune(self) -> MemoryProfile:
+        """Re-check the governor; apply what its tier says to the store (the RAM vector index)."""
+        profile = self.governor.tick()
+        self.core.store.allow_ram_index(profile.ram_vector_index)
+        return profile
+
     def _failed(self, what: str, error: BaseException) -> str:
         self.errors[what] = self.errors.get(what, 0) + 1
-        self.last_error = f"{what}: {type(error).__name__}: {error}"
-        log.warning("elastic-memory %s failed: %s", what, error, exc_info=error)
+        self.last_error = f"{what}: {type(error).__name__}: {describe(error)}"
+        log.warning("elastic-memory %s", self.last_error)
         return self.last_error
 
     def submit(self, kind: str, key: str, run: Callable[[], Any], *, critical: bool = False) -> bool:
@@ -169,8 +187,9 @@ class MemoryLoop:
             extra = self._metadata(metadata)
             profile = self.profile
             now = self.core.store._clock()
-            turn = Turn(user=user_text, reply=reply_text, session_id=session)
-            found = self.heuristic.extract(turn)  # rules and cues only: microseconds, no model
+            # Rules and cues only, no model; bounded text keeps the write path in milliseconds.
+            turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
+            found = self.heuristic.extract(turn)
             importance = found.episode_importance
             chunks = split_exchange(user_text, reply_text, target_tokens=profile.chunk_target_tokens, count=self.count)
             rows = [
@@ -188,7 +207,7 @@ class MemoryLoop:
                 for i, text in enumerate(chunks)
             ]
             rows += self.memory_rows(found, session, now)
-            facts = [self._fact_write(f, session) for f in found.facts]
+            facts = [self.fact_write(f, session, now) for f in found.facts]
             quarantine = [(r.reason, r.what, r.text, r.origin) for r in found.rejected]
             number, ids, outcomes = await self.store.record_turn(
                 agent_id=self.agent_id,
@@ -199,7 +218,7 @@ class MemoryLoop:
                 rows=rows,
                 facts=facts,
                 quarantine=quarantine,
-                extracted=not self._llm_extraction_due(),
+                extracted=not self.llm_extraction_due(),
             )
             self.last_turn_at = time.monotonic()
             self._after_turn(session)
@@ -214,7 +233,7 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
             return TurnReceipt(ok=False, session_id=session, error=self._failed("record_turn", e))
 
-    def _llm_extraction_due(self) -> bool:
+    def llm_extraction_due(self) -> bool:
         """Whether the worker will run an llm extraction over new turns."""
         profile = self.profile
         return self.llm is not None and profile.llm_extraction and profile.extract_every_n_turns > 0
@@ -237,38 +256,50 @@ class MemoryLoop:
             if m.type in ("semantic", "procedural")  # the episode is the turn's chunk
         ]
 
-    @staticmethod
-    def _metadata(metadata: Any) -> dict[str, Any]:
+    def _metadata(self, metadata: Any) -> dict[str, Any]:
+        """The host's chunk metadata, made storable: values JSON cannot hold become text.
+
+        Metadata that is not a mapping is dropped (reported in :meth:`health`): the turn
+        itself is always stored.
+        """
         if metadata is None:
             return {}
-        checked = v.check_metadata(metadata)
-        return dict(checked)
+        try:
+            if not isinstance(metadata, Mapping):
+                msg = f"metadata must be a dict, got {type(metadata).__name__}; it was not stored"
+                raise UsageError(msg)
+            plain = json.loads(json.dumps(dict(metadata), default=str, ensure_ascii=False))
+            return dict(v.check_metadata(plain))
+        except Exception as e:  # noqa: BLE001 - bad metadata never costs the turn
+            self._failed("record_turn metadata", e)
+            return {}
 
-    def _fact_write(self, fact: Any, session: str | None, *, origin: str | None = None) -> FactWrite:
+    def fact_write(self, fact: Any, session: str | None, observed_at: float) -> FactWrite:
+        """The write for a captured fact; ``observed_at`` is when the turn it came from was said."""
         return FactWrite(
             key=fact.key,
             value=fact.value,
             category=fact.category,
             source="extracted",
-            origin=origin or fact.origin,
+            origin=fact.origin,
             confidence=fact.confidence,
             importance=0.8 if fact.category == "profile" else 0.6,
             session_id=session,
+            observed_at=observed_at,
         )
 
     def _after_turn(self, session: str) -> None:
         """Queue the work a stored turn leaves: extraction, embedding, ending earlier sessions."""
-        if self._llm_extraction_due():
+        if self.llm_extraction_due():
             self.submit("extract", "extract", lambda: jobs.extract_pending(self))
         self.submit("embed", "embed", lambda: jobs.embed_pending(self))
         if session != self._session:
             self._session = session
-            self.submit(
-                "session_summary",
-                f"end-others:{session}",
-                lambda: jobs.end_other_sessions(self, session),
-                critical=True,
-            )
+            self.submit("session_summary", "end-others", lambda: jobs.end_other_sessions(self), critical=True)
+        self._since_sweep += 1
+        if self._since_sweep >= CONSOLIDATE_EVERY:
+            self._since_sweep = 0
+            self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self))
 
     # ------------------------------------------------------------ build_context
     async def build_context(self, user_input: Any, session_id: Any = None) -> ContextPlan:
@@ -277,17 +308,19 @@ class MemoryLoop:
         query = ""
         profile = self.profile
         try:
-            profile = self.governor.tick()
+            profile = self._retune()
             session = as_session(session_id)
             query = as_text(user_input)[:MAX_QUERY_CHARS]
             if profile.tier is Tier.OFF or profile.budget_tokens == 0:
                 return self._empty(profile, query)
             state = await self.store.session(self.agent_id, session)
+            hits = await self._relevant(query, profile)
+            top = max((h.score for h in hits), default=0.0)
             pools = {
                 "profile": await self._profile_items(profile),
-                "facts": await self._fact_items(query, profile),
-                "lessons": await self._lesson_items(query, profile),
-                "past": await self._past_items(query, session, profile),
+                "facts": await self._fact_items(query, hits, top, profile),
+                "lessons": await self._lesson_items(hits, top, profile),
+                "past": self._past_items(hits, top, session, state, profile),
             }
             plan = assemble(
                 pools,
@@ -344,12 +377,16 @@ class MemoryLoop:
     def _fact_item(fact: Fact, score: float) -> PlanItem:
         return PlanItem(fact.value, score=score, source_id=str(fact.id), kind="fact", meta={"key": fact.key})
 
-    def _nudged(self, relevance: float, importance: float, created_at: float) -> float:
-        """Relevance plus small additive nudges for importance and recency (never multipliers)."""
-        age_days = max(0.0, (self.core.store._clock() - created_at) / _DAY)
-        return relevance + 0.1 * importance + 0.05 * math.exp(-age_days / 30.0)
+    def _nudged(self, relevance: float, importance: float, created_at: float, confidence: float) -> float:
+        """Relevance plus small additive nudges (never multipliers): importance, confidence, recency.
 
-    async def _recall(self, query: str, k: int, filters: dict[str, Any]) -> list[Hit]:
+        On a 0-1 relevance the nudges add at most 0.1 (importance), 0.05 (confidence: what the
+        user confirmed ranks above what was inferred) and 0.05 (a 30-day recency decay).
+        """
+        age_days = max(0.0, (self.core.store._clock() - created_at) / _DAY)
+        return relevance + 0.1 * importance + 0.05 * confidence + 0.05 * math.exp(-age_days / 30.0)
+
+    async def _recall(self, query: str, k: int, filters: dict[str, Any] | None) -> list[Hit]:
         if k <= 0:
             return []
         embedder = await self.core.embedder(quiet=True) if self._may_embed() else None
@@ -363,20 +400,37 @@ class MemoryLoop:
         builtin = isinstance(self.core.configured_embedder, MiniLMEmbedder)
         return profile.builtin_embedder if builtin else profile.embedder
 
-    def _hit_items(self, hits: list[Hit], kind: str) -> list[PlanItem]:
-        top = max((h.score for h in hits), default=0.0)
+    def _hit_items(self, hits: list[Hit], kind: str, top: float, *, floor: float = 0.0) -> list[PlanItem]:
+        """Plan items for recalled memories: relevance relative to ``top`` (the best hit of the recall), plus nudges.
+
+        Hits below ``floor`` of the best one's score are left out.
+        """
         if top <= 0:
             return []
         items = []
         for h in hits:
-            score = self._nudged(h.score / top, h.importance, h.created_at)
+            if h.score / top < floor:
+                continue
+            score = self._nudged(h.score / top, h.importance, h.created_at, h.confidence)
             meta = {} if kind == "lesson" else {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
             if h.session_id and kind == "chunk":
                 meta["session"] = h.session_id
             items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
         return sorted(items, key=lambda i: -i.score)
 
-    async def _fact_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
+    async def _relevant(self, query: str, profile: MemoryProfile) -> list[Hit]:
+        """One recall serves every relevance-ranked section (the sections split it by type).
+
+        It asks for enough candidates that the live window, which is dropped afterwards, cannot
+        crowd out the rest. Memories of other agents in the same file are left out.
+        """
+        if not query.strip():
+            return []
+        k = min(1_000, 2 * profile.recall_k + profile.keep_last_n_turns)
+        return [h for h in await self._recall(query, k, None) if h.agent_id == self.agent_id]
+
+    async def _fact_items(self, query: str, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
+        """Note facts matching the input (their own full-text index) and relevant semantic memories."""
         match = match_expression(query)
         items: list[PlanItem] = []
         if match is not None:
@@ -385,16 +439,26 @@ class MemoryLoop:
                 for f, s in await self.store.search_facts(self.agent_id, match, profile.facts_max * 2)
                 if f.category != "profile"
             ]
-            top = max((s for _, s in found), default=0.0)
-            if top > 0:
-                items += [self._fact_item(f, self._nudged(s / top, f.importance, f.recorded_at)) for f, s in found]
-            items += self._hit_items(await self._recall(query, profile.facts_max, {"type": "semantic"}), "memory")
+            best = max((s for _, s in found), default=0.0)
+            if best > 0:
+                items += [
+                    self._fact_item(f, self._nudged(s / best, f.importance, f.recorded_at, f.confidence))
+                    for f, s in found
+                    if s / best >= FACT_FLOOR
+                ]
+        semantic = [h for h in hits if h.type.value == "semantic"]
+        items += self._hit_items(semantic, "memory", top, floor=FACT_FLOOR)
         return sorted(items, key=lambda i: -i.score)[: profile.facts_max]
 
-    async def _lesson_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
-        relevant = await self._recall(query, profile.lessons_max, {"type": "procedural"}) if query.strip() else []
+    async def _lesson_items(self, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
+        """Lessons the host wrote, always; procedures the host stored, when relevant.
+
+        How-tos extracted from conversations (the assistant's own words) are not lessons:
+        they compete as past moments.
+        """
+        relevant = [h for h in hits if h.type.value == "procedural" and h.source.value in HOST_SOURCES]
         standing = await self.core.recall("", k=profile.lessons_max, filters={"kind": "lesson"}, touch=False)
-        items = self._hit_items(relevant, "lesson")
+        items = self._hit_items(relevant, "lesson", top)
         seen = {i.source_id for i in items}
         items += [
             PlanItem(h.content, score=0.5 * h.importance, source_id=h.id, kind="lesson")
@@ -403,11 +467,22 @@ class MemoryLoop:
         ]
         return items[: profile.lessons_max]
 
-    async def _past_items(self, query: str, session: str, profile: MemoryProfile) -> list[PlanItem]:
-        if not query.strip():
-            return []
-        hits = await self._recall(query, profile.recall_k, {"type": "episodic", "exclude_session_id": session})
-        return self._hit_items(hits, "chunk")[: profile.past_max]
+    def _past_items(
+        self, hits: list[Hit], top: float, session: str, state: SessionState | None, profile: MemoryProfile
+    ) -> list[PlanItem]:
+        """Relevant moments outside the host's window: other sessions, and this one's older turns.
+
+        The live session's last ``keep_last_n_turns`` turns are in the host's message list
+        already, so they are left out; its earlier turns count as past moments.
+        """
+        in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
+        kept = [
+            h
+            for h in hits
+            if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
+            and not (h.session_id == session and _turn_of(h) > in_window_after)
+        ]
+        return self._hit_items(kept, "chunk", top)[: profile.past_max]
 
     # ------------------------------------------------------------------- facts
     async def set_fact(
@@ -514,19 +589,26 @@ class MemoryLoop:
     # ------------------------------------------------------------ pace & health
     @contextmanager
     def foreground(self) -> Iterator[None]:
-        """Hold the model: background ``llm`` calls wait until the block ends."""
+        """Hold the model: background ``llm`` calls wait until the block ends (re-entrant per thread)."""
+        me = threading.get_ident()
+        if self._foreground_owner == me:
+            yield
+            return
         acquired = self.gate.acquire()
+        if acquired:
+            self._foreground_owner = me
         if not acquired:
             log.warning("elastic-memory: the background llm call did not yield in time; going ahead")
         try:
             yield
         finally:
             if acquired:
+                self._foreground_owner = None
                 self.gate.release()
 
     async def tick(self) -> MemoryProfile:
         """Re-check the machine (cheap), and start idle work that is due."""
-        profile = self.governor.tick()
+        profile = self._retune()
         idle = profile.idle_consolidate_seconds
         now = time.monotonic()
         if idle is not None and now - self.last_turn_at >= idle and self.consolidated_at < self.last_turn_at:
@@ -584,6 +666,12 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - health reports, never raises
             out["stats_error"] = str(e)
         return out
+
+
+def _turn_of(hit: Hit) -> int:
+    """The turn number stored on a chunk (``metadata["turn"]``); other memories count as the latest."""
+    turn = hit.metadata.get("turn") if hit.kind == "chunk" else None
+    return turn if isinstance(turn, int) and not isinstance(turn, bool) else 1 << 62
 
 
 def _messages(messages: Any) -> Iterable[Any]:

@@ -18,9 +18,10 @@ import numpy as np
 
 from .. import _validate as v
 from ..extraction import Extraction, Turn, looks_like_instruction
-from ..forgetting import DAY, half_life_for, merge_text, near_duplicate_groups, retention
+from ..forgetting import DAY, half_life_for, merge_text, near_duplicate_groups, priority, retention
 from ..governor import Tier
 from ..storage.loop import FactWrite, TurnRow
+from .worker import ForegroundBusy
 
 if TYPE_CHECKING:
     from .engine import MemoryLoop
@@ -84,7 +85,7 @@ async def extract_pending(loop: MemoryLoop) -> None:
     finds. A failed call marks its turns done (the heuristic's result stands); while the
     llm cools down after a hang, turns stay pending for a later sweep.
     """
-    if loop.llm is None or not loop.llm.available:
+    if loop.llm is None or not loop.llm.available or not loop.llm_extraction_due():
         return
     turns = await loop.store.pending_turns(loop.agent_id, EXTRACT_BATCH)
     if not turns:
@@ -112,11 +113,14 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> None:
     try:
         answer = await loop.llm(loop.llm_extractor.prompt(turn), loop.profile.worker_max_tokens)
         extraction = loop.llm_extractor.parse(answer, turn)
+    except ForegroundBusy:
+        return  # the host is using its model: the turns stay pending for a later job
     except Exception as e:  # noqa: BLE001 - the heuristic's result from the write path stands
         loop._failed("llm extraction", e)
     now = loop.core.store._clock()
+    said = group[0].created_at
     rows = loop.memory_rows(extraction, session, now) if extraction else []
-    facts = [loop._fact_write(f, session) for f in extraction.facts] if extraction else []
+    facts = [loop.fact_write(f, session, said) for f in extraction.facts] if extraction else []
     quarantine = [(r.reason, r.what, r.text, r.origin) for r in extraction.rejected] if extraction else []
     await loop.store.finish_extraction(
         loop.agent_id, [t.seq for t in group], rows=rows, facts=facts, quarantine=quarantine, session_id=session
@@ -187,7 +191,7 @@ async def session_summary(loop: MemoryLoop, session: str) -> None:
         return
     turns = await loop.store.turns(loop.agent_id, session, limit=500)
     summary_id = None
-    if turns:
+    if turns and loop.profile.tier is not Tier.OFF:
         text = None
         if loop.llm is not None and loop.profile.llm_summaries and loop.llm.available:
             lines = _clip([f"User: {t.user}\nAssistant: {t.reply}" for t in turns], loop)
@@ -216,13 +220,16 @@ async def session_summary(loop: MemoryLoop, session: str) -> None:
             loop.agent_id, [], rows=[row], facts=[], quarantine=[], session_id=session
         )
         summary_id = str(ids[0])
-    await loop.store.end_session(loop.agent_id, session, summary_id)
+    await loop.store.end_session(loop.agent_id, session, summary_id, state.last_turn_at)
     loop.submit("embed", "embed", lambda: embed_pending(loop))
     loop.submit("consolidate", "consolidate", lambda: consolidate(loop))
 
 
-async def end_other_sessions(loop: MemoryLoop, current: str) -> None:
-    """A new session started: every other open session of the agent has ended."""
+async def end_other_sessions(loop: MemoryLoop) -> None:
+    """A new session started: every open session that went quiet before it began has ended."""
+    current = loop.current_session
+    if current is None:
+        return
     for session in await loop.store.open_sessions(loop.agent_id, besides=current):
         _queue_summary(loop, session)
 
@@ -245,8 +252,7 @@ async def consolidate(loop: MemoryLoop) -> None:
     if loop.config.forgetting:
         await _forget_chunks(loop)
     await loop.store.cap_quarantine(loop.agent_id, QUARANTINE_KEEP)
-    if loop.current_session is not None:
-        await end_other_sessions(loop, loop.current_session)
+    await end_other_sessions(loop)
     if await loop.store.pending_turns(loop.agent_id, 1):
         loop.submit("extract", "extract", lambda: extract_pending(loop))
 
@@ -315,7 +321,10 @@ async def _merge_near_duplicates(loop: MemoryLoop) -> None:
         vectors = await loop.store.vectors_for({mid: seq for mid, _, _, seq in items})
         texts = {mid: content for mid, content, _, _ in items}
         importance = {mid: imp for mid, _, imp, _ in items}
-        for group in near_duplicate_groups([(mid, texts[mid]) for mid, _, _, _ in items], vectors=vectors or None):
+        pairs = [(mid, texts[mid]) for mid, _, _, _ in items]
+        # Off the library loop: thousands of items take a while, and foreground calls must not wait.
+        groups = await asyncio.to_thread(near_duplicate_groups, pairs, vectors=vectors or None)
+        for group in groups:
             row = v.build_row(
                 merge_text([texts[g] for g in group]),
                 now=now,
@@ -347,3 +356,25 @@ async def _forget_chunks(loop: MemoryLoop) -> None:
     ]
     if doomed:
         await loop.core.archive(doomed)
+    cap = loop.config.max_chunks
+    if cap is not None:
+        await _evict_beyond(loop, cap)
+
+
+async def _evict_beyond(loop: MemoryLoop, cap: int) -> None:
+    """Archive the lowest-priority live chunks beyond ``cap`` (seed 002's priority score)."""
+    now = loop.core.store._clock()
+    half_life = half_life_for("episodic")
+    rows = await loop.store.chunk_priorities(loop.agent_id)
+    if len(rows) <= cap:
+        return
+
+    def lowest_first() -> list[str]:
+        def keep(r: tuple[str, float, float, float, int, float]) -> float:
+            fading = retention(age_seconds=now - r[3], importance=r[1], strength=r[5], half_life_seconds=half_life)
+            return priority(importance=r[1], age_days=(now - r[2]) / DAY, access_count=r[4], retention=fading)
+
+        return [r[0] for r in sorted(rows, key=keep)]
+
+    scored = await asyncio.to_thread(lowest_first)
+    await loop.core.archive(scored[: len(rows) - cap])

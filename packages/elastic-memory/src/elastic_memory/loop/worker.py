@@ -22,7 +22,7 @@ from typing import Any
 
 from ..governor import Admission
 
-__all__ = ["ForegroundGate", "Job", "LLMCaller", "Worker"]
+__all__ = ["ForegroundBusy", "ForegroundGate", "Job", "LLMCaller", "Worker", "describe"]
 
 log = logging.getLogger("elastic_memory")
 
@@ -63,8 +63,18 @@ class ForegroundGate:
         return self._lock.locked()
 
 
+class ForegroundBusy(TimeoutError):
+    """The host kept the model (``foreground()``) longer than the gate's timeout: try later."""
+
+
 class LLMCaller:
-    """Calls the host's ``llm`` under the gate, with a timeout, a token cap and a cool-down."""
+    """Calls the host's ``llm`` under the gate, with a timeout, a token cap and a cool-down.
+
+    Each call runs on its own daemon thread, so a call that never returns occupies only
+    that thread: no shared pool fills up and interpreter exit is never blocked. The
+    timeout starts once the gate is held (waiting for the host's model is not a hang);
+    while an abandoned call is still running, the llm counts as unavailable.
+    """
 
     def __init__(self, llm: Callable[..., str], gate: ForegroundGate, *, timeout: float, cooldown: float) -> None:
         self._llm = llm
@@ -72,6 +82,8 @@ class LLMCaller:
         self.timeout = timeout
         self.cooldown = cooldown
         self._paused_until = 0.0
+        self._hung = 0
+        self._hung_lock = threading.Lock()
         self.calls = 0
         self.failures = 0
         self.last_error: str | None = None
@@ -85,48 +97,83 @@ class LLMCaller:
 
     @property
     def available(self) -> bool:
-        """False while cooling down after a hang or repeated failures."""
-        return time.monotonic() >= self._paused_until
+        """False while cooling down after a hang or repeated failures, or while a hung call still runs."""
+        return self._hung == 0 and time.monotonic() >= self._paused_until
 
     async def __call__(self, prompt: str, max_tokens: int) -> str:
-        """The completion of ``prompt``; raises on failure, timeout or a non-string answer."""
+        """The completion of ``prompt``.
+
+        Raises :class:`ForegroundBusy` when the gate stayed taken (nothing was called),
+        ``TimeoutError`` on a hang, and whatever the llm raised or ``TypeError`` for a
+        non-string answer.
+        """
+        loop = asyncio.get_running_loop()
+        started: asyncio.Future[bool] = loop.create_future()
+        answer: asyncio.Future[Any] = loop.create_future()
         state = {"s": "waiting"}
         mutex = threading.Lock()
 
-        def call() -> str:
+        def settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+        def run() -> None:
             if not self._gate.acquire():
-                msg = "the foreground held the model for too long"
-                raise TimeoutError(msg)
+                loop.call_soon_threadsafe(settle, started, False, None)
+                return
             with mutex:
                 if state["s"] == "abandoned":
                     self._gate.release()
-                    msg = "abandoned"
-                    raise TimeoutError(msg)
+                    return
                 state["s"] = "calling"
+            loop.call_soon_threadsafe(settle, started, True, None)
+            value: Any = None
+            error: BaseException | None = None
             try:
-                if self._takes_max_tokens:
-                    return self._llm(prompt, max_tokens=max_tokens)
-                return self._llm(prompt)
-            finally:
-                with mutex:
-                    if state["s"] == "calling":
-                        state["s"] = "done"
-                        self._gate.release()
+                value = self._llm(prompt, max_tokens=max_tokens) if self._takes_max_tokens else self._llm(prompt)
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting coroutine
+                error = e
+            with mutex:
+                if state["s"] == "calling":
+                    state["s"] = "done"
+                    self._gate.release()
+                elif state["s"] == "hung":  # abandoned mid-call: the gate was released for it
+                    with self._hung_lock:
+                        self._hung -= 1
+            with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+                loop.call_soon_threadsafe(settle, answer, value, error)
 
-        self.calls += 1
-        future = asyncio.ensure_future(asyncio.to_thread(call))
+        threading.Thread(target=run, name="elastic-memory-llm", daemon=True).start()
         try:
-            out = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            got_gate = await asyncio.wait_for(asyncio.shield(started), self._gate.timeout + 1.0)
+        except TimeoutError:
+            got_gate = False
+        if not got_gate:
+            with mutex:
+                if state["s"] == "waiting":
+                    state["s"] = "abandoned"
+            if state["s"] == "abandoned":
+                msg = "the host held the model (foreground) for too long; the call is left for later"
+                raise ForegroundBusy(msg)
+        self.calls += 1
+        try:
+            out = await asyncio.wait_for(asyncio.shield(answer), self.timeout)
         except TimeoutError:
             with mutex:
                 if state["s"] == "calling":
+                    state["s"] = "hung"
+                    with self._hung_lock:
+                        self._hung += 1
                     self._gate.release()  # released on behalf of the hung call
-                state["s"] = "abandoned"
-            future.add_done_callback(_consume)
+            answer.add_done_callback(_consume)
             self._fail(f"llm did not answer within {self.timeout:g} s", pause=True)
             raise
         except Exception as e:
-            self._fail(f"llm raised {type(e).__name__}: {e}", pause=self.failures >= 2)
+            self._fail(f"llm raised {type(e).__name__}: {describe(e)}", pause=self.failures >= 2)
             raise
         if not isinstance(out, str):
             self._fail(f"llm returned {type(out).__name__}, not str", pause=False)
@@ -140,6 +187,14 @@ class LLMCaller:
         log.warning("elastic-memory background llm call failed: %s", message)
         if pause:
             self._paused_until = time.monotonic() + self.cooldown
+
+
+def describe(error: BaseException) -> str:
+    """``str(error)``, or its type name when even that fails (hostile exceptions)."""
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001 - describing an error must not raise
+        return f"<{type(error).__name__} that cannot be printed>"
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

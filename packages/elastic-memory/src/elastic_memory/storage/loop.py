@@ -51,6 +51,9 @@ class FactWrite:
     session_id: str | None = None
     valid_from: float | None = None
     forgotten: bool = False
+    #: When the statement was made (the turn's time) for automatic writes: a statement made
+    #: before the current version was recorded never replaces it (nor revives a forgotten key).
+    observed_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -185,8 +188,11 @@ class LoopStore:
                 else r
                 for r in rows
             ]
+            # Each exchange is its own moment (a repeated "thanks" on Friday is not Monday's): chunks
+            # are never deduplicated; the memories extracted from them are.
+            dedupe = [r["kind"] != "chunk" for r in numbered]
             ids, written = await self.store._write_batch(
-                numbered, [None] * len(numbered), [True] * len(numbered), mode="upsert", pinned=False
+                numbered, [None] * len(numbered), dedupe, mode="upsert", pinned=False
             )
             changed.extend(written)
             outcomes = [(f, await self._put_fact(agent_id, f, now, turn_seq)) for f in facts]
@@ -206,9 +212,9 @@ class LoopStore:
         """Sessions not ended yet whose last turn came before ``besides`` started, least recent first."""
         return [r[0] for r in await self._read(lq.OPEN_SESSIONS, [agent_id, besides, agent_id, besides])]
 
-    async def turns(self, agent_id: str, session_id: str, *, after: int = 0, limit: int = 1000) -> list[TurnRow]:
-        """Turns of a session after turn number ``after``."""
-        return [_turn(r) for r in await self._read(*lq.session_turns(agent_id, session_id, after=after, limit=limit))]
+    async def turns(self, agent_id: str, session_id: str, *, limit: int = 1000) -> list[TurnRow]:
+        """The latest ``limit`` turns of a session, in order."""
+        return [_turn(r) for r in await self._read(*lq.session_turns(agent_id, session_id, limit=limit))]
 
     async def turns_by_seq(self, seqs: Sequence[int]) -> list[TurnRow]:
         """Turns by their seq."""
@@ -219,19 +225,21 @@ class LoopStore:
         return [_turn(r) for r in await self._read(*lq.pending_turns(agent_id, limit))]
 
     async def set_rolling_summary(self, agent_id: str, session_id: str, text: str, through_turn: int) -> None:
-        """Replace a session's rolling summary (covering turns up to ``through_turn``)."""
+        """Replace a session's rolling summary (covering ``through_turn`` evicted messages)."""
+        now = self.store._clock()
 
         async def work() -> None:
+            await self.store._conn.execute(lq.ENSURE_SESSION, [agent_id, session_id, now, now])
             await self.store._conn.execute(lq.SET_ROLLING_SUMMARY, [text, through_turn, agent_id, session_id])
 
         await self._write("store the rolling summary", work, bump=False)
 
-    async def end_session(self, agent_id: str, session_id: str, summary_id: str | None) -> None:
-        """Mark a session ended, with the id of its summary memory if one was written."""
+    async def end_session(self, agent_id: str, session_id: str, summary_id: str | None, last_turn_at: float) -> None:
+        """Mark a session ended (with its summary memory's id) unless it had a turn after ``last_turn_at``."""
         now = self.store._clock()
 
         async def work() -> None:
-            await self.store._conn.execute(lq.END_SESSION, [now, summary_id, agent_id, session_id])
+            await self.store._conn.execute(lq.END_SESSION, [now, summary_id, agent_id, session_id, last_turn_at])
 
         await self._write("end the session", work, bump=False)
 
@@ -241,23 +249,24 @@ class LoopStore:
         conn = self.store._conn
         rows = await self._all(lq.CURRENT_FACT, [agent_id, fact.key])
         current = fact_from_row(rows[0]) if rows else None
+        explicit = fact.origin == "explicit"
         if current is not None and not current.forgotten and not fact.forgotten and current.value == fact.value:
-            await conn.execute(lq.REINFORCE_FACT, [fact.confidence, fact.importance, current.id])
+            same = not explicit or (current.origin == "explicit" and fact.category == current.category)
+            if same:  # a repetition reinforces (and brings a decayed fact back into view)
+                await conn.execute(lq.REINFORCE_FACT, [fact.confidence, fact.importance, now, current.id])
+                return "unchanged"
+        if fact.forgotten and (current is None or current.forgotten):
             return "unchanged"
-        if current is not None and current.forgotten and fact.forgotten:
-            return "unchanged"
-        if current is None and fact.forgotten:
-            return "unchanged"
-        if (
-            current is not None
-            and fact.origin != "explicit"
-            and not current.forgotten
-            and (
+        if current is not None and not explicit:
+            stale = fact.observed_at is not None and fact.observed_at < current.recorded_at
+            if current.forgotten and (fact.observed_at is None or stale):
+                return "outranked"  # an old statement must not revive what the user asked to forget
+            if not current.forgotten and (
                 current.origin == "explicit"
+                or stale
                 or (fact.origin != "merge" and fact.confidence < current.confidence * _SUPERSEDE_RATIO)
-            )
-        ):
-            return "outranked"
+            ):
+                return "outranked"
         valid_from = now if fact.valid_from is None else fact.valid_from
         values = {
             "agent_id": agent_id,
@@ -537,6 +546,16 @@ class LoopStore:
             for rowid, blob in await self._read(*q.vec_by_rowids(list(chunk))):
                 out[by_seq[int(rowid)]] = from_blob(blob)
         return out
+
+    async def chunk_priorities(self, agent_id: str) -> list[tuple[str, float, float, float, int, float]]:
+        """``(id, importance, created_at, accessed_at, access_count, retention_strength)`` of live unpinned chunks."""
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store._clock())
+        rows = await self._read(
+            "SELECT m.id, m.importance, m.created_at, m.accessed_at, m.access_count, m.retention_strength "
+            f"FROM memories AS m WHERE {live} AND m.pinned = 0",
+            params,
+        )
+        return [(r[0], float(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5])) for r in rows]
 
     async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
         """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""

@@ -78,10 +78,15 @@ def insert_fact(values: dict[str, Any]) -> Prepared:
 
 
 CURRENT_FACT = f"SELECT {_FACTS} FROM facts AS f WHERE f.agent_id = ? AND f.key = ? AND f.invalidated_at IS NULL"
+#: A backdated successor ends the old version where it began (its validity never runs backwards).
 INVALIDATE_FACT = (
-    "UPDATE facts SET invalidated_at = ?, invalidated_by = ?, valid_to = coalesce(valid_to, ?) WHERE seq = ?"
+    "UPDATE facts SET invalidated_at = ?, invalidated_by = ?, valid_to = coalesce(valid_to, max(valid_from, ?)) "
+    "WHERE seq = ?"
 )
-REINFORCE_FACT = "UPDATE facts SET confidence = max(confidence, ?), importance = max(importance, ?) WHERE seq = ?"
+REINFORCE_FACT = (
+    "UPDATE facts SET confidence = max(confidence, ?), importance = max(importance, ?), archived = 0, "
+    "accessed_at = ? WHERE seq = ?"
+)
 
 
 def current_facts(agent_id: str, *, category: str | None = None, limit: int = 1000) -> Prepared:
@@ -160,10 +165,13 @@ def upsert_session(agent_id: str, session_id: str, now: float) -> Prepared:
     return sql, [agent_id, session_id, now, now]
 
 
-def session_turns(agent_id: str, session_id: str, *, after: int = 0, limit: int = 1000) -> Prepared:
-    """The turns of a session numbered above ``after``, in order."""
-    sql = f"SELECT {_TURNS} FROM turns WHERE agent_id = ? AND session_id = ? AND turn > ? ORDER BY turn, seq LIMIT ?"
-    return sql, [agent_id, session_id, after, limit]
+def session_turns(agent_id: str, session_id: str, *, limit: int = 1000) -> Prepared:
+    """The latest ``limit`` turns of a session, in order."""
+    sql = (
+        f"SELECT * FROM (SELECT {_TURNS} FROM turns WHERE agent_id = ? AND session_id = ? "
+        "ORDER BY turn DESC, seq DESC LIMIT ?) ORDER BY turn, seq"
+    )
+    return sql, [agent_id, session_id, limit]
 
 
 def turns_by_seq(seqs: Sequence[int]) -> Prepared:
@@ -197,8 +205,15 @@ SET_ROLLING_SUMMARY = (
     "UPDATE sessions SET rolling_summary = ?, summarized_turns = max(summarized_turns, ?) "
     "WHERE agent_id = ? AND session_id = ?"
 )
+#: Ends a session unless a turn arrived since ``last_turn_at`` was read (it resumed).
 END_SESSION = (
-    "UPDATE sessions SET ended_at = ?, summary_id = coalesce(?, summary_id) WHERE agent_id = ? AND session_id = ?"
+    "UPDATE sessions SET ended_at = ?, summary_id = coalesce(?, summary_id) "
+    "WHERE agent_id = ? AND session_id = ? AND last_turn_at = ?"
+)
+#: Make sure a session row exists (evictions reported for a session with no turn yet).
+ENSURE_SESSION = (
+    "INSERT INTO sessions (agent_id, session_id, started_at, last_turn_at, turns) VALUES (?, ?, ?, ?, 0) "
+    "ON CONFLICT (agent_id, session_id) DO NOTHING"
 )
 INSERT_QUARANTINE = (
     "INSERT INTO quarantine (agent_id, reason, what, text, origin, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"

@@ -711,6 +711,10 @@ class SQLiteStore:
         }
 
     # ------------------------------------------------------------ vector search
+    def allow_ram_index(self, allowed: bool) -> None:
+        """Whether ``vector_index="auto"`` may keep vectors in RAM (the governor's decision)."""
+        self._vectors.allow_ram(allowed)
+
     def vector_tier(self) -> str:
         """``"none"`` without vectors, else ``"ram"`` or ``"vec0"`` (what serves searches)."""
         if not self.has_vec or self.pin is None:

@@ -94,12 +94,21 @@ class VectorLeg:
         self._clock = clock
         self._fits: bool | None = None
         self.ram: RamIndex | None = None
+        self.ram_allowed = True
 
     def tier(self) -> str:
         """``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
         if self._setting != "auto":
             return self._setting
+        if not self.ram_allowed:
+            return "vec0"
         return "ram" if self.ram is not None or self._fits is not False else "vec0"
+
+    def allow_ram(self, allowed: bool) -> None:
+        """Let ``"auto"`` use the RAM index or not (the governor's tier); refusing frees it now."""
+        self.ram_allowed = allowed
+        if not allowed and self._setting == "auto":
+            self.invalidate()
 
     def invalidate(self) -> None:
         """Forget the RAM index (another connection changed the file); reloaded on demand."""
@@ -109,7 +118,7 @@ class VectorLeg:
     async def _ensure_ram(self, dimension: int) -> RamIndex | None:
         if self.ram is not None:
             return self.ram
-        if self._setting == "vec0":
+        if self._setting == "vec0" or (self._setting == "auto" and not self.ram_allowed):
             return None
         async with self._snapshot():  # one consistent read, whatever other processes commit
             rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
