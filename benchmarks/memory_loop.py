@@ -183,7 +183,6 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
         sid = sample["sample_id"]
         conv = sample["conversation"]
         keys = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
-        )
         with Memory.open(workdir / f"locomo-{sid}.db", embedder=embedder, loop=config, context_tokens=128_000) as mem:
             for key in keys:
                 turns = conv[key]
