@@ -247,15 +247,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     minilm = MiniLMEmbedder()
     workdir = Path(tempfile.mkdtemp(prefix="em-loop-bench-"))
     try:
-        section("record_turn and build_context")
         rows: list[list[object]] = []
-        for n in (int(s) for s in args.sizes.split(",")):
+        for n in (int(s) for s in args.sizes.split(",") if s.strip()):
+            if not rows:
+                section("record_turn and build_context")
             rows += bench_size(n, workdir, minilm)
-        print(
-            table(
-                "latency in ms (ratio: library / floor in the same rounds)", ["operation", "p50", "p95", "ratio"], rows
-            )
-        )
+        if rows:
+            title = "latency in ms (ratio: library / floor in the same rounds)"
+            print(table(title, ["operation", "p50", "p95", "ratio"], rows))
         if not args.skip_locomo:
             if not args.data.exists():
                 print(f"LoCoMo data not found at {args.data}; skipped")

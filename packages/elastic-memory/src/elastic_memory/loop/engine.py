@@ -482,7 +482,7 @@ class MemoryLoop:
             if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
             and not (h.session_id == session and _turn_of(h) > in_window_after)
         ]
-        return self._hit_items(kept, "chunk", top)[: profile.past_max]
+        return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
     # ------------------------------------------------------------------- facts
     async def set_fact(
