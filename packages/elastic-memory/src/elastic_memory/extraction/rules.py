@@ -54,6 +54,8 @@ _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u206
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _TITLES = frozenset({"st", "mt", "ft", "dr", "mr", "mrs", "ms", "prof"})
 _MAX_SCAN = 10_000
+#: Matches examined per rule and message.
+_MAX_MATCHES = 8
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,10 @@ def capture_facts(text: str, *, language: str = "en") -> list[FactCandidate]:
     found: dict[str, tuple[int, FactCandidate]] = {}
     for rule in active:
         position = 0
-        while match := rule.pattern.search(window, position):
+        for _ in range(_MAX_MATCHES):  # bounded: a message repeating one phrase costs no more
+            match = rule.pattern.search(window, position)
+            if match is None:
+                break
             fact = _candidate(rule, match, window, cues)
             if fact is not None and (fact.key not in found or found[fact.key][0] < match.start()):
                 found[fact.key] = (match.start(), fact)

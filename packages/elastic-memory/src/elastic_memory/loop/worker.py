@@ -211,6 +211,7 @@ class Job:
     key: str
     critical: bool = False
     enqueued_at: float = field(default_factory=time.monotonic)
+    estimate: float = 0.0
 
 
 class Worker:
@@ -221,6 +222,9 @@ class Worker:
         self.background = background
         self.admission = admission
         self._queue: deque[Job] = deque()
+        # Running totals, so admitting a job costs O(1) however long the queue is.
+        self._queued_seconds = 0.0
+        self._queued_kinds: deque[str] = deque()
         self._keys: set[str] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
@@ -261,10 +265,10 @@ class Worker:
         if job.key in self._keys:
             return True
         running = self.admission.estimate(self._running.kind) if self._running else 0.0
-        depth = sum(self.admission.estimate(j.kind) for j in self._queue) + running
+        depth = self._queued_seconds + running
         admitted = self.admission.admit(
             job.kind,
-            queue=[j.kind for j in self._queue],
+            queue=self._queued_kinds,
             critical=job.critical,
             headroom_seconds=headroom_seconds,
             queue_max=queue_max,
@@ -272,8 +276,11 @@ class Worker:
         )
         if not admitted:
             return False
+        job.estimate = self.admission.estimate(job.kind)
         self._queue.append(job)
         self._keys.add(job.key)
+        self._queued_seconds += job.estimate
+        self._queued_kinds.append(job.kind)
         if self.background:
             self._idle.clear()
             self._wake.set()
@@ -311,6 +318,8 @@ class Worker:
 
     async def _run_one(self, job: Job) -> None:
         self._keys.discard(job.key)
+        self._queued_seconds = max(0.0, self._queued_seconds - job.estimate)
+        self._queued_kinds.popleft()
         self._running = job
         try:
             await asyncio.to_thread(self.gate.wait_free)  # foreground wins
