@@ -49,6 +49,8 @@ DEFAULT_SESSION = "default"
 HOST_SOURCES = ("user_confirmed", "agent", "imported")
 #: Characters of each side of a turn the inline extraction reads (the transcript keeps all).
 INLINE_CHARS = 2_000
+#: Characters of each side of a turn condensed into chunks (at most 32 are indexed anyway).
+CHUNKED_CHARS = 40_000
 #: Turns between consolidation sweeps when sessions do not end (one long-lived session).
 CONSOLIDATE_EVERY = 200
 #: Facts and semantic memories shown only when at least this relevant, relative to the best match.
@@ -191,7 +193,12 @@ class MemoryLoop:
             turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
             found = self.heuristic.extract(turn)
             importance = found.episode_importance
-            chunks = split_exchange(user_text, reply_text, target_tokens=profile.chunk_target_tokens, count=self.count)
+            chunks = split_exchange(
+                user_text[:CHUNKED_CHARS],
+                reply_text[:CHUNKED_CHARS],
+                target_tokens=profile.chunk_target_tokens,
+                count=self.count,
+            )
             rows = [
                 v.build_row(
                     text,
