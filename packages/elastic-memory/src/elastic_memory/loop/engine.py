@@ -577,7 +577,7 @@ class MemoryLoop:
             if not texts:
                 return 0
             state = await self.store.session(self.agent_id, session)
-            total = (state.summarized_turns if state else 0) + len(texts)
+            total = (state.evicted_messages if state else 0) + len(texts)
             if state is None or not state.rolling_summary:
                 await self.store.set_rolling_summary(self.agent_id, session, jobs.marker(total), total)
             if self.llm is not None and self.profile.llm_summaries:

@@ -78,7 +78,7 @@ class SessionState:
     last_turn_at: float
     turns: int
     rolling_summary: str | None
-    summarized_turns: int
+    evicted_messages: int
     ended_at: float | None
     summary_id: str | None
 
@@ -224,13 +224,13 @@ class LoopStore:
         """Turns not yet extracted, oldest first."""
         return [_turn(r) for r in await self._read(*lq.pending_turns(agent_id, limit))]
 
-    async def set_rolling_summary(self, agent_id: str, session_id: str, text: str, through_turn: int) -> None:
-        """Replace a session's rolling summary (covering ``through_turn`` evicted messages)."""
+    async def set_rolling_summary(self, agent_id: str, session_id: str, text: str, evicted: int) -> None:
+        """Replace a session's rolling summary (``evicted``: messages the host dropped so far)."""
         now = self.store._clock()
 
         async def work() -> None:
             await self.store._conn.execute(lq.ENSURE_SESSION, [agent_id, session_id, now, now])
-            await self.store._conn.execute(lq.SET_ROLLING_SUMMARY, [text, through_turn, agent_id, session_id])
+            await self.store._conn.execute(lq.SET_ROLLING_SUMMARY, [text, evicted, agent_id, session_id])
 
         await self._write("store the rolling summary", work, bump=False)
 

@@ -193,7 +193,7 @@ def mark_extracted(seqs: Sequence[int], now: float) -> Prepared:
 
 
 SESSION = (
-    "SELECT session_id, started_at, last_turn_at, turns, rolling_summary, summarized_turns, ended_at, summary_id "
+    "SELECT session_id, started_at, last_turn_at, turns, rolling_summary, evicted_messages, ended_at, summary_id "
     "FROM sessions WHERE agent_id = ? AND session_id = ?"
 )
 OPEN_SESSIONS = (
@@ -202,7 +202,7 @@ OPEN_SESSIONS = (
     "ORDER BY last_turn_at"
 )
 SET_ROLLING_SUMMARY = (
-    "UPDATE sessions SET rolling_summary = ?, summarized_turns = max(summarized_turns, ?) "
+    "UPDATE sessions SET rolling_summary = ?, evicted_messages = max(evicted_messages, ?) "
     "WHERE agent_id = ? AND session_id = ?"
 )
 #: Ends a session unless a turn arrived since ``last_turn_at`` was read (it resumed).

@@ -29,8 +29,7 @@ STATEMENTS = (
         reply_text TEXT NOT NULL,
         created_at REAL NOT NULL,
         importance REAL NOT NULL,
-        extracted_at REAL,
-        evicted INTEGER NOT NULL DEFAULT 0 CHECK (evicted IN (0, 1))
+        extracted_at REAL
     )
     """,
     "CREATE INDEX turns_session ON turns (agent_id, session_id, turn)",
@@ -43,7 +42,7 @@ STATEMENTS = (
         last_turn_at REAL NOT NULL,
         turns INTEGER NOT NULL DEFAULT 0,
         rolling_summary TEXT,
-        summarized_turns INTEGER NOT NULL DEFAULT 0,
+        evicted_messages INTEGER NOT NULL DEFAULT 0,
         ended_at REAL,
         summary_id TEXT,
         PRIMARY KEY (agent_id, session_id)
