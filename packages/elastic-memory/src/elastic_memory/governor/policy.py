@@ -165,6 +165,7 @@ class MemoryProfile:
     returns an empty plan), but ``record_turn`` still stores the transcript: memory is never
     destroyed, only not consulted.
 
+    >>> from elastic_memory.governor import Tier, profile_for
     >>> p = profile_for(Tier.STANDARD, context_tokens=8_192, has_llm=True)
     >>> p.budget_tokens, p.section("past"), p.keep_last_n_turns
     (983, 393, 41)

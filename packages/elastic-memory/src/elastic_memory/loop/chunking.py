@@ -1,7 +1,7 @@
 r"""Condensing an exchange into chunks: one per exchange, sentence-split past a token target.
 
 >>> split_exchange("My dog is called Biscuit.", "Nice name!", target_tokens=120, count=len)
-['User: My dog is called Biscuit.\\nAssistant: Nice name!']
+['User: My dog is called Biscuit.\nAssistant: Nice name!']
 """
 
 from __future__ import annotations
