@@ -223,3 +223,67 @@ def test_a_session_resumed_while_its_summary_is_written_stays_open(db_path: Path
         mem.drain()
         session = _runner.run(mem._core.loop.store.session(mem.agent_id, "s1"), "session")
     assert session is not None and session.turns == 2 and session.ended_at is None
+
+
+def test_a_contradiction_merge_never_brings_back_a_forgotten_value(db_path: Path) -> None:
+    prompts: list[str] = []
+
+    def llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Paris and Berlin" if "Two statements" in prompt else '{"facts": []}'
+
+    with Memory.open(db_path, embedder=None, llm=llm, loop=LoopConfig(tier="full", background=False)) as mem:
+        mem.facts.set("user.location", "Paris")
+        mem.facts.forget("user.location")
+        mem.record_turn("I live in Berlin.", "Nice.", session_id="s1")
+        mem.consolidate()
+        mem.drain()
+        current = mem.facts.get("user.location")
+    assert current is not None and current.value == "Berlin"
+    assert not any("Paris" in p for p in prompts)
+
+
+def test_lessons_belong_to_their_agent(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None, agent_id="alice", loop=LoopConfig(tier="standard")) as alice:
+        alice.lessons.add("Answer in French.")
+    with Memory.open(db_path, embedder=None, agent_id="bob", loop=LoopConfig(tier="standard")) as bob:
+        assert bob.lessons.list() == []
+        assert bob.build_context("hello").section("lessons") is None
+
+
+def test_other_agents_never_appear_in_a_plan(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None, agent_id="alice", loop=LoopConfig(tier="standard")) as alice:
+        for i in range(50):
+            alice.record_turn(f"Hiking trip {i} to the mountains.", "Lovely.", session_id=f"a{i}")
+    with Memory.open(db_path, embedder=None, agent_id="bob", loop=LoopConfig(tier="standard")) as bob:
+        bob.record_turn("I went hiking in the Alps last year.", "Wonderful.", session_id="b1")
+        plan = bob.build_context("hiking", session_id="b2")
+    texts = [i.text for i in plan.items()]
+    assert any("Alps" in t for t in texts) and not any("trip" in t for t in texts)
+
+
+def test_a_long_live_session_does_not_crowd_out_the_past(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.record_turn("The garden shed needs a new roof before winter.", "Noted.", session_id="old")
+        long_text = " ".join(f"The garden is lovely in sentence {i}." for i in range(60))
+        for _ in range(30):
+            mem.record_turn(long_text, long_text, session_id="live")
+        plan = mem.build_context("garden shed roof", session_id="live")
+    assert any("shed" in item.text for item in plan.items())
+
+
+def test_drain_returns_while_the_host_holds_the_model(db_path: Path) -> None:
+    """Extraction waits for the model; drain() inside foreground() must not spin forever."""
+    config = LoopConfig(tier="full", llm_timeout=0.05)
+    with Memory.open(db_path, embedder=None, llm=lambda p: '{"facts": []}', loop=config) as mem:
+        for i in range(20):
+            mem.record_turn(f"Turn {i}.", "Ok.", session_id="s1")
+        started = time.monotonic()
+        with mem.foreground():
+            mem.drain()
+        took = time.monotonic() - started
+        mem.consolidate()
+        mem.drain()
+        pending = mem.health()["turns_pending_extraction"]
+    assert took < 5.0
+    assert pending == 0

@@ -26,8 +26,11 @@ from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
+from .loop.graph_api import AsyncGraph, Graph, Reached
 from .memory import AsyncMemory, Memory
 from .types import (
+    Edge,
+    Entity,
     Explanation,
     Fact,
     Fusion,
@@ -41,6 +44,7 @@ from .types import (
     PruneReport,
     QuarantinedItem,
     RecallMode,
+    Relation,
     Scope,
     Source,
     TurnReceipt,
@@ -51,14 +55,17 @@ __version__ = "0.1.0"
 __all__ = [
     "METADATA_OPERATORS",
     "AsyncFacts",
+    "AsyncGraph",
     "AsyncLessons",
     "AsyncMemory",
     "ContextPlan",
     "CorruptDatabaseError",
+    "Edge",
     "ElasticMemoryError",
     "Embedder",
     "EmbedderError",
     "EmbeddingMismatchError",
+    "Entity",
     "Explanation",
     "ExtractionPolicy",
     "Fact",
@@ -66,6 +73,7 @@ __all__ = [
     "FastEmbedEmbedder",
     "Filters",
     "Fusion",
+    "Graph",
     "Hit",
     "ImportReport",
     "Lessons",
@@ -81,9 +89,11 @@ __all__ = [
     "PrunePolicy",
     "PruneReport",
     "QuarantinedItem",
+    "Reached",
     "RecallConfig",
     "RecallMode",
     "RecallWarning",
+    "Relation",
     "SchemaVersionError",
     "Scope",
     "Section",

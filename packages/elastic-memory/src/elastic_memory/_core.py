@@ -483,9 +483,10 @@ class MemoryCore:
                 async def embed(text: str) -> F32:
                     return await self._query_vector(chosen, text)
 
-        return await recall.run(
+        result = await recall.run(
             self.store, self.recall_config, query=query, k=k, mode=mode, filters=parsed, touch=touch, embed=embed
         )
+        return await self.loop.graph_nudge(result, parsed, k)
 
     # ----------------------------------------------------------- export/import
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:

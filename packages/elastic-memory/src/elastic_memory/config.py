@@ -34,6 +34,8 @@ class RecallConfig:
     """Share of the better session neighbour's fused score added to a hit (0 turns it off)."""
     touch: bool = True
     """Record an access (count, time, retention) on every recalled memory."""
+    graph_boost: float = 0.15
+    """Ceiling of the knowledge graph's nudge, as a share of the query's top score (0 turns it off)."""
 
     def __post_init__(self) -> None:
         try:
@@ -55,10 +57,11 @@ class RecallConfig:
         ):
             msg = f"candidates must be an integer in [1, 1000], got {self.candidates!r}"
             raise UsageError(msg)
-        b = self.neighbor_boost
-        if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
-            msg = f"neighbor_boost must be a number in [0, 1], got {b!r}"
-            raise UsageError(msg)
+        for name in ("neighbor_boost", "graph_boost"):
+            b = getattr(self, name)
+            if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
+                msg = f"{name} must be a number in [0, 1], got {b!r}"
+                raise UsageError(msg)
 
     @property
     def effective_vector_weight(self) -> float:

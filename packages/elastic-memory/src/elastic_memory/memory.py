@@ -21,6 +21,7 @@ from .context import ContextPlan
 from .governor import MemoryProfile
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
+from .loop.graph_api import AsyncGraph, Graph
 from .storage.sqlite import VectorTier
 from .types import (
     Explanation,
@@ -263,6 +264,11 @@ class AsyncMemory(_Facade):
         return AsyncFacts(self._core)
 
     @property
+    def graph(self) -> AsyncGraph:
+        """The knowledge graph: entities, relations, traversal, memory edges."""
+        return AsyncGraph(self._core)
+
+    @property
     def lessons(self) -> AsyncLessons:
         """Operational lessons shown in every plan: ``await amem.lessons.add("Answer in metric units.")``."""
         return AsyncLessons(self._core)
@@ -500,6 +506,11 @@ class Memory(_Facade):
     def facts(self) -> Facts:
         """Versioned key-value facts: ``mem.facts.set("user.dog_name", "Biscuit")``."""
         return Facts(self._core)
+
+    @property
+    def graph(self) -> Graph:
+        """The knowledge graph: entities, relations, traversal, memory edges."""
+        return Graph(self._core)
 
     @property
     def lessons(self) -> Lessons:

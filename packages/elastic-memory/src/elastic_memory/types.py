@@ -279,3 +279,50 @@ class TurnReceipt:
     facts: tuple[str, ...] = ()
     quarantined: int = 0
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A typed, directed edge ``src_id -> dst_id`` between two nodes (memory or note ids).
+
+    ``source`` names the producer that owns the edge (``"wikilinks"``, ``"consolidation"``,
+    ...): a producer rewrites exactly its own edges with ``replace_source``. The triple
+    ``(src_id, dst_id, relation)`` is the edge's identity, so writing it again is idempotent.
+    """
+
+    src_id: str
+    dst_id: str
+    relation: str
+    source: str
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class Entity:
+    """An entity of the knowledge graph: a person, place, organisation, ... that memories mention.
+
+    ``aliases`` are other names that refer to it; ``mention_count`` how often it was mentioned
+    and ``confidence`` the running average of those mentions' confidence; ``cluster_id`` and
+    ``cluster_label`` its topic group once consolidation ran.
+    """
+
+    id: int
+    name: str
+    type: str
+    aliases: tuple[str, ...]
+    confidence: float
+    mention_count: int
+    cluster_id: int | None
+    cluster_label: str | None
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A typed, directed relation between two entities (by name), e.g. ``user -works_at-> Acme``."""
+
+    source: str
+    target: str
+    relation: str
+    confidence: float
+    mention_count: int
+    provenance: str

@@ -23,7 +23,9 @@ __all__ = ["HeuristicExtractor"]
 _MAX_CHARS = 8000
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
-_CAPITALISED = re.compile(rf"(?<![\w'])[{_UPPER}][\w'\u2019&-]*(?:[ \t]+[{_UPPER}][\w'\u2019&-]*){{0,3}}")
+# A title with its full stop belongs to the name: "Dr. Okonkwo" is one entity, not "Dr" and "Okonkwo".
+_TITLE = r"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt)\.[ \t]+)?"
+_CAPITALISED = re.compile(rf"(?<![\w']){_TITLE}[{_UPPER}][\w'\u2019&-]*(?:[ \t]+[{_UPPER}][\w'\u2019&-]*){{0,3}}")
 _PREVIOUS_WORD = re.compile(r"(\w+)\W*$")
 _PETS = frozenset("dog cat hamster parrot rabbit horse bird fish turtle tortoise guinea_pig snake lizard".split())
 _FACT_LINKS = {

@@ -24,14 +24,16 @@ from ..embedders import MiniLMEmbedder
 from ..errors import UsageError
 from ..extraction import Extraction, HeuristicExtractor, LLMExtractor, Turn
 from ..extraction.rules import KEYS
-from ..filters import to_timestamp
+from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
+from ..graph import ngrams
 from ..storage.fts import match_expression
 from ..storage.loop import FactWrite, LoopStore, SessionState
-from ..types import KINDS, Fact, Hit, MemoryRecord, TurnReceipt
-from . import jobs
+from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, TurnReceipt
+from . import graph_recall, jobs
 from .chunking import split_exchange
 from .config import LoopConfig
+from .graph_writes import graph_write, known_in
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
 if TYPE_CHECKING:
@@ -216,6 +218,8 @@ class MemoryLoop:
             rows += self.memory_rows(found, session, now)
             facts = [self.fact_write(f, session, now) for f in found.facts]
             quarantine = [(r.reason, r.what, r.text, r.origin) for r in found.rejected]
+            said = f"{turn.user}\n{turn.reply}"
+            known = known_in(said, await self.store.graph.detect(self.agent_id, ngrams(said, limit=400)))
             number, ids, outcomes = await self.store.record_turn(
                 agent_id=self.agent_id,
                 session_id=session,
@@ -226,6 +230,7 @@ class MemoryLoop:
                 facts=facts,
                 quarantine=quarantine,
                 extracted=not self.llm_extraction_due(),
+                graph=graph_write(found, known),
             )
             self.last_turn_at = time.monotonic()
             self._after_turn(session)
@@ -321,13 +326,15 @@ class MemoryLoop:
             if profile.tier is Tier.OFF or profile.budget_tokens == 0:
                 return self._empty(profile, query)
             state = await self.store.session(self.agent_id, session)
-            hits = await self._relevant(query, profile)
+            in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
+            hits = await self._relevant(query, session, in_window_after, profile)
             top = max((h.score for h in hits), default=0.0)
             pools = {
                 "profile": await self._profile_items(profile),
                 "facts": await self._fact_items(query, hits, top, profile),
                 "lessons": await self._lesson_items(hits, top, profile),
                 "past": self._past_items(hits, top, session, state, profile),
+                "related": await self._related_items(query, profile),
             }
             plan = assemble(
                 pools,
@@ -425,16 +432,21 @@ class MemoryLoop:
             items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
         return sorted(items, key=lambda i: -i.score)
 
-    async def _relevant(self, query: str, profile: MemoryProfile) -> list[Hit]:
+    async def _relevant(self, query: str, session: str, in_window_after: int, profile: MemoryProfile) -> list[Hit]:
         """One recall serves every relevance-ranked section (the sections split it by type).
 
-        It asks for enough candidates that the live window, which is dropped afterwards, cannot
-        crowd out the rest. Memories of other agents in the same file are left out.
+        Memories of other agents in the same file are left out. When the live window (dropped
+        afterwards) fills the candidates, it asks again for more.
         """
         if not query.strip():
             return []
         k = min(1_000, 2 * profile.recall_k + profile.keep_last_n_turns)
-        return [h for h in await self._recall(query, k, None) if h.agent_id == self.agent_id]
+        while True:
+            hits = await self._recall(query, k, {"agent_id": self.agent_id})
+            window = sum(1 for h in hits if h.session_id == session and _turn_of(h) > in_window_after)
+            if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
+                return hits
+            k = min(1_000, k * 4)  # the live window crowded the candidates out: look further
 
     async def _fact_items(self, query: str, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
         """Note facts matching the input (their own full-text index) and relevant semantic memories."""
@@ -457,6 +469,24 @@ class MemoryLoop:
         items += self._hit_items(semantic, "memory", top, floor=FACT_FLOOR)
         return sorted(items, key=lambda i: -i.score)[: profile.facts_max]
 
+    async def _related_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
+        """RELATED TOPICS: relations of the entities the input names (graph, no model)."""
+        if profile.graph_rows_max <= 0 or not query.strip():
+            return []
+        graph = self.store.graph
+        seeds = {e.id: e for e, _ in await graph.detect(self.agent_id, ngrams(query))}
+        items: list[PlanItem] = []
+        seen: set[tuple[str, str, str]] = set()
+        for entity in sorted(seeds.values(), key=lambda e: -e.mention_count)[:3]:
+            for r in await graph.relations(self.agent_id, entity.name, limit=profile.graph_rows_max):
+                triple = (r.source, r.relation, r.target)
+                if triple in seen or (r.relation == "mentioned_with" and r.mention_count < 2):
+                    continue
+                seen.add(triple)
+                text = f"{r.source} {r.relation.replace('_', ' ')} {r.target}"
+                items.append(PlanItem(text, score=r.confidence * math.log1p(r.mention_count), kind="entity"))
+        return sorted(items, key=lambda i: -i.score)[: profile.graph_rows_max]
+
     async def _lesson_items(self, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
         """Lessons the host wrote, always; procedures the host stored, when relevant.
 
@@ -464,7 +494,9 @@ class MemoryLoop:
         they compete as past moments.
         """
         relevant = [h for h in hits if h.type.value == "procedural" and h.source.value in HOST_SOURCES]
-        standing = await self.core.recall("", k=profile.lessons_max, filters={"kind": "lesson"}, touch=False)
+        standing = await self.core.recall(
+            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
+        )
         items = self._hit_items(relevant, "lesson", top)
         seen = {i.source_id for i in items}
         items += [
@@ -490,6 +522,27 @@ class MemoryLoop:
             and not (h.session_id == session and _turn_of(h) > in_window_after)
         ]
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
+
+    async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
+        """Recall made graph-aware: see :mod:`.graph_recall`. A failure leaves the recall as it was."""
+        profile = self.profile
+        fraction = self.core.recall_config.graph_boost
+        if fraction <= 0 or profile.graph_rows_max <= 0 or not explanation.hits:
+            return explanation
+        try:
+            return await graph_recall.nudge(
+                self.store.graph,
+                self.agent_id,
+                explanation,
+                filters=filters,
+                k=k,
+                hops=profile.graph_hops,
+                rows=profile.graph_rows_max,
+                fraction=fraction,
+            )
+        except Exception as e:  # noqa: BLE001 - the graph is a nudge: recall stands without it
+            self._failed("graph recall", e)
+            return explanation
 
     # ------------------------------------------------------------------- facts
     async def set_fact(
@@ -562,7 +615,9 @@ class MemoryLoop:
 
     async def list_lessons(self) -> list[MemoryRecord]:
         """Live lessons: pinned, then most important, then most recent."""
-        hits = await self.core.recall("", k=self.config.max_lessons, filters={"kind": "lesson"}, touch=False)
+        hits = await self.core.recall(
+            "", k=self.config.max_lessons, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
+        )
         if not hits:
             return []
         records: list[MemoryRecord] = await self.core.get_many([h.id for h in hits])

@@ -20,7 +20,10 @@ from .. import _validate as v
 from ..extraction import Extraction, Turn, looks_like_instruction
 from ..forgetting import DAY, half_life_for, merge_text, near_duplicate_groups, priority, retention
 from ..governor import Tier
+from ..graph import canonical
+from ..graph.clusters import components
 from ..storage.loop import FactWrite, TurnRow
+from .graph_writes import graph_write
 from .worker import ForegroundBusy
 
 if TYPE_CHECKING:
@@ -42,6 +45,8 @@ EMBED_BATCH = 32
 #: Retention below which an unimportant, never recalled chunk (or auto fact) is archived.
 FORGET_BELOW = 0.01
 QUARANTINE_KEEP = 200
+#: Graph rows whose decayed confidence falls below this are deleted.
+GRAPH_FLOOR = 0.05
 #: Contradiction merges asked of the llm per sweep, and how recent a change must be.
 MERGES_PER_SWEEP = 5
 MERGE_WINDOW = 7 * DAY
@@ -98,14 +103,14 @@ async def extract_pending(loop: MemoryLoop) -> None:
         else:
             groups.append([row])
     for group in groups:
-        if not loop.llm.available:
-            return
-        await _extract_group(loop, group)
+        if not loop.llm.available or not await _extract_group(loop, group):
+            return  # the host holds its model (or the llm cools down): a later job resumes
     if len(turns) == EXTRACT_BATCH:
         loop.submit("extract", "extract", lambda: extract_pending(loop))
 
 
-async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> None:
+async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
+    """Extract one group of turns; ``False`` when the host held its model and nothing was done."""
     assert loop.llm is not None
     session = group[0].session_id
     turn = Turn(user="\n".join(t.user for t in group), reply="\n".join(t.reply for t in group), session_id=session)
@@ -114,19 +119,26 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> None:
         answer = await loop.llm(loop.llm_extractor.prompt(turn), loop.profile.worker_max_tokens)
         extraction = loop.llm_extractor.parse(answer, turn)
     except ForegroundBusy:
-        return  # the host is using its model: the turns stay pending for a later job
+        return False  # the host is using its model: the turns stay pending for a later job
     except Exception as e:  # noqa: BLE001 - the heuristic's result from the write path stands
         loop._failed("llm extraction", e)
     now = loop.core.store._clock()
-    said = group[0].created_at
+    said = group[-1].created_at
     rows = loop.memory_rows(extraction, session, now) if extraction else []
     facts = [loop.fact_write(f, session, said) for f in extraction.facts] if extraction else []
     quarantine = [(r.reason, r.what, r.text, r.origin) for r in extraction.rejected] if extraction else []
     await loop.store.finish_extraction(
-        loop.agent_id, [t.seq for t in group], rows=rows, facts=facts, quarantine=quarantine, session_id=session
+        loop.agent_id,
+        [t.seq for t in group],
+        rows=rows,
+        facts=facts,
+        quarantine=quarantine,
+        session_id=session,
+        graph=graph_write(extraction) if extraction else None,
     )
     if rows:
         loop.submit("embed", "embed", lambda: embed_pending(loop))
+    return True
 
 
 # ---------------------------------------------------------------------- embed
@@ -251,10 +263,29 @@ async def consolidate(loop: MemoryLoop) -> None:
     await _merge_near_duplicates(loop)
     if loop.config.forgetting:
         await _forget_chunks(loop)
+    await _maintain_graph(loop)
     await loop.store.cap_quarantine(loop.agent_id, QUARANTINE_KEEP)
     await end_other_sessions(loop)
     if await loop.store.pending_turns(loop.agent_id, 1):
         loop.submit("extract", "extract", lambda: extract_pending(loop))
+
+
+async def _maintain_graph(loop: MemoryLoop) -> None:
+    """Graph decay (rows whose confidence faded are deleted: the graph keeps no audit trail), then clusters."""
+    graph = loop.store.graph
+    now = loop.core.store._clock()
+    if loop.config.forgetting:
+        entities, relations = await graph.decayed(
+            loop.agent_id, now=now, half_life=half_life_for("semantic"), floor=GRAPH_FLOOR
+        )
+        await graph.delete(loop.agent_id, entities, relations)
+    nodes, links = await graph.links(loop.agent_id)
+    hubs = frozenset(i for i, name, _ in nodes if canonical(name) == "user")
+    found = await asyncio.to_thread(components, nodes, links, skip=hubs)
+    await graph.set_clusters(
+        [(cid, label, member) for cid, label, members in found for member in members]
+        + [(None, None, hub) for hub in hubs]
+    )
 
 
 async def _decay_facts(loop: MemoryLoop) -> None:
@@ -282,7 +313,9 @@ async def _merge_contradictions(loop: MemoryLoop) -> None:
     for key in (await loop.store.recently_changed_keys(loop.agent_id, now - MERGE_WINDOW))[:MERGES_PER_SWEEP]:
         history = await loop.store.fact_history(loop.agent_id, key)
         current = history[-1]
-        versions = [f for f in history if not f.forgotten][-2:]
+        tombstones = [i for i, f in enumerate(history) if f.forgotten]
+        since_forgotten = history[tombstones[-1] + 1 :] if tombstones else history
+        versions = since_forgotten[-2:]  # never ask about a value the user asked to forget
         if current.forgotten or current.origin in ("merge", "explicit") or len(versions) < 2:
             continue
         prompt = (

@@ -123,14 +123,21 @@ class LLMCaller:
 
         def run() -> None:
             if not self._gate.acquire():
-                loop.call_soon_threadsafe(settle, started, False, None)
+                with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+                    loop.call_soon_threadsafe(settle, started, False, None)
                 return
             with mutex:
                 if state["s"] == "abandoned":
                     self._gate.release()
                     return
                 state["s"] = "calling"
-            loop.call_soon_threadsafe(settle, started, True, None)
+            try:
+                loop.call_soon_threadsafe(settle, started, True, None)
+            except RuntimeError:  # nobody is waiting any more: give the model back
+                with mutex:
+                    state["s"] = "abandoned"
+                self._gate.release()
+                return
             value: Any = None
             error: BaseException | None = None
             try:
@@ -150,7 +157,7 @@ class LLMCaller:
         threading.Thread(target=run, name="elastic-memory-llm", daemon=True).start()
         try:
             got_gate = await asyncio.wait_for(asyncio.shield(started), self._gate.timeout + 1.0)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             got_gate = False
         if not got_gate:
             with mutex:
@@ -162,7 +169,9 @@ class LLMCaller:
         self.calls += 1
         try:
             out = await asyncio.wait_for(asyncio.shield(answer), self.timeout)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError, asyncio.CancelledError) as stop:
+            # asyncio.TimeoutError is a distinct class before Python 3.11. A cancelled wait is a
+            # hang too: the call goes on without us, so the gate is released on its behalf.
             with mutex:
                 if state["s"] == "calling":
                     state["s"] = "hung"
@@ -170,6 +179,8 @@ class LLMCaller:
                         self._hung += 1
                     self._gate.release()  # released on behalf of the hung call
             answer.add_done_callback(_consume)
+            if isinstance(stop, asyncio.CancelledError):
+                raise
             self._fail(f"llm did not answer within {self.timeout:g} s", pause=True)
             raise
         except Exception as e:

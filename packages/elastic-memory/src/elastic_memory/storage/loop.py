@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..filters import Filters
 from ..types import Fact, MemoryId, QuarantinedItem, Source
 from . import loop_queries as lq
 from . import queries as q
+from .graph import GraphStore, GraphWrite
 from .queries import encode_json
 from .rows import from_blob, to_blob
 from .sqlite import EmbeddingPin, SQLiteStore
@@ -137,6 +138,7 @@ class LoopStore:
 
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
+        self.graph = GraphStore(store)
 
     # ------------------------------------------------------------------ helpers
     async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -168,6 +170,7 @@ class LoopStore:
         facts: Sequence[FactWrite],
         quarantine: Sequence[tuple[str, str, str, str]],
         extracted: bool,
+        graph: GraphWrite | None = None,
     ) -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
         """Store one exchange with its memories (chunks first), facts and quarantined candidates, atomically.
 
@@ -197,6 +200,9 @@ class LoopStore:
             changed.extend(written)
             outcomes = [(f, await self._put_fact(agent_id, f, now, turn_seq)) for f in facts]
             await self._quarantine(agent_id, session_id, quarantine, now)
+            if graph is not None:  # the entities are mentioned by this exchange's chunks
+                chunk_ids = tuple(str(i) for i, r in zip(ids, numbered, strict=True) if r["kind"] == "chunk")
+                await self.graph.put(agent_id, replace(graph, memory_ids=chunk_ids), now)
             return turn, ids, outcomes
 
         result: tuple[int, list[MemoryId], list[tuple[FactWrite, str]]] = await self._write("record a turn", work)
@@ -401,6 +407,7 @@ class LoopStore:
         facts: Sequence[FactWrite],
         quarantine: Sequence[tuple[str, str, str, str]],
         session_id: str | None,
+        graph: GraphWrite | None = None,
     ) -> tuple[list[MemoryId], list[str]]:
         """Store what an extraction produced and mark its turns done, atomically."""
         now = self.store._clock()
@@ -414,11 +421,26 @@ class LoopStore:
             await self._quarantine(agent_id, session_id, quarantine, now)
             if turn_seqs:
                 await self.store._conn.execute(*lq.mark_extracted(turn_seqs, now))
+            if graph is not None:
+                mentioned = await self._chunks_of(turn_seqs) + [str(i) for i in ids]
+                await self.graph.put(agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
             return ids, outcomes
 
         result: tuple[list[MemoryId], list[str]] = await self._write("store extracted memories", work)
         await self.store._apply_to_index(changed)
         return result
+
+    async def _chunks_of(self, turn_seqs: Sequence[int]) -> list[str]:
+        """Ids of the chunks recorded for these turns (inside the open transaction)."""
+        if not turn_seqs:
+            return []
+        sql, params = q.in_list("t.seq", list(turn_seqs))
+        rows = await self._all(
+            "SELECT m.id FROM turns AS t JOIN memories AS m ON m.session_id = t.session_id AND m.kind = 'chunk' "
+            f"AND m.agent_id = t.agent_id AND json_extract(m.metadata, '$.turn') = t.turn WHERE {sql}",
+            params,
+        )
+        return [r[0] for r in rows]
 
     # -------------------------------------------------------------------- links
     async def merge(self, row: dict[str, Any], originals: Sequence[str], vector: F32 | None) -> MemoryId:

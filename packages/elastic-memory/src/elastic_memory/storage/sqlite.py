@@ -593,6 +593,15 @@ class SQLiteStore:
                     out[record.id] = record
         return out
 
+    async def records_matching(self, ids: Sequence[str], filters: Filters) -> list[MemoryRecord]:
+        """The live records among ``ids`` that match ``filters``."""
+        out: list[MemoryRecord] = []
+        now = self._clock()
+        for chunk in chunks(list(ids)):
+            sql, params = q.select_rows(by="id", values=chunk, filters=filters, now=now)
+            out += [record_from_row(row) for row in await self._read(sql, params)]
+        return out
+
     async def rows_for(self, seqs: Sequence[int], filters: Filters) -> dict[int, MemoryRecord]:
         """The live records among ``seqs`` that match ``filters``, keyed by seq."""
         out: dict[int, MemoryRecord] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import v001_initial, v002_memory_loop
+from . import v001_initial, v002_memory_loop, v003_graph
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
 
@@ -25,6 +25,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(v001_initial.VERSION, v001_initial.STATEMENTS),
     Migration(v002_memory_loop.VERSION, v002_memory_loop.STATEMENTS),
+    Migration(v003_graph.VERSION, v003_graph.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
@@ -39,6 +40,10 @@ OWN_TABLES = (
     "facts",
     "quarantine",
     "memory_edges",
+    "entities",
+    "entity_keys",
+    "relations",
+    "entity_mentions",
 )
 
 assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1)), "migrations must be 1..N"

@@ -1,0 +1,193 @@
+"""``mem.graph``: the knowledge graph, sync and async views with the same names and signatures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import _runner
+from .._validate import check_k
+from ..errors import UsageError
+from ..types import Edge, Entity, Relation
+
+if TYPE_CHECKING:
+    from .._core import MemoryCore
+
+__all__ = ["AsyncGraph", "Graph", "Reached"]
+
+
+@dataclass(frozen=True)
+class Reached:
+    """An entity a traversal reached: ``hops`` relations from the start, along ``path`` (names)."""
+
+    name: str
+    type: str
+    hops: int
+    path: tuple[str, ...]
+    relation: str
+
+
+def _name(value: Any, what: str = "name") -> str:
+    if not isinstance(value, str) or not value.strip():
+        msg = f"{what} must be a non-empty string, got {value!r}"
+        raise UsageError(msg)
+    return value
+
+
+def _hops(hops: Any) -> int:
+    if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= 3:
+        msg = f"hops must be an integer from 0 to 3 (the governor uses 1, or 2 at FULL), got {hops!r}"
+        raise UsageError(msg)
+    return hops
+
+
+class _Ops:
+    """The coroutines behind both views."""
+
+    def __init__(self, core: MemoryCore) -> None:
+        self.core = core
+        self.store = core.loop.store.graph
+        self.agent_id = core.agent_id
+
+    async def entities(self, limit: Any) -> list[Entity]:
+        return await self.store.entities(self.agent_id, check_k(limit))
+
+    async def entity(self, name: Any) -> Entity | None:
+        return await self.store.entity(self.agent_id, _name(name))
+
+    async def relations(self, name: Any, limit: Any) -> list[Relation]:
+        return await self.store.relations(self.agent_id, None if name is None else _name(name), check_k(limit))
+
+    async def traverse(self, name: Any, hops: Any, relation: Any, limit: Any) -> list[Reached]:
+        depth, rows = _hops(hops), check_k(limit)
+        if relation is not None:
+            _name(relation, "relation")
+        start = await self.store.entity(self.agent_id, _name(name))
+        if start is None:
+            return []
+        steps = await self.store.traverse([start.id], hops=depth, limit=rows, relation=relation)
+        found = await self.store.entities_by_id(list({i for s in steps for i in (s.entity_id, *s.path)} | {start.id}))
+        return [
+            Reached(
+                found[s.entity_id].name,
+                found[s.entity_id].type,
+                s.hops,
+                tuple(found[i].name for i in (*s.path, s.entity_id) if i in found),
+                s.relation,
+            )
+            for s in steps
+            if s.entity_id in found and s.hops > 0
+        ]
+
+    async def alias(self, name: Any, alias: Any) -> bool:
+        return await self.store.add_alias(self.agent_id, _name(name), _name(alias, "alias"))
+
+    async def stats(self) -> dict[str, int]:
+        return await self.store.stats(self.agent_id)
+
+
+class AsyncGraph:
+    """The knowledge graph of the agent (``amem.graph``), async API.
+
+    Entities and relations come from the memory loop's extraction; memory edges (typed links
+    between memory or note ids) from producers such as consolidation or the wikilink
+    extractor, each owning its ``source``.
+    """
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._ops = _Ops(core)
+
+    async def entities(self, limit: int = 100) -> list[Entity]:
+        """The most mentioned entities first."""
+        return await _runner.arun(self._ops.entities(limit))
+
+    async def entity(self, name: str) -> Entity | None:
+        """The entity ``name`` (or one of its aliases) refers to; case and punctuation do not matter."""
+        return await _runner.arun(self._ops.entity(name))
+
+    async def relations(self, name: str | None = None, limit: int = 100) -> list[Relation]:
+        """Relations of the entity ``name`` (all when ``None``), most mentioned first."""
+        return await _runner.arun(self._ops.relations(name, limit))
+
+    async def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
+        """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
+        return await _runner.arun(self._ops.traverse(name, hops, relation, limit))
+
+    async def alias(self, name: str, alias: str) -> bool:
+        """Let ``alias`` also name the entity ``name``; ``False`` if there is no such entity."""
+        return await _runner.arun(self._ops.alias(name, alias))
+
+    async def neighbors(self, node_id: str, relation: str | None = None) -> list[str]:
+        """Node ids one memory edge away, in either direction: outgoing first, deduplicated."""
+        return await _runner.arun(self._ops.store.neighbors(_name(node_id, "node_id"), relation))
+
+    async def edges(self, node_id: str) -> list[Edge]:
+        """Every memory edge touching ``node_id``."""
+        return await _runner.arun(self._ops.store.edges_of(_name(node_id, "node_id")))
+
+    async def add_edges(self, edges: Iterable[Edge]) -> int:
+        """Write memory edges; writing the same ``(src_id, dst_id, relation)`` again updates it."""
+        return await _runner.arun(self._ops.store.upsert_edges(list(edges)))
+
+    async def replace_source(self, source: str, edges: Iterable[Edge]) -> int:
+        """Replace every edge ``source`` owns with ``edges``, in one transaction."""
+        return await _runner.arun(self._ops.store.replace_source(_name(source, "source"), list(edges)))
+
+    async def stats(self) -> dict[str, int]:
+        """Counts: entities, relations, clusters, memory edges."""
+        return await _runner.arun(self._ops.stats())
+
+
+class Graph:
+    """The knowledge graph of the agent (``mem.graph``).
+
+    >>> from elastic_memory import Memory
+    >>> with Memory.open(":memory:", embedder=None) as mem:
+    ...     _ = mem.record_turn("I work at Acme Robotics.", "Nice!")
+    ...     [(r.source, r.relation, r.target) for r in mem.graph.relations("Acme Robotics")]
+    [('user', 'works_at', 'Acme Robotics')]
+    """
+
+    def __init__(self, core: MemoryCore) -> None:
+        self._ops = _Ops(core)
+
+    def entities(self, limit: int = 100) -> list[Entity]:
+        """The most mentioned entities first."""
+        return _runner.run(self._ops.entities(limit), "graph.entities")
+
+    def entity(self, name: str) -> Entity | None:
+        """The entity ``name`` (or one of its aliases) refers to; case and punctuation do not matter."""
+        return _runner.run(self._ops.entity(name), "graph.entity")
+
+    def relations(self, name: str | None = None, limit: int = 100) -> list[Relation]:
+        """Relations of the entity ``name`` (all when ``None``), most mentioned first."""
+        return _runner.run(self._ops.relations(name, limit), "graph.relations")
+
+    def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
+        """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
+        return _runner.run(self._ops.traverse(name, hops, relation, limit), "graph.traverse")
+
+    def alias(self, name: str, alias: str) -> bool:
+        """Let ``alias`` also name the entity ``name``; ``False`` if there is no such entity."""
+        return _runner.run(self._ops.alias(name, alias), "graph.alias")
+
+    def neighbors(self, node_id: str, relation: str | None = None) -> list[str]:
+        """Node ids one memory edge away, in either direction: outgoing first, deduplicated."""
+        return _runner.run(self._ops.store.neighbors(_name(node_id, "node_id"), relation), "graph.neighbors")
+
+    def edges(self, node_id: str) -> list[Edge]:
+        """Every memory edge touching ``node_id``."""
+        return _runner.run(self._ops.store.edges_of(_name(node_id, "node_id")), "graph.edges")
+
+    def add_edges(self, edges: Iterable[Edge]) -> int:
+        """Write memory edges; writing the same ``(src_id, dst_id, relation)`` again updates it."""
+        return _runner.run(self._ops.store.upsert_edges(list(edges)), "graph.add_edges")
+
+    def replace_source(self, source: str, edges: Iterable[Edge]) -> int:
+        """Replace every edge ``source`` owns with ``edges``, in one transaction."""
+        return _runner.run(self._ops.store.replace_source(_name(source, "source"), list(edges)), "graph.replace_source")
+
+    def stats(self) -> dict[str, int]:
+        """Counts: entities, relations, clusters, memory edges."""
+        return _runner.run(self._ops.stats(), "graph.stats")

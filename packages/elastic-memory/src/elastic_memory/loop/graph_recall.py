@@ -1,0 +1,127 @@
+"""Graph-aware recall: entities the query names, their neighbourhood, and the nudge it gives.
+
+Query-time entity detection is an index lookup of the query's word n-grams among entity
+names and aliases (no NER model). A ``WITH RECURSIVE`` walk goes ``graph_hops`` relations
+out from those seeds (bounded by the governor's row cap); every memory that mentions a
+reached entity gets a small additive nudge (see :mod:`elastic_memory.graph.nudge`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..filters import Filters
+from ..graph import GraphMatch, ngrams, nudge_scores
+from ..storage.graph import GraphStore, Step
+from ..storage.rows import hit_from_record
+from ..types import Entity, Explanation, Hit
+
+__all__ = ["GraphContext", "find", "nudge"]
+
+
+@dataclass
+class GraphContext:
+    """What the graph knows around a query: seeds, reached entities, and memories mentioning them."""
+
+    seeds: dict[int, Entity] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    entities: dict[int, Entity] = field(default_factory=dict)
+    matches: dict[str, list[GraphMatch]] = field(default_factory=dict)
+
+    def path(self, step: Step) -> tuple[str, ...]:
+        """The entity names from the seed to ``step``."""
+        names = [self.entities[i].name for i in step.path if i in self.entities]
+        reached = self.entities.get(step.entity_id)
+        return (*names, reached.name) if reached else tuple(names)
+
+
+async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows: int) -> GraphContext:
+    """Detect the entities ``query`` names and walk ``hops`` relations from them."""
+    context = GraphContext()
+    if rows <= 0 or not query.strip():
+        return context
+    words: dict[int, int] = {}
+    for entity, key in await graph.detect(agent_id, ngrams(query)):
+        context.seeds[entity.id] = entity
+        words[entity.id] = max(words.get(entity.id, 0), len(key.split()))
+    if not context.seeds:
+        return context
+    if hops > 0:
+        context.steps = await graph.traverse(list(context.seeds), hops=hops, limit=rows)
+    else:
+        context.steps = [Step(i, 0, (), "") for i in context.seeds]
+    context.entities = await graph.entities_by_id([s.entity_id for s in context.steps])
+    mentioned = await graph.mentions([s.entity_id for s in context.steps], limit=rows * 10)
+    for step in context.steps:
+        reached = context.entities.get(step.entity_id)
+        if reached is None:
+            continue
+        seed = step.path[0] if step.path else step.entity_id
+        match = GraphMatch(
+            entity_id=reached.id,
+            name=reached.name,
+            confidence=reached.confidence,
+            mentions=reached.mention_count,
+            words=words.get(seed, 1),
+            hops=step.hops,
+            path=context.path(step),
+        )
+        for memory_id in mentioned.get(step.entity_id, []):
+            context.matches.setdefault(memory_id, []).append(match)
+    return context
+
+
+async def nudge(
+    graph: GraphStore,
+    agent_id: str,
+    explanation: Explanation,
+    *,
+    filters: Filters,
+    k: int,
+    hops: int,
+    rows: int,
+    fraction: float,
+) -> Explanation:
+    """``explanation`` with graph nudges added to its hits (and associated memories surfaced).
+
+    A query whose hits all scored 0 (or that had no hit) is returned unchanged: the graph
+    never manufactures relevance.
+    """
+    started = time.perf_counter()
+    top = max((h.score for h in explanation.hits), default=0.0)
+    if top <= 0 or fraction <= 0 or not explanation.query.strip():
+        return explanation
+    context = await find(graph, agent_id, explanation.query, hops=hops, rows=rows)
+    scores = nudge_scores(context.matches, top=top, fraction=fraction)
+    if not scores:
+        return explanation
+    details: dict[str, Any] = {
+        "seeds": [e.name for e in context.seeds.values()],
+        "reached": len(context.steps),
+        "nudged": 0,
+        "surfaced": 0,
+        "paths": [],
+    }
+    hits = {h.id: h for h in explanation.hits}
+    changed = {
+        mid: dataclasses.replace(hits[mid], score=hits[mid].score + s) for mid, s in scores.items() if mid in hits
+    }
+    details["nudged"] = len(changed)
+    hits.update(changed)
+    extra = [mid for mid in scores if mid not in hits]
+    if extra:
+        for record in await graph.store.records_matching(extra, filters):
+            hits[record.id] = hit_from_record(record, scores[record.id])
+            details["surfaced"] += 1
+    ranked: list[Hit] = sorted(hits.values(), key=lambda h: -h.score)[:k]  # stable: ties keep recall's order
+    shown = {h.id for h in ranked}
+    details["paths"] = [
+        {"memory_id": mid, "via": " > ".join(min(context.matches[mid], key=lambda m: m.hops).path), "nudge": s}
+        for mid, s in sorted(scores.items(), key=lambda kv: -kv[1])
+        if mid in shown
+    ][:20]
+    details["ms"] = (time.perf_counter() - started) * 1000.0
+    return dataclasses.replace(explanation, hits=ranked, details={**explanation.details, "graph": details})

@@ -1,0 +1,60 @@
+"""What an extraction adds to the knowledge graph (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..extraction import Extraction
+from ..graph import canonical
+from ..storage.graph import EntityWrite, GraphWrite, RelationWrite
+from ..types import Entity
+
+__all__ = ["CO_MENTIONED", "graph_write", "known_in"]
+
+#: Entities of one exchange linked pairwise as co-mentioned (the model-free relation signal).
+CO_MENTIONED = 5
+
+
+def graph_write(found: Extraction, known: Sequence[Entity] = ()) -> GraphWrite | None:
+    """The entities and relations an extraction proposes, plus known entities the text names.
+
+    ``known`` are entities already in the graph that the exchange mentions (found by name,
+    even where capitalisation alone would not tell: at the start of a sentence). The first
+    few entities of the exchange are linked pairwise as ``mentioned_with`` (the model-free
+    relation signal, weak until repeated).
+    """
+    entities = [EntityWrite(e.name, e.type, e.confidence) for e in found.entities]
+    seen = {canonical(e.name) for e in entities}
+    for entity in known:
+        if canonical(entity.name) not in seen:
+            seen.add(canonical(entity.name))
+            entities.append(EntityWrite(entity.name, entity.type, min(0.5, entity.confidence)))
+    if not entities and not found.relations:
+        return None
+    relations = [RelationWrite(r.source, r.target, r.relation, r.confidence, found.origin) for r in found.relations]
+    named = [e for e in entities if canonical(e.name) != "user"][:CO_MENTIONED]
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            weight = min(a.confidence, b.confidence) * 0.5
+            relations.append(RelationWrite(a.name, b.name, "mentioned_with", weight, found.origin))
+    return GraphWrite(entities=tuple(entities), relations=tuple(relations))
+
+
+def known_in(text: str, candidates: Sequence[tuple[Entity, str]]) -> list[Entity]:
+    """The detected entities whose name (or the alias that matched) appears in ``text`` as written.
+
+    Detection works on case-folded n-grams; requiring the written form keeps a common word
+    ("may", "will") from counting as a mention of an entity spelt the same.
+    """
+    out: dict[int, Entity] = {}
+    words = set(text.split())
+    folded = text.casefold()
+    for entity, key in candidates:
+        if canonical(entity.name) == "user":
+            continue
+        written = entity.name in text or any(a in text for a in entity.aliases)
+        phrase = " " in key and key in folded  # a multi-word name is specific enough in any case
+        capitalised = " " not in key and key.capitalize() in words
+        if written or phrase or capitalised:
+            out[entity.id] = entity
+    return list(out.values())
