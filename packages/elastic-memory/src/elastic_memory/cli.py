@@ -34,7 +34,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
+from . import __version__, _cli_ingest
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from .errors import ElasticMemoryError, UsageError
@@ -750,6 +750,9 @@ def demo(
     else:
         hint = f"Query it yourself: `{example} --db {shlex.quote(str(db))}`"
     out.print(Text(hint, style="bold"), soft_wrap=True)
+
+
+_cli_ingest.register(app)
 
 
 def main() -> None:

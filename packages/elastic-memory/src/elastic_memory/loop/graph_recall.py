@@ -74,6 +74,21 @@ async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows:
     return context
 
 
+#: Top hits whose memory edges (wikilinks, consolidation links) are followed one hop.
+LINKED_FROM = 5
+
+
+async def _link_hops(graph: GraphStore, hits: list[Hit], context: GraphContext, *, rows: int) -> None:
+    """Memories one memory edge away from the best hits (a note's ``[[links]]``) join the matches."""
+    for hit in hits[:LINKED_FROM]:
+        for neighbour in (await graph.neighbors(hit.id, limit=rows))[:rows]:
+            if neighbour != hit.id:
+                match = GraphMatch(
+                    entity_id=0, name=hit.id, confidence=1.0, mentions=0, words=1, hops=1, path=(hit.id, neighbour)
+                )
+                context.matches.setdefault(neighbour, []).append(match)
+
+
 async def nudge(
     graph: GraphStore,
     agent_id: str,
@@ -95,6 +110,8 @@ async def nudge(
     if top <= 0 or fraction <= 0 or not explanation.query.strip():
         return explanation
     context = await find(graph, agent_id, explanation.query, hops=hops, rows=rows)
+    if hops > 0:
+        await _link_hops(graph, explanation.hits, context, rows=rows)
     scores = nudge_scores(context.matches, top=top, fraction=fraction)
     if not scores:
         return explanation

@@ -1,0 +1,254 @@
+r"""A folder of Markdown notes (an Obsidian vault, say) as a read-only memory source.
+
+One ``.md``/``.markdown`` file is one note. Its id is a uuid5 of its root-relative POSIX
+path under :data:`NAMESPACE`, so re-reads and ingests (``elastic-memory ingest``) upsert
+instead of duplicating. Each :meth:`MarkdownFolder.notes` or ``search`` restats the tree and
+re-parses only the files whose (mtime, size) changed.
+
+>>> import pathlib, tempfile
+>>> with tempfile.TemporaryDirectory() as vault:
+...     _ = (pathlib.Path(vault) / "dog.md").write_text("---\ntags: [pets]\n---\n# Biscuit\nMy #beagle.\n")
+...     folder = MarkdownFolder(vault)
+...     note = folder.notes()[0]
+...     hit = folder.search("beagle")[0]
+>>> note.title, note.tags, note.content
+('Biscuit', ('pets', 'beagle'), '# Biscuit\nMy #beagle.\n')
+>>> hit.id == note.id == note_id("dog.md"), hit.metadata["source_path"]
+(True, 'dog.md')
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .._core import RecallWarning
+from .._validate import check_k, check_mode, check_scope, clean_query
+from ..errors import UsageError
+from ..types import Hit, RecallMode, Scope, Source
+from . import _rank
+from ._note import NAMESPACE, Note, Parsed, ScanReport, note_id, parse_note
+from ._walk import FileRef, Tally, read_note, walk
+
+__all__ = ["NAMESPACE", "MarkdownFolder", "Note", "ReadOnlyError", "ScanReport", "note_id"]
+
+
+class ReadOnlyError(UsageError):
+    """A write to a read-only source (a Markdown folder)."""
+
+
+class MarkdownFolder:
+    """A read-only memory source over the Markdown notes under ``root``.
+
+    Dot-files and dot-directories (``.obsidian/``, ``.trash/``), symlinks (never followed),
+    files over ``max_file_bytes``, binary or non-UTF-8 files and paths matching an ``ignore``
+    glob (``fnmatch`` on the root-relative POSIX path; ``*`` also matches ``/``) are skipped and
+    counted in :attr:`scan_report`. Hits carry ``agent_id``, ``scope`` and ``pool``.
+
+    Raises:
+        UsageError: ``root`` is not a directory or an argument is wrong.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        agent_id: str = "default",
+        scope: str = "private",
+        pool: str | None = None,
+        max_file_bytes: int = 1 << 20,
+        ignore: Sequence[str] = (),
+        extensions: Sequence[str] = (".md", ".markdown"),
+    ) -> None:
+        if not isinstance(root, str | os.PathLike) or not Path(root).is_dir():
+            msg = f"{root!r} is not a directory; pass the folder that holds the notes (an Obsidian vault, say)"
+            raise UsageError(msg)
+        if not isinstance(agent_id, str) or not agent_id.strip() or len(agent_id) > 256:
+            msg = f"agent_id must be a non-empty string of at most 256 characters, got {agent_id!r}"
+            raise UsageError(msg)
+        if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes < 1:
+            msg = f"max_file_bytes must be a positive number of bytes, got {max_file_bytes!r}"
+            raise UsageError(msg)
+        for name, value in (("ignore", ignore), ("extensions", extensions)):
+            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                msg = f"{name} must be a list of non-empty strings such as ['drafts/*'], got {value!r}"
+                raise UsageError(msg)
+        if not all(e.startswith(".") for e in extensions):
+            msg = f"extensions must start with a dot, such as ['.md'], got {list(extensions)!r}"
+            raise UsageError(msg)
+        scope_value, self._pool = check_scope(scope, pool)
+        self._scope = Scope(scope_value)
+        self._root = Path(root)
+        self._agent_id = agent_id
+        self._max = max_file_bytes
+        self._ignore = tuple(ignore)
+        self._extensions = tuple(e.lower() for e in extensions)
+        self._cache: dict[str, Parsed] = {}
+        self._report = ScanReport()
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def __repr__(self) -> str:
+        return f"MarkdownFolder({str(self._root)!r}, agent_id={self._agent_id!r})"
+
+    @property
+    def root(self) -> Path:
+        """The folder."""
+        return self._root
+
+    @property
+    def agent_id(self) -> str:
+        """The agent the folder's hits belong to."""
+        return self._agent_id
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The file extensions read as notes (lowercase)."""
+        return self._extensions
+
+    @property
+    def scan_report(self) -> ScanReport:
+        """The tally of the last scan (made by :meth:`notes`, :meth:`get` or :meth:`search`)."""
+        return self._report
+
+    # ----------------------------------------------------------------------- reads
+    def notes(self) -> list[Note]:
+        """Every note, by path; ``[]`` when the root is gone (see :meth:`health_check`)."""
+        return [e.note for e in self._scan() if e.note is not None]
+
+    def get(self, note_id: str) -> Note | None:
+        """The note with id ``note_id``, or ``None``."""
+        return next((n for n in self.notes() if n.id == note_id), None)
+
+    def search(
+        self, query: str, *, k: int = 10, mode: str = "keyword", filters: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        """The ``k`` notes that best match ``query``: pinned, relevance, importance, newest, path.
+
+        Relevance is the token scan of :mod:`elastic_memory.connectors._rank`; only notes with
+        relevance above 0 match. A query without words lists notes (pinned, importance,
+        newest). Every ``mode`` is served by the scan: a folder has no vector index, and the
+        first non-keyword ``mode`` warns once (:class:`~elastic_memory.RecallWarning`).
+        ``filters``: tags (any of), tags_all, type, pinned, min_importance.
+        """
+        if not isinstance(query, str):
+            msg = f"query must be a str, got {type(query).__name__}"
+            raise UsageError(msg)
+        check_k(k)
+        wanted = _rank.NoteFilter.parse(filters)
+        if check_mode(mode) is not RecallMode.KEYWORD and not self._warned:
+            self._warned = True
+            msg = (
+                f"the Markdown folder {str(self._root)!r} serves keyword search only; {mode} search ran as keyword. "
+                "Ingest it into a store with `elastic-memory ingest` for semantic recall"
+            )
+            warnings.warn(msg, RecallWarning, stacklevel=2)
+        entries = [e for e in self._scan() if e.note is not None]
+        words = list(dict.fromkeys(_rank.tokens(clean_query(query))))
+        weights = _rank.idf(words, ((e.body or Counter(), e.title or Counter()) for e in entries))
+        scored: list[tuple[float, Note]] = []
+        for e in entries:
+            n = e.note
+            if n is None or not wanted.accepts(n.tags, n.type, n.pinned, n.importance):
+                continue
+            score = _rank.relevance(weights, e.body or Counter(), e.title or Counter())
+            if score > 0 or not words:
+                scored.append((score, n))
+        scored.sort(key=lambda s: (not s[1].pinned, -s[0], -s[1].importance, -s[1].mtime_ns, s[1].rel_path))
+        return [self._hit(n, score, bool(words)) for score, n in scored[:k]]
+
+    def write(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Refuse: a Markdown folder is a source of truth, not a sink.
+
+        Raises:
+            ReadOnlyError: Always.
+        """
+        msg = (
+            "a Markdown folder is read-only: edit the notes in the folder, or ingest it into a store with "
+            "`elastic-memory ingest FOLDER --db PATH` and write there"
+        )
+        raise ReadOnlyError(msg)
+
+    def health_check(self) -> dict[str, Any]:
+        """``{"ok", "root", "reason"}`` from one stat and an access probe of the root; never raises."""
+        root = str(self._root)
+        try:
+            info = os.stat(root)
+        except (OSError, ValueError) as e:
+            return {"ok": False, "root": root, "reason": f"the folder cannot be reached: {e}"}
+        if not stat.S_ISDIR(info.st_mode):
+            return {"ok": False, "root": root, "reason": "the path is no longer a directory"}
+        if not os.access(root, os.R_OK | os.X_OK):
+            return {"ok": False, "root": root, "reason": "the folder is not readable by this process"}
+        return {"ok": True, "root": root, "reason": None}
+
+    # ---------------------------------------------------------------------- scanning
+    def _scan(self) -> list[Parsed]:
+        """Restat the tree, re-parse what changed, and return the entries by path."""
+        with self._lock:
+            tally = Tally()
+            fresh: dict[str, Parsed] = {}
+            try:
+                for ref in walk(str(self._root), self._extensions, self._ignore, tally):
+                    entry = self._load(ref, tally)
+                    if entry is not None:
+                        fresh[ref.rel_path] = entry
+            except OSError:  # the root itself vanished or became unreadable
+                tally, fresh = Tally(errors=1), {}
+            self._cache = fresh
+            self._report = ScanReport(**asdict(tally))
+            return [fresh[p] for p in sorted(fresh)]
+
+    def _load(self, ref: FileRef, tally: Tally) -> Parsed | None:
+        if ref.size > self._max:
+            tally.skipped_large += 1
+            return None
+        entry = self._cache.get(ref.rel_path)
+        if entry is None or (entry.mtime_ns, entry.size) != (ref.mtime_ns, ref.size):
+            try:
+                data, mtime_ns, size = read_note(ref, self._max)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    tally.skipped_symlink += 1
+                else:
+                    tally.errors += 1
+                return None
+            if len(data) > self._max:
+                tally.skipped_large += 1
+                return None
+            entry = parse_note(ref.rel_path, data, mtime_ns, size)
+        if entry.note is None:
+            tally.skipped_binary += 1
+        else:
+            tally.parsed += 1
+            tally.bad_frontmatter += entry.bad
+        return entry
+
+    def _hit(self, note: Note, score: float, ranked: bool) -> Hit:
+        return Hit(
+            id=note.id,
+            content=note.content,
+            score=score if ranked else note.importance,
+            type=note.type,
+            metadata={**note.metadata, "source_path": note.rel_path},
+            tags=note.tags,
+            agent_id=self._agent_id,
+            scope=self._scope,
+            pool=self._pool,
+            session_id=None,
+            importance=note.importance,
+            confidence=1.0,
+            pinned=note.pinned,
+            source=Source.IMPORTED,
+            created_at=note.mtime_ns / 1e9,
+            keyword_score=score if ranked else None,
+            kind="note",
+        )
