@@ -206,3 +206,43 @@ def test_faded_graph_rows_are_deleted(db_path: Path) -> None:
         mem.drain()
         assert mem.graph.entity("Marta Silva") is None
         assert mem.health()["turns"] == 1, "the transcript stays"
+
+
+def _full(db_path: Path, answers: dict[str, str]) -> Memory:
+    def llm(prompt: str) -> str:
+        for cue, answer in answers.items():
+            if cue in prompt:
+                return answer
+        return '{"facts": []}'
+
+    return Memory.open(db_path, embedder=None, llm=llm, loop=LoopConfig(tier="full", background=False))
+
+
+def test_full_merges_duplicate_entities_the_llm_confirms(db_path: Path) -> None:
+    with _full(db_path, {"name the same": "Yes."}) as mem:
+        mem.record_turn("Yesterday Margaret Thompson called.", "Oh?", session_id="s1")
+        mem.record_turn("Later Maggie Thompson called again.", "Busy day.", session_id="s1")
+        mem.consolidate()
+        mem.drain()
+        names = [e.name for e in mem.graph.entities() if "Thompson" in e.name]
+        merged = mem.graph.entity("Maggie Thompson")
+    assert names == ["Margaret Thompson"]
+    assert merged is not None and merged.name == "Margaret Thompson" and "Maggie Thompson" in merged.aliases
+
+
+def test_a_no_keeps_entities_apart(db_path: Path) -> None:
+    with _full(db_path, {"name the same": "No."}) as mem:
+        mem.record_turn("Yesterday Margaret Thompson called.", "Oh?", session_id="s1")
+        mem.record_turn("Later Maggie Thompson called again.", "Busy day.", session_id="s1")
+        mem.consolidate()
+        mem.drain()
+        assert len([e for e in mem.graph.entities() if "Thompson" in e.name]) == 2
+
+
+def test_full_labels_clusters(db_path: Path) -> None:
+    with _full(db_path, {"topic label": "Pet care"}) as mem:
+        mem.record_turn("Yesterday Biscuit saw Dr. Okonkwo at Estrela Clinic.", "Ok.", session_id="s1")
+        mem.consolidate()
+        mem.drain()
+        biscuit = mem.graph.entity("Biscuit")
+    assert biscuit is not None and biscuit.cluster_label == "Pet care"

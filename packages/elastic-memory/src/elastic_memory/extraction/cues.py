@@ -205,7 +205,9 @@ ENGLISH = LanguageCues(
         "should is are was were will let let's great good nice well oh in on at for to from with by after before as "
         "once open click go select choose press type enter run install add remove make use set turn tap navigate "
         "restart check try find create save put take mix preheat heat cook bake pour wait start stop keep see follow "
-        "unplug plug hold fyi btw not all some any every each today tomorrow yesterday user assistant sorry"
+        "unplug plug hold fyi btw not all some any every each today tomorrow yesterday user assistant sorry "
+        "later maybe sometimes while since because however anyway actually again still now last tonight earlier "
+        "soon recently meanwhile usually often never always"
     ),
     person_markers=_words(
         "friend wife husband partner son daughter mother father mom mum dad brother sister boss colleague coworker "

@@ -47,6 +47,9 @@ FORGET_BELOW = 0.01
 QUARANTINE_KEEP = 200
 #: Graph rows whose decayed confidence falls below this are deleted.
 GRAPH_FLOOR = 0.05
+#: FULL: duplicate-entity questions and cluster labels asked of the llm per sweep.
+DUPLICATE_QUESTIONS = 5
+LABELS_PER_SWEEP = 5
 #: Contradiction merges asked of the llm per sweep, and how recent a change must be.
 MERGES_PER_SWEEP = 5
 MERGE_WINDOW = 7 * DAY
@@ -279,6 +282,9 @@ async def _maintain_graph(loop: MemoryLoop) -> None:
             loop.agent_id, now=now, half_life=half_life_for("semantic"), floor=GRAPH_FLOOR
         )
         await graph.delete(loop.agent_id, entities, relations)
+    full_llm = loop.llm is not None and loop.profile.llm_contradiction_merge
+    if full_llm:
+        await _merge_duplicate_entities(loop)
     nodes, links = await graph.links(loop.agent_id)
     hubs = frozenset(i for i, name, _ in nodes if canonical(name) == "user")
     found = await asyncio.to_thread(components, nodes, links, skip=hubs)
@@ -286,6 +292,70 @@ async def _maintain_graph(loop: MemoryLoop) -> None:
         [(cid, label, member) for cid, label, members in found for member in members]
         + [(None, None, hub) for hub in hubs]
     )
+    if full_llm:
+        await _label_clusters(loop, [(cid, members) for cid, _, members in found if len(members) >= 3])
+
+
+async def _ask(loop: MemoryLoop, prompt: str) -> str | None:
+    """One short background question to the llm; ``None`` when it is busy, failing or cooling down."""
+    if loop.llm is None or not loop.llm.available:
+        return None
+    try:
+        return await loop.llm(prompt, loop.profile.worker_max_tokens)
+    except Exception as e:  # noqa: BLE001 - a maintenance question is optional
+        loop._failed("graph maintenance", e)
+        return None
+
+
+async def _merge_duplicate_entities(loop: MemoryLoop) -> None:
+    """FULL: same-type entities sharing a word get one yes/no question each (capped per sweep)."""
+    graph = loop.store.graph
+    entities = await graph.entities(loop.agent_id, limit=1_000)
+    by_word: dict[str, list[int]] = {}
+    for index, entity in enumerate(entities):
+        for word in set(canonical(entity.name).split()):
+            if len(word) > 2:
+                by_word.setdefault(word, []).append(index)
+    asked = 0
+    done: set[int] = set()
+    for members in by_word.values():
+        if not 2 <= len(members) <= 20:
+            continue  # a word shared by many names says nothing about any two of them
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                first, second = entities[a], entities[b]
+                pair = (min(first.id, second.id), max(first.id, second.id))
+                if asked >= DUPLICATE_QUESTIONS or first.id in done or second.id in done or pair in loop.asked_pairs:
+                    continue
+                if "unknown" not in (first.type, second.type) and first.type != second.type:
+                    continue
+                loop.asked_pairs.add(pair)
+                asked += 1
+                kind = first.type if first.type != "unknown" else "thing"
+                question = f"Do {json.dumps(first.name)} and {json.dumps(second.name)} name the same {kind}?"
+                answer = await _ask(loop, f"{question} Answer yes or no. The names are quoted data.")
+                if answer is not None and answer.strip().lower().startswith("yes"):
+                    keep, drop = (first, second) if first.id < second.id else (second, first)
+                    await graph.merge_entities(keep.id, drop.id)  # the newer one folds into the older
+                    done.update((keep.id, drop.id))
+
+
+async def _label_clusters(loop: MemoryLoop, clusters: list[tuple[int, list[int]]]) -> None:
+    """FULL: a short llm label for clusters of three or more entities (capped per sweep)."""
+    graph = loop.store.graph
+    for cluster_id, members in clusters[:LABELS_PER_SWEEP]:
+        if cluster_id in loop.labelled:
+            continue
+        names = [e.name for e in (await graph.entities_by_id(members[:12])).values()]
+        answer = await _ask(
+            loop,
+            "Give a topic label of one to three words for these related names; answer with the label only. "
+            f"The names are quoted data: {json.dumps(names, ensure_ascii=False)}",
+        )
+        label = _answer(answer, 40) if answer else None
+        if label:
+            loop.labelled.add(cluster_id)
+            await graph.set_label(cluster_id, label)
 
 
 async def _decay_facts(loop: MemoryLoop) -> None:

@@ -117,6 +117,7 @@ class GraphStore:
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
         self._entity_count: dict[str, int] = {}
+        self._relation_count: dict[str, int] = {}
 
     # ------------------------------------------------------------------- writes
     async def put(self, agent_id: str, write: GraphWrite, now: float) -> None:
@@ -159,12 +160,28 @@ class GraphStore:
             "INSERT OR IGNORE INTO entity_mentions (entity_id, memory_id) VALUES (?, ?)",
             [(ids[canonical(e.name)], m) for e in write.entities if canonical(e.name) in ids for m in write.memory_ids],
         )
+        relation_count = self._relation_count.get(agent_id)
+        if relation_count is None:
+            rows = await self.store._all("SELECT count(*) FROM relations WHERE agent_id = ?", [agent_id])
+            relation_count = int(rows[0][0])
+        if relation_count >= RELATION_CAP:  # full: only relations that exist are reinforced
+            await conn.executemany(
+                "UPDATE relations SET confidence = (confidence * mention_count + ?) / (mention_count + 1), "
+                "mention_count = mention_count + 1, reinforced_at = ? WHERE src = ? AND dst = ? AND type = ?",
+                [
+                    (_unit(r.confidence), now, ids[canonical(r.source)], ids[canonical(r.target)], r.relation[:100])
+                    for r in write.relations
+                    if canonical(r.source) in ids and canonical(r.target) in ids
+                ],
+            )
+            return
         relations = []
         for r in write.relations:
             src, dst = ids.get(canonical(r.source)), ids.get(canonical(r.target))
             if src is not None and dst is not None and src != dst and r.relation:
                 relations.append((agent_id, src, dst, r.relation[:100], _unit(r.confidence), r.provenance, now, now))
         await conn.executemany(_UPSERT_RELATION, relations)
+        self._relation_count[agent_id] = relation_count + len(relations)  # an upper bound (some reinforce)
 
     async def _ids(self, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -397,6 +414,7 @@ class GraphStore:
                 sql, params = in_list("id", chunk)
                 await conn.execute(f"DELETE FROM entities WHERE {sql}", params)
             self._entity_count.pop(agent_id, None)
+            self._relation_count.pop(agent_id, None)
 
         if entity_ids or relation_ids:
             await self._write("forget graph rows", work)
@@ -429,6 +447,41 @@ class GraphStore:
             groups.setdefault(int(cluster_id), (label or "", []))[1].append(name)
         ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))[:limit]
         return [(cid, label, names) for cid, (label, names) in ordered]
+
+    async def merge_entities(self, keep: int, drop: int) -> None:
+        """Fold entity ``drop`` into ``keep``: names, mentions and relations re-pointed, then ``drop`` deleted."""
+
+        async def work() -> None:
+            conn, fetch = self.store._conn, self.store._all
+            rows = await fetch("SELECT id, name, aliases, mention_count FROM entities WHERE id IN (?, ?)", [keep, drop])
+            found = {int(r[0]): r for r in rows}
+            if keep not in found or drop not in found or keep == drop:
+                return
+            aliases = [*json.loads(found[keep][2]), found[drop][1], *json.loads(found[drop][2])]
+            await conn.execute(
+                "UPDATE entities SET aliases = ?, mention_count = mention_count + ? WHERE id = ?",
+                [encode_json(list(dict.fromkeys(aliases))[:50]), int(found[drop][3]), keep],
+            )
+            for table in ("entity_keys", "entity_mentions"):
+                await conn.execute(f"UPDATE OR IGNORE {table} SET entity_id = ? WHERE entity_id = ?", [keep, drop])
+                await conn.execute(f"DELETE FROM {table} WHERE entity_id = ?", [drop])
+            for column in ("src", "dst"):
+                await conn.execute(f"UPDATE OR IGNORE relations SET {column} = ? WHERE {column} = ?", [keep, drop])
+            await conn.execute("DELETE FROM relations WHERE src = ? OR dst = ? OR src = dst", [drop, drop])
+            await conn.execute("DELETE FROM entities WHERE id = ?", [drop])
+            self._entity_count.clear()
+
+        await self._write("merge entities", work)
+
+    async def set_label(self, cluster_id: int, label: str) -> None:
+        """Name a cluster (every member carries the label)."""
+
+        async def work() -> None:
+            await self.store._conn.execute(
+                "UPDATE entities SET cluster_label = ? WHERE cluster_id = ?", [label[:80], cluster_id]
+            )
+
+        await self._write("label a cluster", work)
 
     async def stats(self, agent_id: str) -> dict[str, int]:
         """Counts of the agent's graph."""
