@@ -1,0 +1,8 @@
+"""Copy a Markdown folder into a store (what ``elastic-memory ingest`` does), from Python.
+
+>>> from elastic_memory.ingest import IngestReport, ingest_folder
+"""
+
+from ._cli_ingest import IngestReport, ingest_folder
+
+__all__ = ["IngestReport", "ingest_folder"]
