@@ -194,6 +194,8 @@ def test_clusters_group_connected_entities(mem: Memory) -> None:
     assert biscuit is not None and vet is not None and porto is not None
     assert biscuit.cluster_id == vet.cluster_id != porto.cluster_id
     assert mem.graph.stats()["clusters"] >= 2
+    groups = {c.id: set(c.members) for c in mem.graph.clusters()}
+    assert {"Biscuit", "Dr. Okonkwo"} <= groups[biscuit.cluster_id]
 
 
 def test_faded_graph_rows_are_deleted(db_path: Path) -> None:

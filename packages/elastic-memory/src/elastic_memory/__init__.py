@@ -26,7 +26,7 @@ from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
-from .loop.graph_api import AsyncGraph, Graph, Reached
+from .loop.graph_api import AsyncGraph, Cluster, Graph, Reached
 from .memory import AsyncMemory, Memory
 from .types import (
     Edge,
@@ -58,6 +58,7 @@ __all__ = [
     "AsyncGraph",
     "AsyncLessons",
     "AsyncMemory",
+    "Cluster",
     "ContextPlan",
     "CorruptDatabaseError",
     "Edge",

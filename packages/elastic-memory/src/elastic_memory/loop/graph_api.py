@@ -14,7 +14,7 @@ from ..types import Edge, Entity, Relation
 if TYPE_CHECKING:
     from .._core import MemoryCore
 
-__all__ = ["AsyncGraph", "Graph", "Reached"]
+__all__ = ["AsyncGraph", "Cluster", "Graph", "Reached"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,15 @@ class Reached:
     hops: int
     path: tuple[str, ...]
     relation: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A topic group: entities connected by relations (consolidation computes them)."""
+
+    id: int
+    label: str
+    members: tuple[str, ...]
 
 
 def _name(value: Any, what: str = "name") -> str:
@@ -86,6 +95,10 @@ class _Ops:
     async def stats(self) -> dict[str, int]:
         return await self.store.stats(self.agent_id)
 
+    async def clusters(self, limit: Any) -> list[Cluster]:
+        found = await self.store.clusters(self.agent_id, check_k(limit))
+        return [Cluster(cid, label, tuple(names)) for cid, label, names in found]
+
 
 class AsyncGraph:
     """The knowledge graph of the agent (``amem.graph``), async API.
@@ -137,6 +150,10 @@ class AsyncGraph:
     async def stats(self) -> dict[str, int]:
         """Counts: entities, relations, clusters, memory edges."""
         return await _runner.arun(self._ops.stats())
+
+    async def clusters(self, limit: int = 100) -> list[Cluster]:
+        """Topic groups as of the last consolidation, largest first."""
+        return await _runner.arun(self._ops.clusters(limit))
 
 
 class Graph:
@@ -191,3 +208,7 @@ class Graph:
     def stats(self) -> dict[str, int]:
         """Counts: entities, relations, clusters, memory edges."""
         return _runner.run(self._ops.stats(), "graph.stats")
+
+    def clusters(self, limit: int = 100) -> list[Cluster]:
+        """Topic groups as of the last consolidation, largest first."""
+        return _runner.run(self._ops.clusters(limit), "graph.clusters")
