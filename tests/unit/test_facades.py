@@ -51,7 +51,9 @@ def test_the_async_foreground_is_an_async_context_manager() -> None:
     assert inspect.isgeneratorfunction(Memory.foreground.__wrapped__)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("view", "aview"), [("Facts", "AsyncFacts"), ("Lessons", "AsyncLessons")])
+@pytest.mark.parametrize(
+    ("view", "aview"), [("Facts", "AsyncFacts"), ("Lessons", "AsyncLessons"), ("Graph", "AsyncGraph")]
+)
 def test_facts_and_lessons_views_match_too(view: str, aview: str) -> None:
     sync, asyn = _public(getattr(elastic_memory, view)), _public(getattr(elastic_memory, aview))
     assert sync.keys() == asyn.keys()
