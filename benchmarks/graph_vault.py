@@ -13,9 +13,12 @@ second connection made with the library's driver and pragmas. Degrees follow a p
 a few hubs with tens of thousands of relations, a median node with a handful. After reopening,
 ``mem.graph.traverse(name, hops=1)`` and ``hops=2`` (default limit 100) run from 200 start
 entities (hubs: drawn from the 1% with the highest degree; others: drawn from the rest), and in
-the same rounds, interleaved start by start with a rotating order, the raw floor: hand-written
-SQL on the raw connection, given the start's id (the library resolves the name first and
-returns names and paths).
+the same rounds, interleaved start by start with a rotating order: the library's own
+``WITH RECURSIVE`` query alone on the raw connection, and two raw floors given the start's id
+(the library resolves the name first and fetches names and paths after): ``SELECT dst ... UNION
+SELECT src ... LIMIT 100`` (SQLite builds a compound UNION in full before the LIMIT, so a hub's
+every neighbour is read) and ``SELECT DISTINCT`` over ``UNION ALL`` (stops at the limit); two
+hops take the first 100 neighbours, then theirs, nearest first.
 
 **Vault.** A synthetic vault of N notes (nested folders, YAML frontmatter, hashtags, ~3
 wikilinks per note in every form, ~10% dangling, a few names shared by two folders) in a temp
@@ -37,9 +40,7 @@ The built-in MiniLM behind ``locomo_recall.MemoEmbedder`` embeds each text once.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import shutil
 import sys
 import tempfile
@@ -56,10 +57,11 @@ import numpy.typing as npt
 
 from _common import environment, median, percentile, section, table
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
-from elastic_memory._cli_ingest import ingest_folder
 from elastic_memory.connectors import MarkdownFolder, WikilinkEdgeExtractor
 from elastic_memory.graph import canonical
+from elastic_memory.ingest import ingest_folder
 from elastic_memory.storage.driver import driver
+from elastic_memory.storage.graph import _TRAVERSE
 from locomo_recall import CATEGORIES, CATEGORY_NAMES, DEFAULT_DATA, MemoEmbedder, load
 
 AGENT = "default"
@@ -71,22 +73,35 @@ ZIPF_S = 0.9
 STARTS = 200
 HUB_STARTS = 50
 WARMUP = 20
+LIMIT = 100
 RELATION_TYPES = ("mentioned_with", "works_with", "part_of", "related_to")
 RELATION_P = (0.6, 0.15, 0.15, 0.1)
 ENTITY_TYPES = ("person", "organization", "place", "concept")
 BATCH_ROWS = 100_000
 
-# The floor, given the start's id. One hop: the brief's form. Two hops: the neighbours, then
-# theirs; both capped like the library's walk (its CTE LIMIT bounds the rows).
+# The floors, given the start's id (the library resolves the name first and fetches names after).
+# "union": the plain form; a compound UNION is built in full before its LIMIT applies, so a hub's
+# every neighbour is read. "stream": DISTINCT over UNION ALL, which stops at the LIMIT. Two hops:
+# the first 100 neighbours, then theirs, nearest first, the start excluded.
 RAW_ONE_HOP = "SELECT dst FROM relations WHERE src = ?1 UNION SELECT src FROM relations WHERE dst = ?1 LIMIT ?2"
 RAW_TWO_HOP = """
-WITH one(id) AS (
-    SELECT dst FROM relations WHERE src = ?1 UNION SELECT src FROM relations WHERE dst = ?1 LIMIT ?2
-)
+WITH one(id) AS (SELECT dst FROM relations WHERE src = ?1 UNION SELECT src FROM relations WHERE dst = ?1 LIMIT ?2)
 SELECT id FROM one
-UNION SELECT r.dst FROM one JOIN relations AS r ON r.src = one.id
-UNION SELECT r.src FROM one JOIN relations AS r ON r.dst = one.id
+UNION SELECT r.dst FROM one CROSS JOIN relations AS r ON r.src = one.id WHERE r.dst <> ?1
+UNION SELECT r.src FROM one CROSS JOIN relations AS r ON r.dst = one.id WHERE r.src <> ?1
 LIMIT ?2
+"""
+STREAM_ONE_HOP = (
+    "SELECT DISTINCT id FROM (SELECT dst AS id FROM relations WHERE src = ?1 "
+    "UNION ALL SELECT src FROM relations WHERE dst = ?1) LIMIT ?2"
+)
+STREAM_TWO_HOP = f"""
+WITH one(id) AS MATERIALIZED ({STREAM_ONE_HOP})
+SELECT DISTINCT id FROM (
+    SELECT id FROM one
+    UNION ALL SELECT r.dst FROM one CROSS JOIN relations AS r ON r.src = one.id
+    UNION ALL SELECT r.src FROM one CROSS JOIN relations AS r ON r.dst = one.id
+) WHERE id <> ?1 LIMIT ?2
 """
 
 
@@ -239,60 +254,443 @@ def bench_traversal(workdir: Path, n: int, m: int) -> None:
         starts += [("other", int(i)) for i in rng.choice(rest, size=STARTS - HUB_STARTS, replace=False)]
         order = rng.permutation(len(starts))
         starts = [starts[i] for i in order]
+        for group in ("hub", "other"):
+            d = [int(graph.degree[i]) for g, i in starts if g == group]
+            print(f"{group} starts: {len(d)}, degree min {min(d):,}, median {median(d):,.0f}, max {max(d):,}")
         check = mem.graph.entity(graph.names[starts[0][1]])
         assert check is not None and check.id == starts[0][1], "entity lookup by name must find the loaded id"
-        for i in rng.choice(rest, size=WARMUP, replace=False):
-            mem.graph.traverse(graph.names[int(i)], hops=2)
-            raw.execute(RAW_TWO_HOP, (int(i), 100)).fetchall()
 
-        ops: dict[str, Callable[[int], int]] = {
-            "lib 1": lambda i: len(mem.graph.traverse(graph.names[i], hops=1)),
-            "raw 1": lambda i: len(raw.execute(RAW_ONE_HOP, (i, 100)).fetchall()),
-            "lib 2": lambda i: len(mem.graph.traverse(graph.names[i], hops=2)),
-            "raw 2": lambda i: len(raw.execute(RAW_TWO_HOP, (i, 100)).fetchall()),
+        def lib(hops: int) -> Callable[[int], int]:
+            return lambda i: len(mem.graph.traverse(graph.names[i], hops=hops))
+
+        def sql(query: str, *params: Any) -> Callable[[int], int]:
+            return lambda i: len(raw.execute(query, [p if p is not None else i for p in params]).fetchall())
+
+        def cte(hops: int) -> Callable[[int], int]:  # the library's own query; the seed row is not an answer
+            return lambda i: len(
+                raw.execute(_TRAVERSE, [f"[{i}]", hops, None, None, hops, None, None, LIMIT]).fetchall()
+            )
+
+        ops: dict[str, tuple[str, Callable[[int], int]]] = {
+            "lib 1": ("mem.graph.traverse(name, hops=1)", lib(1)),
+            "cte 1": ("  its WITH RECURSIVE query alone, raw", cte(1)),
+            "union 1": ("  raw SQL one hop, UNION ... LIMIT 100", sql(RAW_ONE_HOP, None, LIMIT)),
+            "stream 1": ("  raw SQL one hop, DISTINCT/UNION ALL", sql(STREAM_ONE_HOP, None, LIMIT)),
+            "lib 2": ("mem.graph.traverse(name, hops=2)", lib(2)),
+            "cte 2": ("  its WITH RECURSIVE query alone, raw", cte(2)),
+            "union 2": ("  raw SQL two hops, UNION ... LIMIT 100", sql(RAW_TWO_HOP, None, LIMIT)),
+            "stream 2": ("  raw SQL two hops, DISTINCT/UNION ALL", sql(STREAM_TWO_HOP, None, LIMIT)),
         }
+        for i in rng.choice(rest, size=WARMUP, replace=False):
+            for _, run in ops.values():
+                run(int(i))
         names = list(ops)
         lat: dict[tuple[str, str], list[float]] = defaultdict(list)
         rows: dict[tuple[str, str], list[int]] = defaultdict(list)
+        started = time.perf_counter()
         for turn, (group, entity) in enumerate(starts):
             shift = turn % len(names)
             for op in names[shift:] + names[:shift]:
                 t = time.perf_counter()
-                got = ops[op](entity)
+                got = ops[op][1](entity)
                 elapsed = time.perf_counter() - t
                 for g in (group, "all"):
                     lat[(g, op)].append(elapsed)
-                    rows[(g, op)].append(got)
+                    rows[(g, op)].append(got - (op.startswith("cte")))
+        print(
+            f"{len(starts)} start entities x {len(names)} operations, interleaved: "
+            f"{time.perf_counter() - started:.0f} s"
+        )
     finally:
         mem.close()
         raw.close()
 
-    labels = {
-        "lib 1": "mem.graph.traverse(hops=1)",
-        "raw 1": "  raw SQL one hop (UNION, LIMIT 100)",
-        "lib 2": "mem.graph.traverse(hops=2)",
-        "raw 2": "  raw SQL two hops (UNION, LIMIT 100)",
-    }
     out = []
     for group, count in (("hub", HUB_STARTS), ("other", STARTS - HUB_STARTS), ("all", STARTS)):
         for op in names:
-            floor = f"raw {op[-1]}"
-            ratio = median(lat[(group, op)]) / median(lat[(group, floor)])
+            hops = op[-1]
+            p50 = median(lat[(group, op)])
             out.append(
                 [
-                    f"{group} ({count}): {labels[op]}",
-                    median(lat[(group, op)]) * MS,
+                    f"{group} ({count}): {ops[op][0]}",
+                    p50 * MS,
                     percentile(lat[(group, op)], 95) * MS,
                     float(np.mean(rows[(group, op)])),
-                    "-" if op == floor else f"{ratio:.2f}",
+                    "-" if op.startswith("union") else f"{p50 / median(lat[(group, f'union {hops}')]):.2f}",
+                    "-" if op.startswith("stream") else f"{p50 / median(lat[(group, f'stream {hops}')]):.2f}",
                 ]
             )
     print()
     print(
         table(
-            "graph traversal (ms; rows = entities returned; ratio = p50 / the raw floor's p50, same rounds)",
-            ["start entities: operation", "p50", "p95", "rows", "ratio"],
+            f"graph traversal, limit {LIMIT} (ms; rows = entities returned, mean; "
+            "vs = p50 / that floor's p50, same rounds)",
+            ["start entities: operation", "p50", "p95", "rows", "vs union", "vs stream"],
             out,
+        )
+    )
+
+
+# ---------------------------------------------------------------------- part 2: vault scan and ingest
+AREAS = ("Projects", "Areas", "Resources", "Archive", "Journal", "People", "Reading", "Work", "Home", "Ideas")
+SUBFOLDERS = 8
+NOTE_TYPES = ("semantic", "episodic", "procedural")
+DANGLING = 0.10
+DUPLICATE_NAMES = 0.01
+BROKEN_FRONTMATTER = 0.005
+VAULT_TARGET_S = 60.0
+
+
+def make_vault(root: Path, n: int, seed: int) -> dict[str, int]:
+    """``n`` notes under ``root``: nested folders, frontmatter, hashtags, ~3 wikilinks each; returns counts."""
+    from ingest_recall import make_corpus
+
+    rng = np.random.default_rng(seed)
+    corpus = make_corpus(n * 6, 0, seed=seed)
+    words = [w for w in corpus.words[200:2_200] if w.isalpha()]
+    folders = [""]
+    for area in AREAS:
+        folders.append(area)
+        for j in range(SUBFOLDERS):
+            sub = f"{area}/{words[int(rng.integers(len(words)))].capitalize()} {j}"
+            folders.append(sub)
+            if j % 3 == 0:
+                folders.append(f"{sub}/{words[int(rng.integers(len(words)))].capitalize()}")
+    names = [
+        f"{words[int(rng.integers(len(words)))].capitalize()} {words[int(rng.integers(len(words)))]} {i}"
+        for i in range(n)
+    ]
+    for i in rng.choice(n, size=int(n * DUPLICATE_NAMES), replace=False):  # the same name in another folder
+        names[int(i)] = names[int(rng.integers(n))]
+    where = [folders[int(f)] for f in rng.integers(len(folders), size=n)]
+    paths = [f"{w}/{name}.md" if w else f"{name}.md" for w, name in zip(where, names, strict=True)]
+    used: set[str] = set()
+    for i, path in enumerate(paths):  # a duplicate that landed in the same folder moves to the root
+        if path.casefold() in used:
+            paths[i] = f"{names[i]} (copy {i}).md"
+        used.add(paths[i].casefold())
+    counts = {"notes": n, "folders": len(folders), "links": 0, "dangling": 0, "bytes": 0}
+    sentence = iter(corpus.texts)
+    for i in range(n):
+        parts: list[str] = []
+        if rng.random() < BROKEN_FRONTMATTER:
+            parts.append("---\ntags: [unclosed\n---\n")
+        elif rng.random() < 0.8:
+            tags = ", ".join(f"topic-{int(t)}" for t in rng.integers(0, 50, size=int(rng.integers(1, 4))))
+            parts.append(
+                f"---\ntitle: {names[i]}\ntags: [{tags}]\ntype: {NOTE_TYPES[i % 3]}\n"
+                f"importance: {rng.uniform(0.2, 0.9):.2f}\ncreated: 2026-{1 + i % 12:02d}-{1 + i % 28:02d}\n"
+                f"aliases: [{names[i].split()[0]}]\n---\n"
+            )
+        parts.append(f"# {names[i]}\n\n")
+        links = []
+        for _ in range(int(rng.poisson(3))):
+            counts["links"] += 1
+            if rng.random() < DANGLING:
+                counts["dangling"] += 1
+                links.append(f"[[Missing {words[int(rng.integers(len(words)))]} {int(rng.integers(10**6))}]]")
+                continue
+            j = int(rng.integers(n))
+            form = rng.random()
+            target = paths[j][:-3] if form < 0.15 else names[j]  # a path or a bare name
+            if form < 0.55:
+                links.append(f"[[{target}]]")
+            elif form < 0.75:
+                links.append(f"[[{target}|{words[int(rng.integers(len(words)))]}]]")
+            elif form < 0.9:
+                links.append(f"[[{target}#Notes]]")
+            else:
+                links.append(f"![[{target}]]")
+        body = [next(sentence) for _ in range(6)]
+        for k, link in enumerate(links):
+            body[k % len(body)] += f" See {link}."
+        body[-1] += f" #{words[int(rng.integers(len(words)))]} #area/{where[i].split('/')[0].lower() or 'root'}"
+        parts.append(" ".join(body[:3]) + "\n\n## Notes\n\n" + " ".join(body[3:]) + "\n")
+        if i % 50 == 0:
+            parts.append("\n```\n[[not a link]] #not-a-tag\n```\n")
+        path = root / paths[i]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(parts)
+        path.write_text(text, encoding="utf-8")
+        counts["bytes"] += len(text.encode())
+    return counts
+
+
+def bench_vault(workdir: Path, n: int) -> None:
+    """Part 2: generate a vault, time the scans, the wikilink extraction and the ingest."""
+    section(f"Vault scan and ingest: {n:,} notes, no embeddings")
+    root = workdir / "vault"
+    root.mkdir()
+    t = time.perf_counter()
+    made = make_vault(root, n, SEED)
+    print(
+        f"generated in {time.perf_counter() - t:.1f} s: {made['notes']:,} notes in {made['folders']} folders, "
+        f"{made['bytes'] / 1e6:.1f} MB, {made['links']:,} wikilinks written ({made['dangling']:,} to missing notes); "
+        "the files are in the page cache (just written)"
+    )
+    out: list[list[object]] = []
+
+    def timed(label: str, work: Callable[[], Any], detail: Callable[[Any], str]) -> Any:
+        t = time.perf_counter()
+        result = work()
+        elapsed = time.perf_counter() - t
+        out.append([label, elapsed, round(n / elapsed), detail(result)])
+        return result
+
+    folder = MarkdownFolder(root)
+    notes = timed("MarkdownFolder(root).notes(), first scan", folder.notes, lambda r: f"{len(r):,} notes")
+    report = folder.scan_report
+    timed("  notes() again, nothing changed", folder.notes, lambda r: f"{len(r):,} notes")
+    _, links = timed(
+        "WikilinkEdgeExtractor(folder).scan()",
+        WikilinkEdgeExtractor(folder).scan,
+        lambda r: f"{len(r[0]):,} edges",
+    )
+    db = workdir / "vault.db"
+    with Memory.open(db, embedder=None) as mem:
+        first = timed(
+            "ingest_folder(mem, MarkdownFolder(root)), first run",
+            lambda: ingest_folder(mem, MarkdownFolder(root)),
+            lambda r: f"{r.new:,} new, {r.links:,} link edges",
+        )
+        stats = mem.stats()
+    with Memory.open(db, embedder=None) as mem:  # a second `elastic-memory ingest`: new store handle, new folder
+        again = timed(
+            "  ingest_folder again, nothing changed",
+            lambda: ingest_folder(mem, MarkdownFolder(root)),
+            lambda r: f"{r.unchanged:,} unchanged, {r.new + r.updated} written",
+        )
+        graph = mem.graph.stats()
+    print(
+        f"scan report: {report.scanned:,} scanned, {report.parsed:,} parsed, {report.bad_frontmatter} with bad "
+        f"frontmatter; links: {links.links_found:,} found, {links.resolved:,} resolved, {links.dangling:,} dangling, "
+        f"{links.ambiguous:,} ambiguous, {links.self_links:,} self"
+    )
+    print(
+        f"ingest: {first.scanned:,} scanned, {first.new:,} new, {first.skipped} skipped; re-run {again.unchanged:,} "
+        f"unchanged; store {stats['total_memories']:,} memories, {graph['memory_edges']:,} memory edges, "
+        f"file {stats['db_size_bytes'] / 1e6:.1f} MB"
+    )
+    assert len(notes) == n and first.new == n and again.unchanged == n, "every note must be read and ingested once"
+    print()
+    print(
+        table("vault (seconds; notes/s = notes in the vault / seconds)", ["operation", "s", "notes/s", "result"], out)
+    )
+    total = float(out[3][1])
+    verdict = "met" if total < VAULT_TARGET_S * n / 10_000 else "NOT met"
+    print(
+        f"target: 10k notes ingested in under {VAULT_TARGET_S:.0f} s without embeddings: "
+        f"{total:.1f} s for {n:,}: {verdict}"
+    )
+
+
+# ------------------------------------------------------------- part 3: LoCoMo with and without the nudge
+K = 10
+LOOP = LoopConfig(tier="standard", background=False)
+GRAPH_BOOST = 0.15
+
+
+@dataclass(frozen=True)
+class Method:
+    """One evaluated row: a recall mode on the store opened with one graph boost."""
+
+    label: str
+    mode: str
+    boost: float
+
+
+METHODS = (
+    Method("keyword, graph nudge 0.15 (default)", "keyword", GRAPH_BOOST),
+    Method("keyword, graph nudge off", "keyword", 0.0),
+    Method("hybrid, graph nudge 0.15 (default)", "hybrid", GRAPH_BOOST),
+    Method("hybrid, graph nudge off", "hybrid", 0.0),
+)
+
+
+@dataclass
+class Scores:
+    """Per-question recall by category, top-10 ids, latencies and the nudge's explain details."""
+
+    recall: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    hit: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    per_question: list[float] = field(default_factory=list)
+    top: list[list[str]] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    graph: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def mean(self, cats: Sequence[int], what: str = "recall") -> float:
+        source = self.recall if what == "recall" else self.hit
+        values = [v for c in cats for v in source.get(c, [])]
+        return float(np.mean(values)) if values else math.nan
+
+
+def ingest_locomo(conv: Any, path: Path, embedder: MemoEmbedder) -> dict[str, Any]:
+    """Every dialogue turn through record_turn (empty reply), then drain; returns counts."""
+    t = time.perf_counter()
+    with Memory.open(path, embedder=embedder, loop=LOOP) as mem:
+        for item in conv.items:
+            receipt = mem.record_turn(item["content"], "", session_id=item["session_id"], metadata=item["metadata"])
+            if not receipt.ok:
+                raise SystemExit(f"record_turn failed: {receipt.error}")
+        recorded = time.perf_counter() - t
+        mem.drain()
+        stats, graph, health = mem.stats(), mem.graph.stats(), mem.health()
+    return {
+        "record_s": recorded,
+        "drain_s": time.perf_counter() - t - recorded,
+        "memories": stats["total_memories"],
+        "vectors": stats["vectors"],
+        "entities": graph["entities"],
+        "relations": graph["relations"],
+        "jobs": health["jobs_done"],
+        "errors": health["errors"],
+    }
+
+
+def evaluate_locomo(convs: Sequence[Any], paths: dict[str, Path], embedder: MemoEmbedder) -> dict[str, Scores]:
+    """The four methods take turns question by question (rotating order) on two handles of each store."""
+    scores = {m.label: Scores() for m in METHODS}
+    turn = 0
+    for conv in convs:
+        handles = {
+            boost: Memory.open(
+                paths[conv.sample_id], embedder=embedder, loop=LOOP, recall=RecallConfig(graph_boost=boost)
+            )
+            for boost in (GRAPH_BOOST, 0.0)
+        }
+        try:
+            for question, category, gold in conv.questions:
+                turn += 1
+                shift = turn % len(METHODS)
+                for method in METHODS[shift:] + METHODS[:shift]:
+                    t = time.perf_counter()
+                    ex = handles[method.boost].explain(question, k=K, mode=method.mode)
+                    elapsed = (time.perf_counter() - t) * MS
+                    if ex.effective_mode.value != method.mode:
+                        raise SystemExit(f"{method.label}: recall degraded: {ex.details.get('degraded')}")
+                    s = scores[method.label]
+                    found = {h.metadata.get("dia_id") for h in ex.hits[:K]}
+                    s.recall[category].append(len(found & gold) / len(gold))
+                    s.hit[category].append(1.0 if found & gold else 0.0)
+                    s.per_question.append(s.recall[category][-1])
+                    s.top.append([h.id for h in ex.hits[:K]])
+                    s.latency.append(elapsed - ex.details.get("embed_ms", 0.0))  # total_ms leaves the nudge out
+                    graph = ex.details.get("graph")
+                    s.graph["applied"].append(1.0 if graph else 0.0)
+                    for key in ("reached", "nudged", "surfaced"):
+                        s.graph[key].append(float(graph[key]) if graph else 0.0)
+                    s.graph["seeds"].append(float(len(graph["seeds"])) if graph else 0.0)
+                    if graph:
+                        s.graph["ms"].append(float(graph["ms"]))
+        finally:
+            for mem in handles.values():
+                mem.close()
+    return scores
+
+
+def bench_locomo(workdir: Path, data: Path) -> None:
+    """Part 3: LoCoMo dev recall@10, keyword and hybrid, with and without the graph nudge."""
+    section("LoCoMo dev recall@10 with and without the graph nudge (record_turn ingest, STANDARD tier)")
+    if not data.is_file():
+        print(f"no LoCoMo data at {data}; pass --data (see /work/shared/data/README.md); part skipped")
+        return
+    convs = load(data)
+    n_q = sum(len(c.questions) for c in convs)
+    per_cat = {c: sum(1 for conv in convs for _, cat, _ in conv.questions if cat == c) for c in CATEGORIES}
+    print(
+        f"data: {data.name}, {len(convs)} conversations, {sum(len(c.items) for c in convs):,} turns, "
+        f"{n_q} questions with evidence"
+    )
+    embedder = MemoEmbedder(MiniLMEmbedder())
+    paths: dict[str, Path] = {}
+    t = time.perf_counter()
+    for conv in convs:
+        paths[conv.sample_id] = workdir / f"locomo-{conv.sample_id}.db"
+        info = ingest_locomo(conv, paths[conv.sample_id], embedder)
+        print(
+            f"{conv.sample_id}: {len(conv.items)} turns -> {info['memories']} memories ({info['vectors']} vectors), "
+            f"{info['entities']} entities, {info['relations']} relations; record_turn {info['record_s']:.1f} s, "
+            f"drain {info['drain_s']:.1f} s; jobs done {info['jobs']}, errors {info['errors'] or 'none'}"
+        )
+    print(
+        f"ingest {time.perf_counter() - t:.0f} s (embedding {embedder.seconds:.0f} s for {embedder.embedded:,} texts)"
+    )
+    embedder.embed([q for conv in convs for q, _, _ in conv.questions])
+    t = time.perf_counter()
+    results = evaluate_locomo(convs, paths, embedder)
+    print(
+        f"{len(METHODS)} methods x {n_q} questions, interleaved question by question: {time.perf_counter() - t:.0f} s"
+    )
+
+    rows = []
+    for method in METHODS:
+        s = results[method.label]
+        off = results[method.label.replace("0.15 (default)", "off")]
+        rows.append(
+            [
+                method.label,
+                *(s.mean([c]) for c in CATEGORIES),
+                s.mean(CATEGORIES),
+                s.mean((1, 2, 3, 4)),
+                s.mean(CATEGORIES, "hit"),
+                "-" if s is off else f"{s.mean(CATEGORIES) - off.mean(CATEGORIES):+.3f}",
+                median(s.latency),
+            ]
+        )
+    print()
+    print(
+        table(
+            f"LoCoMo evidence recall@{K} ({data.name}, {n_q} questions); nudge = difference to the same mode "
+            "with the nudge off; p50 ms = explain() wall time, the query embedding (memoised) excluded",
+            ["method", *(f"cat {c}" for c in CATEGORIES), "all", "cat 1-4", f"hit@{K}", "nudge", "p50 ms"],
+            rows,
+            digits=3,
+        )
+    )
+    print("categories: " + ", ".join(f"{c} {CATEGORY_NAMES[c]} (n={per_cat[c]})" for c in CATEGORIES))
+    detail_rows = []
+    for mode in ("keyword", "hybrid"):
+        on = results[f"{mode}, graph nudge 0.15 (default)"]
+        off = results[f"{mode}, graph nudge off"]
+        changed = [len(set(a) - set(b)) for a, b in zip(on.top, off.top, strict=True)]
+        reordered = [a != b for a, b in zip(on.top, off.top, strict=True)]
+        diff = np.array(on.per_question) - np.array(off.per_question)
+        detail_rows.append(
+            [
+                mode,
+                float(np.mean(on.graph["applied"])),
+                float(np.mean(on.graph["seeds"])),
+                float(np.mean(on.graph["reached"])),
+                float(np.mean(on.graph["nudged"])),
+                float(np.mean(on.graph["surfaced"])),
+                float(np.mean(reordered)),
+                float(np.mean(changed)),
+                int((diff > 0).sum()),
+                int((diff < 0).sum()),
+                median(on.graph["ms"]),
+            ]
+        )
+    print()
+    print(
+        table(
+            "the nudge per query (means over all questions, from explain().details['graph']; applied = share of "
+            "queries with graph details; surfaced = memories added as candidates; reordered = share whose top 10 "
+            "differs in order or content from the same mode without the nudge; new in top 10 = ids not in it; "
+            "better/worse = questions whose recall@10 rose/fell; ms p50 = details['graph']['ms'] where applied)",
+            [
+                "mode",
+                "applied",
+                "seeds",
+                "reached",
+                "nudged",
+                "surfaced",
+                "reordered",
+                "new in top 10",
+                "better",
+                "worse",
+                "ms p50",
+            ],
+            detail_rows,
         )
     )
 
@@ -316,6 +714,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not args.skip_traversal:
             bench_traversal(workdir, args.entities, args.relations)
+        if not args.skip_vault:
+            bench_vault(workdir, args.notes)
+        if not args.skip_locomo:
+            bench_locomo(workdir, args.data)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"total run time {time.perf_counter() - started:.0f} s")

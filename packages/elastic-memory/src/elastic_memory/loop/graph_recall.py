@@ -45,6 +45,8 @@ async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows:
         return context
     words: dict[int, int] = {}
     for entity, key in await graph.detect(agent_id, ngrams(query)):
+        if entity.mention_count > COMMON_MENTIONS:
+            continue  # named in so many memories that it tells none of them apart (like a stop word)
         context.seeds[entity.id] = entity
         words[entity.id] = max(words.get(entity.id, 0), len(key.split()))
     if not context.seeds:
@@ -74,6 +76,8 @@ async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows:
     return context
 
 
+#: An entity mentioned by more memories than this is no seed: it would nudge them all alike.
+COMMON_MENTIONS = 50
 #: Top hits whose memory edges (wikilinks, consolidation links) are followed one hop.
 LINKED_FROM = 5
 
@@ -114,7 +118,8 @@ async def nudge(
         await _link_hops(graph, explanation.hits, context, rows=rows)
     scores = nudge_scores(context.matches, top=top, fraction=fraction)
     if not scores:
-        return explanation
+        seen = {"seeds": [e.name for e in context.seeds.values()], "reached": len(context.steps), "nudged": 0}
+        return dataclasses.replace(explanation, details={**explanation.details, "graph": seen})
     details: dict[str, Any] = {
         "seeds": [e.name for e in context.seeds.values()],
         "reached": len(context.steps),
@@ -128,7 +133,8 @@ async def nudge(
     }
     details["nudged"] = len(changed)
     hits.update(changed)
-    extra = [mid for mid in scores if mid not in hits]
+    # Only the strongest associations can enter the top k: fetch no more than k of them.
+    extra = sorted((mid for mid in scores if mid not in hits), key=lambda mid: -scores[mid])[:k]
     if extra:
         for record in await graph.store.records_matching(extra, filters):
             hits[record.id] = hit_from_record(record, scores[record.id])
@@ -141,4 +147,7 @@ async def nudge(
         if mid in shown
     ][:20]
     details["ms"] = (time.perf_counter() - started) * 1000.0
-    return dataclasses.replace(explanation, hits=ranked, details={**explanation.details, "graph": details})
+    merged = {**explanation.details, "graph": details}
+    if isinstance(merged.get("total_ms"), int | float):
+        merged["total_ms"] = merged["total_ms"] + details["ms"]
+    return dataclasses.replace(explanation, hits=ranked, details=merged)

@@ -46,18 +46,24 @@ _UPSERT_RELATION = (
     "reinforced_at = excluded.reinforced_at"
 )
 _ENTITY_COLUMNS = "e.id, e.name, e.type, e.aliases, e.confidence, e.mention_count, e.cluster_id, e.cluster_label"
-# One step of a walk along relations in either direction; the CTE's LIMIT bounds all rows.
+# One step of a walk along relations in either direction. Each node expands through at most
+# ``fanout`` relations per direction (an index range that stops at the limit, so a hub with
+# 50,000 relations costs no more than a leaf), and the CTE's LIMIT bounds the rows in all.
 _TRAVERSE = """
 WITH RECURSIVE walk(id, hops, path, rel) AS (
     SELECT j.value, 0, '', '' FROM json_each(?) AS j
     UNION
     SELECT r.dst, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.src = w.id
-    WHERE w.hops < ? AND (? IS NULL OR r.type = ?)
+    FROM walk AS w JOIN relations AS r ON r.id IN (
+        SELECT x.id FROM relations AS x WHERE x.src = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
+    )
+    WHERE w.hops < ?
     UNION
     SELECT r.src, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.dst = w.id
-    WHERE w.hops < ? AND (? IS NULL OR r.type = ?)
+    FROM walk AS w JOIN relations AS r ON r.id IN (
+        SELECT x.id FROM relations AS x WHERE x.dst = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
+    )
+    WHERE w.hops < ?
     LIMIT ?
 )
 SELECT id, min(hops), path, rel FROM walk GROUP BY id ORDER BY min(hops), id
@@ -353,9 +359,14 @@ class GraphStore:
         """Entities within ``hops`` relations of ``seeds`` (both directions), nearest first, at most ``limit`` rows."""
         if not seeds or limit <= 0:
             return []
+        fanout = max(8, limit // 4)
         rows = await self.store._read(
             _TRAVERSE,
-            [json.dumps([int(s) for s in seeds]), hops, relation, relation, hops, relation, relation, limit],
+            [
+                json.dumps([int(s) for s in seeds]),
+                *(relation, relation, fanout, hops) * 2,
+                limit,
+            ],
         )
         return [Step(int(r[0]), int(r[1]), tuple(int(p) for p in r[2].split(",") if p), r[3]) for r in rows]
 
