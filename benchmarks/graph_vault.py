@@ -268,7 +268,7 @@ def bench_traversal(workdir: Path, n: int, m: int) -> None:
 
         def cte(hops: int) -> Callable[[int], int]:  # the library's own query; the seed row is not an answer
             return lambda i: len(
-                raw.execute(_TRAVERSE, [f"[{i}]", hops, None, None, hops, None, None, LIMIT]).fetchall()
+                raw.execute(_TRAVERSE, [f"[{i}]", *(None, None, max(8, LIMIT // 4), hops) * 2, LIMIT]).fetchall()
             )
 
         ops: dict[str, tuple[str, Callable[[int], int]]] = {

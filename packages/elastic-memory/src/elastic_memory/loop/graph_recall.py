@@ -118,7 +118,14 @@ async def nudge(
         await _link_hops(graph, explanation.hits, context, rows=rows)
     scores = nudge_scores(context.matches, top=top, fraction=fraction)
     if not scores:
-        seen = {"seeds": [e.name for e in context.seeds.values()], "reached": len(context.steps), "nudged": 0}
+        seen = {
+            "seeds": [e.name for e in context.seeds.values()],
+            "reached": len(context.steps),
+            "nudged": 0,
+            "surfaced": 0,
+            "paths": [],
+            "ms": (time.perf_counter() - started) * 1000.0,
+        }
         return dataclasses.replace(explanation, details={**explanation.details, "graph": seen})
     details: dict[str, Any] = {
         "seeds": [e.name for e in context.seeds.values()],
