@@ -443,8 +443,10 @@ class MemoryLoop:
         if not query.strip():
             return []
         k = min(1_000, 2 * profile.recall_k + profile.keep_last_n_turns)
+        # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
+        filters = None if await self.store.sole_agent(self.agent_id) else {"agent_id": self.agent_id}
         while True:
-            hits = await self._recall(query, k, {"agent_id": self.agent_id})
+            hits = [h for h in await self._recall(query, k, filters) if h.agent_id == self.agent_id]
             window = sum(1 for h in hits if h.session_id == session and _turn_of(h) > in_window_after)
             if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
                 return hits

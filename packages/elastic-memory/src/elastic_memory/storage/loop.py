@@ -579,6 +579,13 @@ class LoopStore:
         )
         return [(r[0], float(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5])) for r in rows]
 
+    async def sole_agent(self, agent_id: str) -> bool:
+        """True when no other agent has memories in this file (an index skip-scan)."""
+        rows = await self._read(
+            "SELECT 1 FROM memories WHERE agent_id < ? OR agent_id > ? LIMIT 1", [agent_id, agent_id]
+        )
+        return not rows
+
     async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
         """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""
         live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=(kind,)), now=self.store._clock())
