@@ -248,3 +248,33 @@ def test_full_labels_clusters(db_path: Path) -> None:
         mem.drain()
         biscuit = mem.graph.entity("Biscuit")
     assert biscuit is not None and biscuit.cluster_label == "Pet care"
+
+
+def test_an_alias_mentioned_later_reinforces_the_same_entity(mem: Memory) -> None:
+    mem.record_turn("I met Margaret Thompson today.", "Nice.", session_id="s1")
+    mem.graph.alias("Margaret Thompson", "Maggie")
+    mem.record_turn("Later I called Maggie about the trip.", "Good.", session_id="s1")
+    thompson = mem.graph.entity("Margaret Thompson")
+    assert thompson is not None and thompson.mention_count == 2
+    assert [e.name for e in mem.graph.entities() if e.name == "Maggie"] == []
+
+
+def test_a_merge_sticks_when_the_merged_name_comes_back(db_path: Path) -> None:
+    with _full(db_path, {"name the same": "Yes."}) as mem:
+        mem.record_turn("Yesterday Margaret Thompson called.", "Oh?", session_id="s1")
+        mem.record_turn("Later Maggie Thompson called again.", "Busy day.", session_id="s1")
+        mem.consolidate()
+        mem.drain()
+        mem.record_turn("Today Maggie Thompson wrote.", "Ok.", session_id="s1")
+        names = [e.name for e in mem.graph.entities() if "Thompson" in e.name]
+    assert names == ["Margaret Thompson"]
+
+
+def test_a_cluster_label_outlives_the_next_sweep(db_path: Path) -> None:
+    with _full(db_path, {"topic label": "Pet care"}) as mem:
+        mem.record_turn("Yesterday Biscuit saw Dr. Okonkwo at Estrela Clinic.", "Ok.", session_id="s1")
+        for _ in range(2):
+            mem.consolidate()
+            mem.drain()
+        biscuit = mem.graph.entity("Biscuit")
+    assert biscuit is not None and biscuit.cluster_label == "Pet care"

@@ -148,7 +148,7 @@ class MemoryLoop:
         self._touched_facts: set[int] = set()
         self._since_sweep = 0
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
-        self.labelled: set[int] = set()  # clusters the llm already named
+        self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
         core.store.allow_ram_index(self.profile.ram_vector_index)
 

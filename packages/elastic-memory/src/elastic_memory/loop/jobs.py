@@ -288,8 +288,8 @@ async def _maintain_graph(loop: MemoryLoop) -> None:
     nodes, links = await graph.links(loop.agent_id)
     hubs = frozenset(i for i, name, _ in nodes if canonical(name) == "user")
     found = await asyncio.to_thread(components, nodes, links, skip=hubs)
-    await graph.set_clusters(
-        [(cid, label, member) for cid, label, members in found for member in members]
+    await graph.set_clusters(  # a label the llm gave a cluster outlives the sweeps
+        [(cid, loop.labelled.get(cid, label), member) for cid, label, members in found for member in members]
         + [(None, None, hub) for hub in hubs]
     )
     if full_llm:
@@ -354,7 +354,7 @@ async def _label_clusters(loop: MemoryLoop, clusters: list[tuple[int, list[int]]
         )
         label = _answer(answer, 40) if answer else None
         if label:
-            loop.labelled.add(cluster_id)
+            loop.labelled[cluster_id] = label
             await graph.set_label(cluster_id, label)
 
 

@@ -36,7 +36,7 @@ _UPSERT_ENTITY = (
 )
 _REINFORCE_ENTITY = (
     "UPDATE entities SET confidence = (confidence * mention_count + ?) / (mention_count + 1), "
-    "mention_count = mention_count + 1, reinforced_at = ? WHERE agent_id = ? AND key = ?"
+    "mention_count = mention_count + 1, reinforced_at = ? WHERE id = ?"
 )
 _UPSERT_RELATION = (
     "INSERT INTO relations (agent_id, src, dst, type, confidence, mention_count, provenance, created_at, "
@@ -145,7 +145,7 @@ class GraphStore:
         if count is None:
             rows = await self.store._all("SELECT count(*) FROM entities WHERE agent_id = ?", [agent_id])
             count = int(rows[0][0])
-        known = await self._ids(agent_id, list(named))
+        known = await self._resolve(agent_id, list(named))  # names and aliases (merges, alias())
         fresh = [k for k in named if k not in known]
         if count + len(fresh) > ENTITY_CAP:  # full: only reinforce what exists
             fresh = []
@@ -153,9 +153,8 @@ class GraphStore:
             _UPSERT_ENTITY,
             [(agent_id, k, named[k].name[:200], named[k].type, _unit(named[k].confidence), now, now) for k in fresh],
         )
-        await conn.executemany(
-            _REINFORCE_ENTITY, [(_unit(named[k].confidence), now, agent_id, k) for k in named if k in known]
-        )
+        reinforced = {known[k]: named[k] for k in named if k in known}  # one bump per entity, by id
+        await conn.executemany(_REINFORCE_ENTITY, [(_unit(e.confidence), now, i) for i, e in reinforced.items()])
         self._entity_count[agent_id] = count + len(fresh)
         ids = {**known, **(await self._ids(agent_id, fresh) if fresh else {})}
         await conn.executemany(
@@ -188,6 +187,21 @@ class GraphStore:
                 relations.append((agent_id, src, dst, r.relation[:100], _unit(r.confidence), r.provenance, now, now))
         await conn.executemany(_UPSERT_RELATION, relations)
         self._relation_count[agent_id] = relation_count + len(relations)  # an upper bound (some reinforce)
+
+    async def _resolve(self, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
+        """The entity each key (a canonical name or alias) refers to; the most mentioned one if several."""
+        out: dict[str, tuple[int, int]] = {}
+        for chunk in chunks(list(keys)):
+            sql, params = in_list("k.key", chunk)
+            rows = await self.store._all(
+                "SELECT k.key, k.entity_id, e.mention_count FROM entity_keys AS k "
+                f"JOIN entities AS e ON e.id = k.entity_id WHERE k.agent_id = ? AND {sql}",
+                [agent_id, *params],
+            )
+            for key, entity_id, mentions in rows:
+                if key not in out or int(mentions) > out[key][1]:
+                    out[key] = (int(entity_id), int(mentions))
+        return {k: v[0] for k, v in out.items()}
 
     async def _ids(self, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}

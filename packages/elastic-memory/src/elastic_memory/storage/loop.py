@@ -7,6 +7,7 @@ candidates are stored together or not at all.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +27,8 @@ from .sqlite import EmbeddingPin, SQLiteStore
 from .vectors import chunks
 
 __all__ = ["FactWrite", "LoopStore", "SessionState", "TurnRow"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 #: An automatic write supersedes a current automatic fact when its confidence is at least
@@ -202,7 +205,7 @@ class LoopStore:
             await self._quarantine(agent_id, session_id, quarantine, now)
             if graph is not None:  # the entities are mentioned by this exchange's chunks
                 chunk_ids = tuple(str(i) for i, r in zip(ids, numbered, strict=True) if r["kind"] == "chunk")
-                await self.graph.put(agent_id, replace(graph, memory_ids=chunk_ids), now)
+                await self._put_graph(agent_id, replace(graph, memory_ids=chunk_ids), now)
             return turn, ids, outcomes
 
         result: tuple[int, list[MemoryId], list[tuple[FactWrite, str]]] = await self._write("record a turn", work)
@@ -423,12 +426,26 @@ class LoopStore:
                 await self.store._conn.execute(*lq.mark_extracted(turn_seqs, now))
             if graph is not None:
                 mentioned = await self._chunks_of(turn_seqs) + [str(i) for i in ids]
-                await self.graph.put(agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
+                await self._put_graph(agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
             return ids, outcomes
 
         result: tuple[list[MemoryId], list[str]] = await self._write("store extracted memories", work)
         await self.store._apply_to_index(changed)
         return result
+
+    async def _put_graph(self, agent_id: str, graph: GraphWrite, now: float) -> None:
+        """The graph write inside a savepoint: if it fails, the turn is stored without it."""
+        conn = self.store._conn
+        await conn.execute("SAVEPOINT graph_write")
+        try:
+            await self.graph.put(agent_id, graph, now)
+        except Exception as e:  # noqa: BLE001 - the graph is an index: the turn is kept without it
+            await conn.execute("ROLLBACK TO graph_write")
+            self.graph._entity_count.pop(agent_id, None)
+            self.graph._relation_count.pop(agent_id, None)
+            log.warning("elastic-memory: the graph write of a turn failed and was skipped: %s", e)
+        finally:
+            await conn.execute("RELEASE graph_write")
 
     async def _chunks_of(self, turn_seqs: Sequence[int]) -> list[str]:
         """Ids of the chunks recorded for these turns (inside the open transaction)."""
