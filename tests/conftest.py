@@ -25,6 +25,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", chosen)
 
 
+class Clock:
+    """A settable clock (seconds since the epoch) that moves only when a test moves it."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A fresh settable clock for ``Memory.open(..., clock=clock)``; advance it with ``clock.now += s``."""
+    return Clock()
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """A fresh database file path (not yet created)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,23 +12,8 @@ from elastic_memory import LoopConfig, Memory, _runner
 from elastic_memory.forgetting import DAY
 
 
-class Clock:
-    """A settable clock (seconds since the epoch)."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
+def mem(db_path: Path, clock: Any) -> Iterator[Memory]:
     config = LoopConfig(tier="standard", background=False)
     with Memory.open(db_path, embedder=None, loop=config, clock=clock) as m:
         yield m
@@ -75,7 +61,7 @@ def test_a_changed_value_is_not_merged_away(mem: Memory) -> None:
     assert mem.recall("", filters={"kind": "merged"}) == []
 
 
-def test_old_small_talk_is_archived_once_its_retention_fades(mem: Memory, clock: Clock) -> None:
+def test_old_small_talk_is_archived_once_its_retention_fades(mem: Memory, clock: Any) -> None:
     receipt = mem.record_turn("ok", "Anything else?", session_id="s1")
     clock.now += 60 * DAY
     _sweep(mem)
@@ -83,14 +69,14 @@ def test_old_small_talk_is_archived_once_its_retention_fades(mem: Memory, clock:
     assert record is not None and record.archived
 
 
-def test_recent_small_talk_is_kept(mem: Memory, clock: Clock) -> None:
+def test_recent_small_talk_is_kept(mem: Memory, clock: Any) -> None:
     receipt = mem.record_turn("ok", "Anything else?", session_id="s1")
     clock.now += 1 * DAY
     _sweep(mem)
     assert not mem.get(receipt.chunk_ids[0]).archived  # type: ignore[union-attr]
 
 
-def test_important_exchanges_are_never_forgotten_by_decay(mem: Memory, clock: Clock) -> None:
+def test_important_exchanges_are_never_forgotten_by_decay(mem: Memory, clock: Any) -> None:
     receipt = mem.record_turn(
         "Remember: my passport expires on 2027-03-01, it's important.", "Noted, I'll remind you.", session_id="s1"
     )
@@ -99,7 +85,7 @@ def test_important_exchanges_are_never_forgotten_by_decay(mem: Memory, clock: Cl
     assert not mem.get(receipt.chunk_ids[0]).archived  # type: ignore[union-attr]
 
 
-def test_a_recalled_chunk_is_kept(mem: Memory, clock: Clock) -> None:
+def test_a_recalled_chunk_is_kept(mem: Memory, clock: Any) -> None:
     receipt = mem.record_turn("ok", "Anything else?", session_id="s1")
     mem.recall("anything else", mode="keyword")
     clock.now += 60 * DAY
@@ -107,14 +93,14 @@ def test_a_recalled_chunk_is_kept(mem: Memory, clock: Clock) -> None:
     assert not mem.get(receipt.chunk_ids[0]).archived  # type: ignore[union-attr]
 
 
-def test_the_transcript_survives_forgetting(mem: Memory, clock: Clock) -> None:
+def test_the_transcript_survives_forgetting(mem: Memory, clock: Any) -> None:
     mem.record_turn("ok", "Anything else?", session_id="s1")
     clock.now += 60 * DAY
     _sweep(mem)
     assert mem.health()["turns"] == 1
 
 
-def test_never_shown_automatic_facts_decay_to_archive(mem: Memory, clock: Clock) -> None:
+def test_never_shown_automatic_facts_decay_to_archive(mem: Memory, clock: Any) -> None:
     mem.record_turn("I really like sailing.", "Fun!", session_id="s1")
     key = next(f.key for f in mem.facts.list() if f.key.startswith("user.likes"))
     clock.now += 3 * 365 * DAY
@@ -123,14 +109,14 @@ def test_never_shown_automatic_facts_decay_to_archive(mem: Memory, clock: Clock)
     assert key not in {f.key for f in mem.facts.list()}
 
 
-def test_explicit_facts_never_decay(mem: Memory, clock: Clock) -> None:
+def test_explicit_facts_never_decay(mem: Memory, clock: Any) -> None:
     mem.facts.set("user.favorite_color", "green")
     clock.now += 10 * 365 * DAY
     _sweep(mem)
     assert [f.key for f in mem.facts.list()] == ["user.favorite_color"]
 
 
-def test_forgetting_can_be_switched_off(db_path: Path, clock: Clock) -> None:
+def test_forgetting_can_be_switched_off(db_path: Path, clock: Any) -> None:
     config = LoopConfig(tier="standard", background=False, forgetting=False)
     with Memory.open(db_path, embedder=None, loop=config, clock=clock) as mem:
         receipt = mem.record_turn("ok", "Anything else?", session_id="s1")
@@ -159,7 +145,7 @@ def test_lessons_beyond_the_cap_archive_the_oldest(db_path: Path) -> None:
     assert record is not None and record.archived
 
 
-def test_beyond_max_chunks_the_lowest_priority_exchanges_are_archived(db_path: Path, clock: Clock) -> None:
+def test_beyond_max_chunks_the_lowest_priority_exchanges_are_archived(db_path: Path, clock: Any) -> None:
     config = LoopConfig(tier="standard", background=False, max_chunks=2)
     with Memory.open(db_path, embedder=None, loop=config, clock=clock) as mem:
         small_talk = mem.record_turn("ok", "Sure.", session_id="s1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -198,12 +199,11 @@ def test_clusters_group_connected_entities(mem: Memory) -> None:
     assert {"Biscuit", "Dr. Okonkwo"} <= groups[biscuit.cluster_id]
 
 
-def test_faded_graph_rows_are_deleted(db_path: Path) -> None:
-    now = [1_800_000_000.0]
+def test_faded_graph_rows_are_deleted(db_path: Path, clock: Any) -> None:
     config = LoopConfig(tier="standard", background=False)
-    with Memory.open(db_path, embedder=None, loop=config, clock=lambda: now[0]) as mem:
+    with Memory.open(db_path, embedder=None, loop=config, clock=clock) as mem:
         mem.record_turn("Yesterday I met Marta Silva.", "Nice.", session_id="s1")
-        now[0] += 5 * 365 * DAY
+        clock.now += 5 * 365 * DAY
         mem.consolidate()
         mem.drain()
         assert mem.graph.entity("Marta Silva") is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,21 +11,8 @@ from elastic_memory import Memory, PrunePolicy, UsageError
 from elastic_memory.testing import FakeEmbedder
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def timed(db_path: Path, clock: Clock):  # type: ignore[no-untyped-def]
+def timed(db_path: Path, clock: Any):  # type: ignore[no-untyped-def]
     with Memory.open(db_path, embedder=FakeEmbedder(), clock=clock) as mem:
         yield mem
 
@@ -39,7 +27,7 @@ def test_prune_by_importance_floor_archives_and_spares_pinned(timed: Memory) -> 
     assert {h.content for h in timed.recall("value", mode="keyword")} == {"pinned low value", "high value"}
 
 
-def test_prune_cap_removes_least_important_then_least_recent(timed: Memory, clock: Clock) -> None:
+def test_prune_cap_removes_least_important_then_least_recent(timed: Memory, clock: Any) -> None:
     ids = []
     for i, importance in enumerate([0.5, 0.2, 0.5, 0.9]):
         clock.now += 10
@@ -69,7 +57,7 @@ def test_prune_without_criteria_is_a_usage_error(timed: Memory) -> None:
         timed.prune()
 
 
-def test_purge_erases_only_old_soft_deletes(timed: Memory, clock: Clock) -> None:
+def test_purge_erases_only_old_soft_deletes(timed: Memory, clock: Any) -> None:
     old, recent = timed.remember("old"), timed.remember("recent")
     timed.forget(old)
     clock.now += 100
@@ -80,7 +68,7 @@ def test_purge_erases_only_old_soft_deletes(timed: Memory, clock: Clock) -> None
     assert timed.get(recent) is not None
 
 
-def test_recall_records_access_and_grows_retention(timed: Memory, clock: Clock) -> None:
+def test_recall_records_access_and_grows_retention(timed: Memory, clock: Any) -> None:
     mid = timed.remember("remember to touch")
     clock.now += 60
     timed.recall("touch", mode="keyword")
@@ -103,7 +91,7 @@ def test_get_is_a_pure_read(timed: Memory) -> None:
     assert timed.get(mid).access_count == 0  # type: ignore[union-attr]
 
 
-def test_stats_counts_states(timed: Memory, clock: Clock) -> None:
+def test_stats_counts_states(timed: Memory, clock: Any) -> None:
     a, b, _ = timed.remember("a"), timed.remember("b", type="episodic"), timed.remember("c", ttl=5)
     timed.forget(a)
     timed.archive(b)
@@ -114,7 +102,7 @@ def test_stats_counts_states(timed: Memory, clock: Clock) -> None:
     assert stats["vector_index"] in ("ram", "vec0") and stats["embedding_dimension"] == 16
 
 
-def test_purge_erases_long_expired_memories(timed: Memory, clock: Clock) -> None:
+def test_purge_erases_long_expired_memories(timed: Memory, clock: Any) -> None:
     gone = timed.remember("expires soon", ttl=10)
     kept = timed.remember("expires later", ttl=1000)
     clock.now += 100

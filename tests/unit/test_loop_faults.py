@@ -94,12 +94,11 @@ def test_saying_a_forgotten_fact_again_brings_it_back(db_path: Path) -> None:
         assert mem.facts.get("user.name").value == "Alice"  # type: ignore[union-attr]
 
 
-def test_a_decayed_fact_said_again_is_shown_again(db_path: Path) -> None:
-    now = [1_800_000_000.0]
+def test_a_decayed_fact_said_again_is_shown_again(db_path: Path, clock: Any) -> None:
     config = LoopConfig(tier="standard", background=False)
-    with Memory.open(db_path, embedder=None, loop=config, clock=lambda: now[0]) as mem:
+    with Memory.open(db_path, embedder=None, loop=config, clock=clock) as mem:
         mem.record_turn("I really like sailing.", "Fun!", session_id="s1")
-        now[0] += 3 * 365 * DAY
+        clock.now += 3 * 365 * DAY
         mem.consolidate()
         mem.drain()
         assert mem.facts.list() == []
