@@ -10,7 +10,10 @@ from __future__ import annotations
 import abc
 import asyncio
 import enum
+import shutil
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from elastic_memory import AsyncMemory, ContextPlan, Embedder, Fact, Hit, Memory, MemoryRecord, TurnReceipt
@@ -245,4 +248,30 @@ class CoreSyncDriver(MemoryDriver):
         return await asyncio.to_thread(self.mem.health)
 
 
-DRIVERS: list[type[MemoryDriver]] = [CoreAsyncDriver, CoreSyncDriver]
+class FederatedDriver(CoreAsyncDriver):
+    """``AsyncMemory.for_agent``: a federation (private file, pool ``team``, global tier) underneath.
+
+    The home folder sits beside the test's database file, or in a temporary folder for
+    the in-memory backend (removed on close).
+    """
+
+    name = "federated"
+
+    def __init__(self, mem: AsyncMemory, scratch: str | None) -> None:
+        super().__init__(mem)
+        self.scratch = scratch
+
+    @classmethod
+    async def open(cls, location: str, embedder: Embedder | None, **options: Any) -> FederatedDriver:
+        scratch = tempfile.mkdtemp(prefix="em-federation-") if location == ":memory:" else None
+        home = scratch or str(Path(location).parent / "home")
+        mem = await AsyncMemory.for_agent("default", home=home, pools=["team"], embedder=embedder, **options)
+        return cls(mem, scratch)
+
+    async def close(self) -> None:
+        await super().close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+DRIVERS: list[type[MemoryDriver]] = [CoreAsyncDriver, CoreSyncDriver, FederatedDriver]

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from . import _validate as v
 from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
 from .errors import EmbedderError, UsageError
-from .filters import Filters, finite
+from .filters import Filters, finite, with_scope
 from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, SQLiteStore
@@ -121,6 +121,8 @@ class MemoryCore:
         self._quiet = False
         self._query_vectors: dict[tuple[str, str], F32] = {}
         self.loop: MemoryLoop
+        #: Set by a federation: the memory loop's relevance recall goes through it.
+        self.recall_hook: Callable[[str, int, str], Awaitable[list[Hit]]] | None = None
 
     @classmethod
     async def open(
@@ -281,6 +283,11 @@ class MemoryCore:
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
+        rows, per_row = self.rows_of(items, dedupe)
+        return await self._write_rows(rows, dedupe=per_row, flag=dedupe)
+
+    def rows_of(self, items: Iterable[Any], dedupe: bool) -> tuple[list[dict[str, Any]], list[bool]]:
+        """Validated rows for :meth:`remember_many`'s items, and whether each may be deduplicated."""
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
             msg = "items must be a list of strings or of dicts with a 'content' key"
             raise UsageError(msg)
@@ -304,7 +311,12 @@ class MemoryCore:
             else:
                 msg = f"items[{n}] is a {type(item).__name__}; use a string or a dict with 'content'"
                 raise UsageError(msg)
-        return await self._write_rows(rows, dedupe=per_row, flag=dedupe)
+        return rows, per_row
+
+    async def write_entries(self, entries: Sequence[Any]) -> list[MemoryId]:
+        """Write validated :class:`~elastic_memory.federation.Entry` values, ids kept, in one transaction."""
+        rows = [self._row(e.content, {k: val for k, val in e.fields().items() if k != "content"}) for e in entries]
+        return await self._write_rows(rows, dedupe=[bool(e.dedupe) for e in entries])
 
     async def _write_rows(
         self,
@@ -416,6 +428,11 @@ class MemoryCore:
 
     async def prune(self, policy: PrunePolicy | None = None, **kwargs: Any) -> PruneReport:
         """Archive or purge low-value memories; see :class:`PrunePolicy`."""
+        return await self.store.prune(self.prune_policy(policy, **kwargs))
+
+    @staticmethod
+    def prune_policy(policy: PrunePolicy | None = None, **kwargs: Any) -> PrunePolicy:
+        """A validated :class:`PrunePolicy` from a policy or its fields."""
         if policy is None:
             try:
                 policy = PrunePolicy(**kwargs)
@@ -438,8 +455,11 @@ class MemoryCore:
             msg = f"max_entries must be a non-negative integer, got {policy.max_entries!r}"
             raise UsageError(msg)
         action = v._enum("action", policy.action, PruneAction)
-        policy = PrunePolicy(floor, policy.max_entries, action, bool(policy.dry_run))
-        return await self.store.prune(policy)
+        return PrunePolicy(floor, policy.max_entries, action, bool(policy.dry_run))
+
+    async def health(self) -> dict[str, Any]:
+        """The memory loop's state; see :meth:`AsyncMemory.health`."""
+        return await self.loop.health()
 
     async def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
@@ -450,15 +470,32 @@ class MemoryCore:
 
     # ------------------------------------------------------------------- recall
     async def recall(
-        self, query: Any = "", *, k: Any = 10, mode: Any = "hybrid", filters: Any = None, touch: Any = None
+        self,
+        query: Any = "",
+        *,
+        k: Any = 10,
+        mode: Any = "hybrid",
+        filters: Any = None,
+        touch: Any = None,
+        scope: Any = None,
+        pool: Any = None,
     ) -> list[Hit]:
         """Recall memories; see :meth:`AsyncMemory.recall`."""
-        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch)).hits
+        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)).hits
 
     async def explain(
-        self, query: Any = "", *, k: Any = 10, mode: Any = "hybrid", filters: Any = None, touch: Any = False
+        self,
+        query: Any = "",
+        *,
+        k: Any = 10,
+        mode: Any = "hybrid",
+        filters: Any = None,
+        touch: Any = False,
+        scope: Any = None,
+        pool: Any = None,
     ) -> Explanation:
         """Recall, and say how: legs, candidates, tier, fusion, timings."""
+        filters = with_scope(filters, scope, pool)
         if query is None:
             query = ""
         if not isinstance(query, str):

@@ -5,10 +5,13 @@ The first split says whose fault it is::
 
     ElasticMemoryError
     ├── UsageError                  # your call or config is wrong: fix the call
+    │   └── RoutingError            # a federation has no tier for this scope or pool
     ├── StorageError                # the database failed (wraps sqlite3 errors)
     │   ├── CorruptDatabaseError    # the file is not a readable SQLite database
     │   ├── SchemaVersionError      # the file was written by a newer elastic-memory
-    │   └── EmbeddingMismatchError  # a vector or model that the database's pin refuses
+    │   ├── EmbeddingMismatchError  # a vector or model that the database's pin refuses
+    │   ├── TierWriteError          # one federation tier refused or missed a write
+    │   └── MemoryWriteError        # the agent's private tier could not keep a write
     └── EmbedderError               # the embedding model failed to load or to run
 
 ``UsageError`` also derives from :class:`ValueError`, so code that already guards
@@ -22,8 +25,11 @@ __all__ = [
     "ElasticMemoryError",
     "EmbedderError",
     "EmbeddingMismatchError",
+    "MemoryWriteError",
+    "RoutingError",
     "SchemaVersionError",
     "StorageError",
+    "TierWriteError",
     "UsageError",
 ]
 
@@ -54,3 +60,31 @@ class EmbeddingMismatchError(StorageError):
 
 class EmbedderError(ElasticMemoryError):
     """The embedding model could not be loaded or failed while embedding."""
+
+
+class RoutingError(UsageError):
+    """A federation write or read names a tier it does not have (an unknown pool, no global tier)."""
+
+
+class TierWriteError(StorageError):
+    """One federation tier failed a write.
+
+    ``tier`` names it (``"private"``, ``"shared:<pool>"``, ``"global"``), ``scope`` is its
+    scope and ``reason`` one of ``"timeout"``, ``"breaker_open"``, ``"backend_error"``,
+    ``"corruption"``. The backend's exception, if any, is the ``__cause__``. A timed-out
+    write may still land later; its id is fixed, so writing it again is idempotent.
+    """
+
+    def __init__(self, message: str, *, tier: str, scope: str, reason: str) -> None:
+        super().__init__(message)
+        self.tier = tier
+        self.scope = scope
+        self.reason = reason
+
+
+class MemoryWriteError(StorageError):
+    """The agent's private tier, the federation's durability anchor, failed a write: it was not kept.
+
+    Shared and global tiers degrade instead (see ``health()``). The
+    :class:`TierWriteError` is the ``__cause__``; retrying with the same ids is safe.
+    """

@@ -17,7 +17,7 @@ from typing import Any
 from .errors import UsageError
 from .types import KINDS, MemoryType, Scope, Source
 
-__all__ = ["METADATA_OPERATORS", "Filters"]
+__all__ = ["METADATA_OPERATORS", "Filters", "with_scope"]
 
 #: Operators accepted in ``filters={"metadata": {key: {op: value}}}``.
 METADATA_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
@@ -260,3 +260,25 @@ class Filters:
             or self.pinned is not None
             or self.metadata
         )
+
+
+def with_scope(filters: Any, scope: Any = None, pool: Any = None) -> Any:
+    """``filters`` with recall()'s ``scope`` and ``pool`` arguments folded in.
+
+    >>> with_scope({"type": "semantic"}, scope="shared", pool="team")
+    {'type': 'semantic', 'scope': 'shared', 'pool': 'team'}
+    """
+    if scope is None and pool is None:
+        return filters
+    if filters is not None and not isinstance(filters, Mapping):
+        return filters  # Filters.parse says what is wrong
+    merged = dict(filters or {})
+    for key, given in (("scope", scope), ("pool", pool)):
+        if given is None:
+            continue
+        value = getattr(given, "value", given)
+        if merged.get(key, value) != value:
+            msg = f"{key}={value!r} conflicts with filters[{key!r}]={merged[key]!r}; pass it once"
+            raise UsageError(msg)
+        merged[key] = value
+    return merged

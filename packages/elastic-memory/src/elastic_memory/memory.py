@@ -18,6 +18,12 @@ from ._core import EmbedderSpec, MemoryCore
 from ._validate import check_k as v_limit
 from .config import RecallConfig
 from .context import ContextPlan
+from .federation.assembly import PoolConfig, build_federation
+from .federation.federation import MemoryFederation
+from .federation.ops import FederatedOps
+from .federation.resilience import DegradedEvent
+from .federation.router import DecayProfile, MemoryWeights
+from .federation.sqlite_tier import SQLiteMemoryStore
 from .governor import MemoryProfile
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
@@ -41,8 +47,14 @@ __all__ = ["AsyncMemory", "Memory"]
 class _Facade:
     """What both facades share: the core and read-only properties."""
 
-    def __init__(self, core: MemoryCore) -> None:
+    def __init__(self, core: MemoryCore, ops: FederatedOps | None = None) -> None:
         self._core = core
+        self._ops: MemoryCore | FederatedOps = ops if ops is not None else core
+
+    @property
+    def federation(self) -> MemoryFederation | None:
+        """The federation underneath (from :meth:`for_agent`), or ``None`` for one store."""
+        return self._ops.federation if isinstance(self._ops, FederatedOps) else None
 
     @property
     def path(self) -> str:
@@ -60,6 +72,9 @@ class _Facade:
         return self._core.recall_config
 
     def __repr__(self) -> str:
+        if self.federation is not None:
+            tiers = [t.name for t in self.federation.tiers]
+            return f"{type(self).__name__}.for_agent({self.agent_id!r}, tiers={tiers})"
         return f"{type(self).__name__}({self.path!r}, agent_id={self.agent_id!r})"
 
 
@@ -123,9 +138,34 @@ class AsyncMemory(_Facade):
         )
         return cls(core)
 
+    @classmethod
+    async def for_agent(
+        cls,
+        agent_id: str,
+        *,
+        home: str | Path = "~/.elastic-memory",
+        pools: list[str | PoolConfig] | None = None,
+        embedder: EmbedderSpec = "auto",
+        weights: MemoryWeights | None = None,
+        decay: DecayProfile | None = None,
+        on_degraded: Callable[[DegradedEvent], None] | None = None,
+        **options: Any,
+    ) -> AsyncMemory:
+        """One agent's memory over a federation: its private file, shared pools and the global tier.
+
+        The private tier is ``<home>/agents/<agent_id>/memory.db``; each pool name is a file
+        under ``<home>/pools/``; the global tier (``<home>/global/memory.db``) exists when an
+        embedder is configured. Writes route by ``scope`` (private memories from importance
+        0.9 are also copied to global); recall merges every tier unless ``scope``/``pool``
+        narrow it; ``health()`` reports each tier. ``options`` are :meth:`open`'s.
+        See ``docs/federation.md``.
+        """
+        ops = await _runner.arun(_federated(agent_id, home, pools, embedder, weights, decay, on_degraded, options))
+        return cls(ops.core, ops)
+
     async def close(self) -> None:
         """Close the database (idempotent)."""
-        await _runner.arun(self._core.close())
+        await _runner.arun(self._ops.close())
 
     async def __aenter__(self) -> AsyncMemory:
         return self
@@ -163,7 +203,7 @@ class AsyncMemory(_Facade):
         ``ttl`` (seconds) or ``expires_at`` hide the memory once passed.
         """
         return await _runner.arun(
-            self._core.remember(
+            self._ops.remember(
                 content,
                 dedupe=dedupe,
                 id=id,
@@ -185,7 +225,7 @@ class AsyncMemory(_Facade):
 
     async def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
         """Store many memories (strings, or dicts of :meth:`remember`'s fields) in one transaction."""
-        return await _runner.arun(self._core.remember_many(items, dedupe=dedupe))
+        return await _runner.arun(self._ops.remember_many(items, dedupe=dedupe))
 
     async def recall(
         self,
@@ -195,6 +235,8 @@ class AsyncMemory(_Facade):
         mode: str = "hybrid",
         filters: dict[str, Any] | None = None,
         touch: bool | None = None,
+        scope: str | None = None,
+        pool: str | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that best match ``query``, best first.
 
@@ -204,58 +246,69 @@ class AsyncMemory(_Facade):
         tags_all, min_confidence, min_importance, since, until, pinned, metadata
         (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
         $in $nin $exists). ``touch`` records an access (default: the store's RecallConfig).
+        ``scope`` and ``pool`` are shorthands for those filters; on a federation they pick
+        the tiers asked (no scope: every tier, merged).
         """
-        return await _runner.arun(self._core.recall(query, k=k, mode=mode, filters=filters, touch=touch))
+        return await _runner.arun(
+            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)
+        )
 
     async def explain(
-        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+        self,
+        query: str = "",
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: dict[str, Any] | None = None,
+        scope: str | None = None,
+        pool: str | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how the result was made."""
-        return await _runner.arun(self._core.explain(query, k=k, mode=mode, filters=filters))
+        return await _runner.arun(self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool))
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The memory ``id`` (hidden ones too), or ``None``. Records no access."""
-        return await _runner.arun(self._core.get(id))
+        return await _runner.arun(self._ops.get(id))
 
     async def get_many(self, ids: Iterable[str]) -> list[MemoryRecord]:
         """The memories that exist among ``ids``, in the order given."""
-        return await _runner.arun(self._core.get_many(ids))
+        return await _runner.arun(self._ops.get_many(ids))
 
     async def update(self, id: str, **changes: Any) -> MemoryRecord:
         """Change fields of a live memory (content re-hashes and re-embeds); returns it."""
-        return await _runner.arun(self._core.update(id, **changes))
+        return await _runner.arun(self._ops.update(id, **changes))
 
     async def forget(self, ids: str | Iterable[str], *, hard: bool = False) -> int:
         """Soft-delete (hidden, recoverable with :meth:`restore`) or, with ``hard``, erase."""
-        return await _runner.arun(self._core.forget(ids, hard=hard))
+        return await _runner.arun(self._ops.forget(ids, hard=hard))
 
     async def restore(self, ids: str | Iterable[str]) -> int:
         """Bring soft-deleted memories back; returns how many."""
-        return await _runner.arun(self._core.restore(ids))
+        return await _runner.arun(self._ops.restore(ids))
 
     async def archive(self, ids: str | Iterable[str], *, archived: bool = True) -> int:
         """Hide memories from recall without deleting them (``archived=False`` unhides)."""
-        return await _runner.arun(self._core.archive(ids, archived=archived))
+        return await _runner.arun(self._ops.archive(ids, archived=archived))
 
     async def purge(self, older_than: float = 0.0) -> int:
         """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many."""
-        return await _runner.arun(self._core.purge(older_than))
+        return await _runner.arun(self._ops.purge(older_than))
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Archive or purge by an importance floor and/or an entry cap; pinned never touched."""
-        return await _runner.arun(self._core.prune(policy, **fields))
+        return await _runner.arun(self._ops.prune(policy, **fields))
 
     async def stats(self) -> dict[str, Any]:
         """Counts, vector index, embedding pin, driver and file size."""
-        return await _runner.arun(self._core.stats())
+        return await _runner.arun(self._ops.stats())
 
     async def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
         """Write every memory as JSON lines (lossless); returns the count."""
-        return await _runner.arun(self._core.export_jsonl(path, vectors=vectors))
+        return await _runner.arun(self._ops.export_jsonl(path, vectors=vectors))
 
     async def import_jsonl(self, path: str | Path) -> ImportReport:
         """Read an export back (ids, times and counters kept; upsert by id)."""
-        return await _runner.arun(self._core.import_jsonl(path))
+        return await _runner.arun(self._ops.import_jsonl(path))
 
     # ------------------------------------------------------------- memory loop
     @property
@@ -325,7 +378,7 @@ class AsyncMemory(_Facade):
 
     async def health(self) -> dict[str, Any]:
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
-        return await _runner.arun(self._core.loop.health())
+        return await _runner.arun(self._ops.health())
 
     async def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first."""
@@ -380,9 +433,37 @@ class Memory(_Facade):
         )
         return cls(core)
 
+    @classmethod
+    def for_agent(
+        cls,
+        agent_id: str,
+        *,
+        home: str | Path = "~/.elastic-memory",
+        pools: list[str | PoolConfig] | None = None,
+        embedder: EmbedderSpec = "auto",
+        weights: MemoryWeights | None = None,
+        decay: DecayProfile | None = None,
+        on_degraded: Callable[[DegradedEvent], None] | None = None,
+        **options: Any,
+    ) -> Memory:
+        """One agent's memory over a federation; see :meth:`AsyncMemory.for_agent`.
+
+        >>> import tempfile
+        >>> from elastic_memory.testing import FakeEmbedder
+        >>> with tempfile.TemporaryDirectory() as home:
+        ...     with Memory.for_agent("ana", home=home, pools=["team"], embedder=FakeEmbedder()) as mem:
+        ...         _ = mem.remember("Standup moved to 10:00.", scope="shared", pool="team")
+        ...         [(h.content, h.tier) for h in mem.recall("standup")]
+        [('Standup moved to 10:00.', 'shared:team')]
+        """
+        ops = _runner.run(
+            _federated(agent_id, home, pools, embedder, weights, decay, on_degraded, options), "for_agent"
+        )
+        return cls(ops.core, ops)
+
     def close(self) -> None:
         """Close the database (idempotent)."""
-        _runner.run(self._core.close(), "close")
+        _runner.run(self._ops.close(), "close")
 
     def __enter__(self) -> Memory:
         return self
@@ -414,7 +495,7 @@ class Memory(_Facade):
     ) -> MemoryId:
         """Store one memory and return its id; see :meth:`AsyncMemory.remember`."""
         return _runner.run(
-            self._core.remember(
+            self._ops.remember(
                 content,
                 dedupe=dedupe,
                 id=id,
@@ -437,7 +518,7 @@ class Memory(_Facade):
 
     def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
-        return _runner.run(self._core.remember_many(items, dedupe=dedupe), "remember_many")
+        return _runner.run(self._ops.remember_many(items, dedupe=dedupe), "remember_many")
 
     def recall(
         self,
@@ -447,59 +528,70 @@ class Memory(_Facade):
         mode: str = "hybrid",
         filters: dict[str, Any] | None = None,
         touch: bool | None = None,
+        scope: str | None = None,
+        pool: str | None = None,
     ) -> list[Hit]:
         """The ``k`` best memories for ``query``; see :meth:`AsyncMemory.recall`."""
-        return _runner.run(self._core.recall(query, k=k, mode=mode, filters=filters, touch=touch), "recall")
+        return _runner.run(
+            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool), "recall"
+        )
 
     def explain(
-        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+        self,
+        query: str = "",
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: dict[str, Any] | None = None,
+        scope: str | None = None,
+        pool: str | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how; see :meth:`AsyncMemory.explain`."""
-        return _runner.run(self._core.explain(query, k=k, mode=mode, filters=filters), "explain")
+        return _runner.run(self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool), "explain")
 
     def get(self, id: str) -> MemoryRecord | None:
         """The memory ``id`` or ``None``; see :meth:`AsyncMemory.get`."""
-        return _runner.run(self._core.get(id), "get")
+        return _runner.run(self._ops.get(id), "get")
 
     def get_many(self, ids: Iterable[str]) -> list[MemoryRecord]:
         """The memories that exist among ``ids``; see :meth:`AsyncMemory.get_many`."""
-        return _runner.run(self._core.get_many(ids), "get_many")
+        return _runner.run(self._ops.get_many(ids), "get_many")
 
     def update(self, id: str, **changes: Any) -> MemoryRecord:
         """Change fields of a memory; see :meth:`AsyncMemory.update`."""
-        return _runner.run(self._core.update(id, **changes), "update")
+        return _runner.run(self._ops.update(id, **changes), "update")
 
     def forget(self, ids: str | Iterable[str], *, hard: bool = False) -> int:
         """Soft- or hard-delete; see :meth:`AsyncMemory.forget`."""
-        return _runner.run(self._core.forget(ids, hard=hard), "forget")
+        return _runner.run(self._ops.forget(ids, hard=hard), "forget")
 
     def restore(self, ids: str | Iterable[str]) -> int:
         """Undo a soft delete; see :meth:`AsyncMemory.restore`."""
-        return _runner.run(self._core.restore(ids), "restore")
+        return _runner.run(self._ops.restore(ids), "restore")
 
     def archive(self, ids: str | Iterable[str], *, archived: bool = True) -> int:
         """Hide or unhide memories; see :meth:`AsyncMemory.archive`."""
-        return _runner.run(self._core.archive(ids, archived=archived), "archive")
+        return _runner.run(self._ops.archive(ids, archived=archived), "archive")
 
     def purge(self, older_than: float = 0.0) -> int:
         """Erase old soft-deleted memories; see :meth:`AsyncMemory.purge`."""
-        return _runner.run(self._core.purge(older_than), "purge")
+        return _runner.run(self._ops.purge(older_than), "purge")
 
     def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Archive or purge low-value memories; see :meth:`AsyncMemory.prune`."""
-        return _runner.run(self._core.prune(policy, **fields), "prune")
+        return _runner.run(self._ops.prune(policy, **fields), "prune")
 
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
-        return _runner.run(self._core.stats(), "stats")
+        return _runner.run(self._ops.stats(), "stats")
 
     def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
         """Write every memory as JSON lines; see :meth:`AsyncMemory.export_jsonl`."""
-        return _runner.run(self._core.export_jsonl(path, vectors=vectors), "export_jsonl")
+        return _runner.run(self._ops.export_jsonl(path, vectors=vectors), "export_jsonl")
 
     def import_jsonl(self, path: str | Path) -> ImportReport:
         """Read an export back; see :meth:`AsyncMemory.import_jsonl`."""
-        return _runner.run(self._core.import_jsonl(path), "import_jsonl")
+        return _runner.run(self._ops.import_jsonl(path), "import_jsonl")
 
     # ------------------------------------------------------------- memory loop
     @property
@@ -555,8 +647,33 @@ class Memory(_Facade):
 
     def health(self) -> dict[str, Any]:
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
-        return _runner.run(self._core.loop.health(), "health")
+        return _runner.run(self._ops.health(), "health")
 
     def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first."""
         return _runner.run(self._core.loop.store.quarantine(self._core.agent_id, v_limit(limit)), "quarantine")
+
+
+async def _federated(
+    agent_id: str,
+    home: str | Path,
+    pools: list[str | PoolConfig] | None,
+    embedder: EmbedderSpec,
+    weights: MemoryWeights | None,
+    decay: DecayProfile | None,
+    on_degraded: Callable[[DegradedEvent], None] | None,
+    options: dict[str, Any],
+) -> FederatedOps:
+    federation = await build_federation(
+        agent_id,
+        home=home,
+        pools=pools,
+        embedder=embedder,
+        weights=weights,
+        decay=decay,
+        on_degraded=on_degraded,
+        **options,
+    )
+    private = federation.router.tier("private").store.inner
+    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a file
+    return FederatedOps(federation, private.core)

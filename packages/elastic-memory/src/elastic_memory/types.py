@@ -139,6 +139,8 @@ class Hit:
     ``score`` is higher-is-better and comparable within one recall only.
     ``keyword_score`` (BM25, higher is better) and ``vector_score`` (cosine similarity)
     are the raw scores of each leg, ``None`` where that leg did not find the memory.
+    ``tier`` says which federation tier served it (``"private"``, ``"shared:<pool>"``,
+    ``"global"``, or a store's name); ``None`` from a single store.
     """
 
     id: str
@@ -159,6 +161,8 @@ class Hit:
     keyword_score: float | None = None
     vector_score: float | None = None
     kind: str = "note"
+    accessed_at: float | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)

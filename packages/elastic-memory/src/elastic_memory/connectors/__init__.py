@@ -1,5 +1,7 @@
 """Read-only memory sources outside a store: a folder of Markdown notes and its wikilinks.
 
+:class:`FolderStore` (``folder.as_store()``) serves a folder through the async store protocol.
+
 >>> import pathlib, tempfile
 >>> from elastic_memory.connectors import MarkdownFolder, WikilinkEdgeExtractor
 >>> with tempfile.TemporaryDirectory() as vault:
@@ -16,12 +18,14 @@
 """
 
 from .markdown import NAMESPACE, MarkdownFolder, Note, ReadOnlyError, ScanReport, note_id
+from .store import FolderStore
 from .wikilinks import EdgeIndexReport, EdgeSink, Link, WikilinkEdgeExtractor, parse_links
 
 __all__ = [
     "NAMESPACE",
     "EdgeIndexReport",
     "EdgeSink",
+    "FolderStore",
     "Link",
     "MarkdownFolder",
     "Note",

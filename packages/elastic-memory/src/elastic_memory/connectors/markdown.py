@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._core import RecallWarning
 from .._validate import check_k, check_mode, check_scope, clean_query
@@ -37,6 +37,9 @@ from ..types import Hit, RecallMode, Scope, Source
 from . import _rank
 from ._note import NAMESPACE, Note, Parsed, ScanReport, note_id, parse_note
 from ._walk import FileRef, Tally, read_note, walk
+
+if TYPE_CHECKING:
+    from .store import FolderStore
 
 __all__ = ["NAMESPACE", "MarkdownFolder", "Note", "ReadOnlyError", "ScanReport", "note_id"]
 
@@ -110,6 +113,16 @@ class MarkdownFolder:
         return self._agent_id
 
     @property
+    def scope(self) -> Scope:
+        """The scope the folder's hits carry."""
+        return self._scope
+
+    @property
+    def pool(self) -> str | None:
+        """The pool the folder's hits carry (``None`` unless the scope is shared)."""
+        return self._pool
+
+    @property
     def extensions(self) -> tuple[str, ...]:
         """The file extensions read as notes (lowercase)."""
         return self._extensions
@@ -144,13 +157,7 @@ class MarkdownFolder:
             raise UsageError(msg)
         check_k(k)
         wanted = _rank.NoteFilter.parse(filters)
-        if check_mode(mode) is not RecallMode.KEYWORD and not self._warned:
-            self._warned = True
-            msg = (
-                f"the Markdown folder {str(self._root)!r} serves keyword search only; {mode} search ran as keyword. "
-                "Ingest it into a store with `elastic-memory ingest` for semantic recall"
-            )
-            warnings.warn(msg, RecallWarning, stacklevel=2)
+        self._keyword_only(mode, stacklevel=2)
         entries = [e for e in self._scan() if e.note is not None]
         words = list(dict.fromkeys(_rank.tokens(clean_query(query))))
         weights = _rank.idf(words, ((e.body or Counter(), e.title or Counter()) for e in entries))
@@ -164,6 +171,15 @@ class MarkdownFolder:
                 scored.append((score, n))
         scored.sort(key=lambda s: (not s[1].pinned, -s[0], -s[1].importance, -s[1].mtime_ns, s[1].rel_path))
         return [self._hit(n, score, bool(words)) for score, n in scored[:k]]
+
+    def as_store(self, name: str | None = None) -> FolderStore:
+        """This folder as an async :class:`~elastic_memory.federation.protocol.MemoryStore` (read-only).
+
+        ``name`` defaults to ``"folder:<root name>"``; see :class:`~elastic_memory.connectors.FolderStore`.
+        """
+        from .store import FolderStore  # noqa: PLC0415 - store imports this module first
+
+        return FolderStore(self, name=name)
 
     def write(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Refuse: a Markdown folder is a source of truth, not a sink.
@@ -189,6 +205,20 @@ class MarkdownFolder:
         if not os.access(root, os.R_OK | os.X_OK):
             return {"ok": False, "root": root, "reason": "the folder is not readable by this process"}
         return {"ok": True, "root": root, "reason": None}
+
+    def _keyword_only(self, mode: Any, *, stacklevel: int) -> None:
+        """Validate ``mode``; the first non-keyword one warns that it runs as keyword.
+
+        ``stacklevel`` counts from the caller of this method (as :func:`warnings.warn` does),
+        so :class:`~elastic_memory.connectors.FolderStore` can point the warning at its caller.
+        """
+        if check_mode(mode) is not RecallMode.KEYWORD and not self._warned:
+            self._warned = True
+            msg = (
+                f"the Markdown folder {str(self._root)!r} serves keyword search only; {mode} search ran as keyword. "
+                "Ingest it into a store with `elastic-memory ingest` for semantic recall"
+            )
+            warnings.warn(msg, RecallWarning, stacklevel=stacklevel + 1)
 
     # ---------------------------------------------------------------------- scanning
     def _scan(self) -> list[Parsed]:

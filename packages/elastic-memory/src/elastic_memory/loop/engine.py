@@ -407,6 +407,8 @@ class MemoryLoop:
             return []
         embedder = await self.core.embedder(quiet=True) if self._may_embed() else None
         mode = "hybrid" if embedder is not None else "keyword"
+        if self.core.recall_hook is not None:  # a federation: every tier, the plan keeps its own private hits
+            return await self.core.recall_hook(query, k, mode)
         hits: list[Hit] = await self.core.recall(query, k=k, mode=mode, filters=filters, touch=False)
         return hits
 
@@ -446,7 +448,11 @@ class MemoryLoop:
         # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
         filters = None if await self.store.sole_agent(self.agent_id) else {"agent_id": self.agent_id}
         while True:
-            hits = [h for h in await self._recall(query, k, filters) if h.agent_id == self.agent_id]
+            hits = [
+                h
+                for h in await self._recall(query, k, filters)
+                if h.agent_id == self.agent_id or h.tier not in (None, "private")
+            ]
             window = sum(1 for h in hits if h.session_id == session and _turn_of(h) > in_window_after)
             if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
                 return hits

@@ -77,6 +77,7 @@ def hit_from_record(
         keyword_score=keyword_score,
         vector_score=vector_score,
         kind=record.kind,
+        accessed_at=record.accessed_at,
     )
 
 

@@ -745,6 +745,11 @@ class SQLiteStore:
             self._vectors.invalidate()
             await self._load_pin()
 
+    async def check(self) -> None:
+        """Read the store's state and one row: raises :class:`StorageError` when the file cannot serve."""
+        await self._read("SELECT count(*) FROM (SELECT 1 FROM memories LIMIT 1)", ())
+        await self.refresh()
+
     async def refresh(self) -> None:
         """Pick up what other connections committed (the pin, and a stale RAM index)."""
         self._check_open()

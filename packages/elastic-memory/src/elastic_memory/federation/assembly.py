@@ -1,0 +1,188 @@
+"""build_federation: one agent's tiers under a home folder, assembled and opened.
+
+Layout::
+
+    <home>/config.json, <home>/resilience.json      optional (see federation.config)
+    <home>/agents/<agent_id>/memory.db             private tier (always)
+    <home>/agents/<agent_id>/quarantine/           corrupt private files moved aside
+    <home>/pools/<pool>/memory.db                  one file per shared pool
+    <home>/global/memory.db                        global tier (only with an embedder)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._core import EmbedderSpec, MemoryCore, _candidates
+from ..errors import CorruptDatabaseError, StorageError, UsageError
+from ..loop import LoopConfig
+from ..types import Hit, MemoryId, MemoryRecord
+from .config import MemorySettings, load_budgets, load_settings
+from .federation import MemoryFederation
+from .protocol import Entry, MemoryStore, TierHealth
+from .resilience import DegradedEvent
+from .router import DecayProfile, MemoryRouter, MemoryWeights
+from .sqlite_tier import SQLiteMemoryStore
+
+__all__ = ["PoolConfig", "build_federation", "check_name"]
+
+log = logging.getLogger("elastic_memory.federation")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_name(value: Any, what: str) -> str:
+    """``value`` if it can name a folder (letters, digits, ``.``, ``_``, ``-``; no leading dot)."""
+    if not isinstance(value, str) or not _NAME.match(value) or value in (".", ".."):
+        msg = (
+            f"{what} must be 1-128 letters, digits, '.', '_' or '-' (not starting with a dot or dash) "
+            f"to name its folder, got {value!r}"
+        )
+        raise UsageError(msg)
+    return value
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """A shared pool backed by a store you opened (a Markdown folder, another database)."""
+
+    name: str
+    store: MemoryStore
+
+
+class _Unavailable:
+    """A tier whose store could not be opened: every call raises the open error (the breaker takes it)."""
+
+    def __init__(self, name: str, error: StorageError) -> None:
+        self.name = name
+        self.error = error
+
+    async def search(self, query: str = "", **_: Any) -> list[Hit]:
+        raise self.error
+
+    async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
+        raise self.error
+
+    async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        raise self.error
+
+    async def delete(self, ids: Sequence[str], *, hard: bool = False) -> int:
+        raise self.error
+
+    async def health_check(self) -> TierHealth:
+        return TierHealth(self.name, False, f"could not be opened: {self.error}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _quarantine(path: Path, clock: Callable[[], float]) -> Path:
+    """Move a corrupt database (and its -wal/-shm) aside; nothing is deleted. Returns the new path."""
+    folder = path.parent / "quarantine"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(clock()))
+    target = folder / f"{path.name}.{stamp}.corrupt"
+    n = 1
+    while target.exists():
+        target = folder / f"{path.name}.{stamp}-{n}.corrupt"
+        n += 1
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(f"{path}{suffix}")
+        if part.exists():
+            os.replace(part, Path(f"{target}{suffix}"))
+    return target
+
+
+async def _open_private(
+    path: Path, options: dict[str, Any], clock: Callable[[], float]
+) -> tuple[MemoryCore, Path | None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return await MemoryCore.open(path, **options), None
+    except CorruptDatabaseError as e:
+        moved = _quarantine(path, clock)
+        log.warning("the private memory %s is corrupt (%s); moved to %s and started fresh", path, e, moved)
+        return await MemoryCore.open(path, **options), moved
+
+
+async def _open_shared(name: str, path: Path, options: dict[str, Any]) -> MemoryStore:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return SQLiteMemoryStore(await MemoryCore.open(path, **options), name=name)
+    except StorageError as e:  # shared by other agents: never moved aside from here
+        log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, path, e)
+        return _Unavailable(name, e)
+
+
+async def build_federation(
+    agent_id: str,
+    *,
+    home: str | os.PathLike[str] = "~/.elastic-memory",
+    embedder: EmbedderSpec = "auto",
+    pools: Sequence[str | PoolConfig] | None = None,
+    weights: MemoryWeights | None = None,
+    decay: DecayProfile | None = None,
+    on_degraded: Callable[[DegradedEvent], None] | None = None,
+    clock: Callable[[], float] = time.time,
+    loop: LoopConfig | None = None,
+    **options: Any,
+) -> MemoryFederation:
+    """Open one agent's tiers under ``home`` and return their federation.
+
+    The private tier is opened at once (migrations run; a corrupt file is moved to
+    ``quarantine/`` beside it and a fresh one created). Pools are the config file's plus
+    ``pools`` (names get a SQLite file under ``pools/``; a :class:`PoolConfig` brings its
+    own store). The global tier exists only with an embedder and when the config does not
+    say ``"global": "none"``. ``options`` go to every file's :meth:`AsyncMemory.open`.
+
+    Raises:
+        UsageError: A bad argument or config file (the message names the field), or memory
+            is disabled in the config (``"enabled": false``).
+    """
+    agent = check_name(agent_id, "agent_id")
+    root = Path(os.path.expanduser(os.fspath(home)))
+    settings: MemorySettings = load_settings(root)
+    if not settings.enabled:
+        msg = f'memory is disabled in {root / "config.json"} ("enabled": false); enable it or open no memory'
+        raise UsageError(msg)
+    budgets = load_budgets(root)
+    given = list(pools or [])
+    for p in given:
+        if not isinstance(p, str | PoolConfig):
+            msg = f"pools takes pool names or PoolConfig(name, store), got {p!r}"
+            raise UsageError(msg)
+    candidates = _candidates(embedder)  # one embedder instance shared by every tier
+    shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
+    loop_config = loop or LoopConfig(extraction=settings.extraction)
+    core, moved = await _open_private(
+        root / "agents" / agent / "memory.db", {**shared_options, "loop": loop_config}, clock
+    )
+    private = SQLiteMemoryStore(core, name="private")
+    private.quarantined_file = moved
+    router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
+    names = [*settings.pools, *(p for p in given if isinstance(p, str))]
+    stores: dict[str, MemoryStore] = {}
+    try:
+        for name in dict.fromkeys(names):
+            check_name(name, "a pool name")
+            stores[name] = await _open_shared(f"shared:{name}", root / "pools" / name / "memory.db", shared_options)
+        for p in given:
+            if isinstance(p, PoolConfig):
+                stores[MemoryRouter.check_pool_name(p.name)] = p.store
+        for name, store in stores.items():
+            router.add_pool(name, store)
+        if candidates and settings.global_ != "none":
+            router.set_global(await _open_shared("global", root / "global" / "memory.db", shared_options))
+    except BaseException:
+        for store in stores.values():
+            await store.aclose()
+        await core.close()
+        raise
+    vector_weight = core.recall_config.effective_vector_weight
+    return MemoryFederation(router, budgets=budgets, on_degraded=on_degraded, vector_weight=vector_weight)

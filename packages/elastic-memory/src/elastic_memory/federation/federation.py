@@ -1,0 +1,379 @@
+"""MemoryFederation: many tiers presented as one store (the same protocol). It does the I/O; the router decides.
+
+Writes fan out (not transactional across tiers): a failed private write raises
+:class:`~elastic_memory.MemoryWriteError`; a failed shared or global write degrades (its id
+comes back with status ``"degraded"``) and a degraded global tier pauses promotion. Reads
+fan out concurrently, a failed tier is dropped (partial memory beats none), and the router
+merges what came back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from ..errors import MemoryWriteError, TierWriteError, UsageError
+from ..filters import Filters
+from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
+from .protocol import Entry, MemoryStore, PrunableStore, TierHealth
+from .resilience import DegradedEvent, ResilientTier, TierBudget
+from .router import MemoryRouter, TierRef
+
+__all__ = ["MemoryFederation"]
+
+log = logging.getLogger("elastic_memory.federation")
+
+#: How many degraded events :attr:`MemoryFederation.events` keeps.
+_EVENTS = 200
+
+
+def _read_only(store: Any) -> bool:
+    inner = getattr(store, "inner", store)
+    return bool(getattr(inner, "read_only", False))
+
+
+class MemoryFederation:
+    """Private, shared and global tiers as one :class:`~elastic_memory.federation.MemoryStore`.
+
+    Every tier is wrapped in a :class:`ResilientTier` with its budget from ``budgets``
+    (tier name -> :class:`TierBudget`; ``"shared:*"`` is the default for pools).
+    ``on_degraded`` observes every :class:`DegradedEvent`; the last ones are in
+    :attr:`events`. ``vector_weight`` is the hybrid weight used when merged hits are fused again.
+    """
+
+    name = "federation"
+
+    def __init__(
+        self,
+        router: MemoryRouter[Any],
+        *,
+        budgets: Mapping[str, TierBudget] | None = None,
+        on_degraded: Callable[[DegradedEvent], None] | None = None,
+        vector_weight: float = 0.5,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not isinstance(router, MemoryRouter):
+            msg = f"router must be a MemoryRouter, got {type(router).__name__}"
+            raise UsageError(msg)
+        self.router: MemoryRouter[ResilientTier] = router  # every store is wrapped just below
+        self._budgets = dict(budgets or {})
+        self._observer = on_degraded
+        self._monotonic = monotonic
+        self.vector_weight = vector_weight
+        self.events: collections.deque[DegradedEvent] = collections.deque(maxlen=_EVENTS)
+        self._closed = False
+        for ref in router.tiers:
+            router.replace_store(ref.name, self._wrap(ref.name, ref.scope, ref.store))
+
+    # ----------------------------------------------------------------- registry
+    def _budget(self, tier: str) -> TierBudget:
+        if tier in self._budgets:
+            return self._budgets[tier]
+        if tier.startswith("shared:") and "shared:*" in self._budgets:
+            return self._budgets["shared:*"]
+        return TierBudget()
+
+    def _wrap(self, tier: str, scope: Scope, store: Any) -> ResilientTier:
+        if isinstance(store, ResilientTier):
+            return store
+        if not isinstance(store, MemoryStore):
+            msg = f"the {tier} tier's store {store!r} does not implement the store protocol (see MemoryStore)"
+            raise UsageError(msg)
+        return ResilientTier(
+            store, tier=tier, scope=scope, budget=self._budget(tier), on_degraded=self._record, clock=self._monotonic
+        )
+
+    def _record(self, event: DegradedEvent) -> None:
+        self.events.append(event)
+        if self._observer is not None:
+            try:
+                self._observer(event)
+            except Exception:
+                log.exception("on_degraded observer failed")
+
+    def add_pool(self, name: str, store: MemoryStore, *, budget: TierBudget | None = None) -> None:
+        """Register (or replace) the shared pool ``name``."""
+        tier = f"shared:{MemoryRouter.check_pool_name(name)}"
+        if budget is not None:
+            self._budgets[tier] = budget
+        self.router.add_pool(name, self._wrap(tier, Scope.SHARED, store))
+
+    def remove_pool(self, name: str) -> MemoryStore | None:
+        """Unregister the pool ``name`` and return its store (not closed); ``None`` if unknown."""
+        wrapped = self.router.remove_pool(name)
+        return None if wrapped is None else wrapped.inner
+
+    @property
+    def tiers(self) -> list[TierRef[ResilientTier]]:
+        """The tiers in read order."""
+        return self.router.tiers
+
+    def _degrade(self, ref: TierRef[ResilientTier], op: str, error: TierWriteError) -> None:
+        cause = error.__cause__
+        detail = None if cause is None else f"{type(cause).__name__}: {cause}"
+        log.warning("memory tier %s degraded (%s %s): %s", ref.name, op, error.reason, detail or "")
+        self._record(DegradedEvent(ref.name, ref.scope, op, error.reason, detail))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = "this federation is closed; build a new one"
+            raise UsageError(msg)
+
+    # ------------------------------------------------------------------- writes
+    async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
+        """Write each entry to the tiers the router picks; ids in input order.
+
+        Direct legs (one transaction per tier) run concurrently; promotion copies follow,
+        written with the id the private tier settled on (a duplicate keeps one id).
+
+        Raises:
+            RoutingError: An entry names a pool or scope without a tier (nothing is written).
+            MemoryWriteError: The private tier failed; nothing of this call was promoted.
+        """
+        self._check_open()
+        entries = list(entries)
+        if any(not isinstance(e, Entry) for e in entries):
+            msg = "write() takes Entry values; build them with Entry.create(content, ...)"
+            raise UsageError(msg)
+        legs: dict[str, tuple[TierRef[ResilientTier], list[int]]] = {}
+        promote: list[int] = []
+        for i, entry in enumerate(entries):
+            routes = self.router.route_write(entry)  # every entry is routed before anything is written
+            ref = routes[0][0]
+            legs.setdefault(ref.name, (ref, []))[1].append(i)
+            if len(routes) > 1:
+                promote.append(i)
+        out: list[MemoryId | None] = [None] * len(entries)
+        names = list(legs)
+        results = await asyncio.gather(
+            *(legs[n][0].store.write([entries[i] for i in legs[n][1]]) for n in names), return_exceptions=True
+        )
+        private_error: TierWriteError | None = None
+        for name, result in zip(names, results, strict=True):
+            ref, indices = legs[name]
+            if isinstance(result, TierWriteError):
+                if ref.scope is Scope.PRIVATE:
+                    private_error = result
+                else:
+                    self._degrade(ref, "write", result)
+                for i in indices:
+                    out[i] = MemoryId(entries[i].id, "degraded")
+            elif isinstance(result, BaseException):
+                raise result  # a caller error (UsageError) or a bug: not a tier failure
+            else:
+                for i, mid in zip(indices, result, strict=True):
+                    out[i] = mid
+        if private_error is not None:
+            msg = f"the private tier could not keep this write: {private_error}"
+            raise MemoryWriteError(msg) from private_error
+        await self._promote([entries[i].rescoped(Scope.GLOBAL) for i in promote], [out[i] for i in promote])
+        return [mid if mid is not None else MemoryId("", "degraded") for mid in out]
+
+    async def _promote(self, copies: list[Entry], ids: Sequence[MemoryId | None]) -> None:
+        if not copies or not self.router.has_global:
+            return
+        ref = self.router.tier("global")
+        final = [
+            Entry(**{**copy.__dict__, "id": str(mid), "dedupe": False}) if mid else copy
+            for copy, mid in zip(copies, ids, strict=True)
+        ]
+        try:
+            await ref.store.write(final)
+        except TierWriteError as e:
+            self._degrade(ref, "promote", e)
+
+    async def _each(
+        self, refs: Sequence[TierRef[ResilientTier]], call: Callable[[TierRef[ResilientTier]], Awaitable[Any]]
+    ) -> list[Any]:
+        return await asyncio.gather(*(call(ref) for ref in refs), return_exceptions=True)
+
+    def _writable(self) -> list[TierRef[ResilientTier]]:
+        return [ref for ref in self.router.tiers if not _read_only(ref.store)]
+
+    async def _holders(self, ids: Sequence[str]) -> dict[str, tuple[TierRef[ResilientTier], list[MemoryRecord]]]:
+        refs = self._writable()
+        found = await self._each(refs, lambda ref: ref.store.get(ids))
+        return {
+            ref.name: (ref, records)
+            for ref, records in zip(refs, found, strict=True)
+            if isinstance(records, list) and records
+        }
+
+    async def mutate(self, ids: Sequence[str], what: str, make: Callable[[Any, list[str]], Awaitable[int]]) -> int:
+        """Apply one mutation to every writable tier holding any of ``ids``; how many distinct ids changed.
+
+        ``make(inner_store, ids_it_holds)`` runs under that tier's write budget. Every tier is
+        tried; then a private failure raises :class:`MemoryWriteError` and another tier's
+        failure raises its :class:`TierWriteError` (retrying is idempotent).
+        """
+        self._check_open()
+        holders = await self._holders(ids)
+        names = list(holders)
+
+        async def one(name: str) -> int:
+            ref, records = holders[name]
+            held = [r.id for r in records]
+            return await ref.store.call_write(lambda: make(ref.store.inner, held), what, len(held))
+
+        results = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
+        changed: set[str] = set()
+        failure: BaseException | None = None
+        for name, result in zip(names, results, strict=True):
+            ref, records = holders[name]
+            if isinstance(result, BaseException):
+                if isinstance(result, TierWriteError) and ref.scope is Scope.PRIVATE:
+                    msg = f"the private tier could not {what}: {result}"
+                    failure = MemoryWriteError(msg)
+                    failure.__cause__ = result
+                elif failure is None:
+                    failure = result
+            elif result:
+                changed.update(r.id for r in records)
+        if failure is not None:
+            raise failure
+        return len(changed)
+
+    async def delete(self, ids: Sequence[str], *, hard: bool = False) -> int:
+        """Soft-delete (or erase) ``ids`` in every writable tier that holds them, promoted copies included."""
+        return await self.mutate(ids, "delete", lambda store, held: store.delete(held, hard=hard))
+
+    # -------------------------------------------------------------------- reads
+    def _read_scope(
+        self, filters: Mapping[str, Any] | None, scope: Any, pool: Any
+    ) -> tuple[list[TierRef[ResilientTier]], dict[str, Any] | None]:
+        parsed = Filters.parse(dict(filters) if filters is not None else None)
+        scopes: Any = scope if scope is not None else (parsed.scopes or None)
+        pools: Any = pool if pool is not None else (parsed.pools or None)
+        merged = None if filters is None else dict(filters)
+        for key, value in (("scope", scope), ("pool", pool)):
+            if value is not None:
+                merged = {**(merged or {}), key: getattr(value, "value", value)}
+        return self.router.route_read(scopes, pools), merged
+
+    async def search_tiers(
+        self,
+        query: str = "",
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: Mapping[str, Any] | None = None,
+        scope: str | None = None,
+        pool: str | None = None,
+    ) -> tuple[list[Hit], dict[str, Any]]:
+        """Merged hits and how they were made: per-tier counts, timings and degraded tiers."""
+        self._check_open()
+        refs, merged = self._read_scope(filters, scope, pool)
+        want = min(1000, max(k, 2 * k))
+        started = time.perf_counter()
+
+        async def ask(ref: TierRef[ResilientTier]) -> tuple[list[Hit], float, int]:
+            t0 = time.perf_counter()
+            before = ref.store.degraded_reads
+            hits = await ref.store.search(query, k=want, mode=mode, filters=merged)
+            return hits, (time.perf_counter() - t0) * 1000, ref.store.degraded_reads - before
+
+        answers = await asyncio.gather(*(ask(ref) for ref in refs))
+        candidates = [(ref, hit) for ref, (hits, _, _) in zip(refs, answers, strict=True) for hit in hits]
+        ranked = self.router.rank(candidates, query=query, k=k, mode=mode, vector_weight=self.vector_weight)
+        details = {
+            "tiers": {
+                ref.name: {"hits": len(hits), "ms": round(ms, 3), "degraded": bool(failed)}
+                for ref, (hits, ms, failed) in zip(refs, answers, strict=True)
+            },
+            "degraded": [ref.name for ref, (_, _, failed) in zip(refs, answers, strict=True) if failed],
+            "merge_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        return ranked, details
+
+    async def search(
+        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        """The ``k`` best hits over the tiers the filters' scope and pool route to.
+
+        Raises:
+            RoutingError: ``filters["pool"]`` names a pool this federation does not have.
+        """
+        return (await self.search_tiers(query, k=k, mode=mode, filters=filters))[0]
+
+    async def stream_search(
+        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[Hit]:
+        """The same hits as :meth:`search`, best first, one at a time (stop whenever a budget is full).
+
+        Ranking needs every tier's candidates, so the fan-out happens before the first hit.
+        """
+        for hit in await self.search(query, k=k, mode=mode, filters=filters):
+            yield hit
+
+    async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records among ``ids`` in the order given, each from the most local tier holding it."""
+        self._check_open()
+        wanted = list(dict.fromkeys(ids))
+        refs = self.router.tiers
+        found = await asyncio.gather(*(ref.store.get(wanted) for ref in refs))
+        best: dict[str, MemoryRecord] = {}
+        for records in found:  # tiers come in read order: the first copy is the most local
+            for record in records:
+                best.setdefault(record.id, record)
+        return [best[i] for i in wanted if i in best]
+
+    # ------------------------------------------------------------- maintenance
+    async def health_check(self) -> TierHealth:
+        """Every tier's health; usable while at least one tier is. Never raises."""
+        refs = self.router.tiers
+        healths = await asyncio.gather(*(ref.store.health_check() for ref in refs))
+        down = [h.name for h in healths if not h.ok]
+        ok = len(down) < len(healths)
+        reason = None if not down else f"degraded tiers: {', '.join(down)}"
+        detail = {
+            "tiers": {h.name: {"ok": h.ok, "reason": h.reason, **dict(h.detail)} for h in healths},
+            "promotion": "paused" if "global" in down else ("on" if self.router.has_global else "off"),
+            "recent_degraded": [e.__dict__ for e in list(self.events)[-10:]],
+        }
+        return TierHealth(self.name, ok, reason, detail)
+
+    async def prune(self, policy: PrunePolicy) -> PruneReport:
+        """Prune every tier that can (read-only ones are skipped), past the resilience wrappers.
+
+        Failures propagate: a destructive operation that half-failed must be seen. The report
+        merges the tiers' (ids once each, counts summed).
+        """
+        self._check_open()
+        reports: list[PruneReport] = []
+        for ref in self.router.tiers:
+            inner = ref.store.inner
+            if isinstance(inner, PrunableStore) and not _read_only(inner):
+                reports.append(await inner.prune(policy))
+        ids = tuple(dict.fromkeys(i for r in reports for i in r.ids))
+        return PruneReport(
+            policy.action,
+            ids,
+            sum(r.below_importance for r in reports),
+            sum(r.over_cap for r in reports),
+            policy.dry_run,
+        )
+
+    async def aclose(self) -> None:
+        """Close each tier's store once (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        seen: set[int] = set()
+        for ref in self.router.tiers:
+            inner = ref.store.inner
+            if id(inner) in seen:
+                continue
+            seen.add(id(inner))
+            try:
+                await inner.aclose()
+            except Exception:
+                log.exception("closing the %s tier failed", ref.name)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` ran."""
+        return self._closed

@@ -1,0 +1,230 @@
+"""FederatedOps: what :class:`~elastic_memory.Memory` calls when it sits on a federation.
+
+The memory loop (facts, lessons, turns, the graph, plans) lives in the agent's private
+file; memories are written and recalled through the federation, and the loop's relevance
+recall reads every tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .. import _validate as v
+from .._core import MemoryCore
+from ..errors import UsageError
+from ..filters import with_scope
+from ..types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
+from .federation import MemoryFederation
+from .protocol import Entry
+from .sqlite_tier import SQLiteMemoryStore
+
+__all__ = ["FederatedOps"]
+
+
+class FederatedOps:
+    """The facade's operations over ``federation``; ``core`` is the private tier's."""
+
+    def __init__(self, federation: MemoryFederation, core: MemoryCore) -> None:
+        self.federation = federation
+        self.core = core
+        core.recall_hook = self._plan_recall
+
+    @property
+    def agent_id(self) -> str:
+        """The agent whose private tier this is."""
+        return self.core.agent_id
+
+    async def _plan_recall(self, query: str, k: int, mode: str) -> list[Hit]:
+        return await self.federation.search(query, k=k, mode=mode)
+
+    def _entry(self, row: dict[str, Any], dedupe: bool) -> Entry:
+        return Entry.from_row(row, dedupe=dedupe)
+
+    # ------------------------------------------------------------------- writes
+    async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
+        """Store one memory in the tier its scope routes to (private ones may be promoted)."""
+        if not isinstance(dedupe, bool):
+            msg = f"dedupe must be True or False, got {dedupe!r}"
+            raise UsageError(msg)
+        row = self.core._row(content, fields)
+        return (await self.federation.write([self._entry(row, dedupe and fields.get("id") is None)]))[0]
+
+    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
+        """Store many memories; each tier's share is one transaction."""
+        if not isinstance(dedupe, bool):
+            msg = f"dedupe must be True or False, got {dedupe!r}"
+            raise UsageError(msg)
+        rows, per_row = self.core.rows_of(items, dedupe)
+        return await self.federation.write([self._entry(r, d) for r, d in zip(rows, per_row, strict=True)])
+
+    async def update(self, id: Any, **changes: Any) -> MemoryRecord:
+        """Change a memory in every tier holding it; a private one reaching the promotion importance is promoted."""
+        mid = v.check_id(id)
+        if "scope" in changes or "pool" in changes:
+            msg = (
+                "a federation cannot move a memory between tiers with update(); "
+                "remember it in the new scope and forget the old one"
+            )
+            raise UsageError(msg)
+
+        async def change(store: Any, held: list[str]) -> int:
+            if not hasattr(store, "update"):
+                return 0
+            await store.update(mid, **changes)
+            return 1
+
+        records = await self.federation.get([mid])
+        if not records or records[0].deleted_at is not None:
+            msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
+            raise UsageError(msg)
+        await self.federation.mutate([mid], "update", change)
+        record = (await self.federation.get([mid]))[0]
+        router = self.federation.router
+        if record.scope is Scope.PRIVATE and record.importance >= router.promote_at and router.has_global:
+            copy = Entry.create(
+                record.content,
+                now=record.updated_at,
+                default_agent=record.agent_id,
+                dedupe=False,
+                **{k: val for k, val in _fields(record).items()},
+            )
+            await self.federation._promote([copy.rescoped(Scope.GLOBAL)], [MemoryId(mid)])
+        return record
+
+    async def forget(self, ids: Any, *, hard: bool = False) -> int:
+        """Soft- or hard-delete in every tier, promoted copies included."""
+        if not isinstance(hard, bool):
+            msg = f"hard must be True or False, got {hard!r}"
+            raise UsageError(msg)
+        return await self.federation.delete(v.check_ids(ids), hard=hard)
+
+    async def restore(self, ids: Any) -> int:
+        """Undo a soft delete in every tier."""
+        return await self.federation.mutate(v.check_ids(ids), "restore", lambda s, held: s.restore(held))
+
+    async def archive(self, ids: Any, *, archived: bool = True) -> int:
+        """Hide or unhide in every tier."""
+        if not isinstance(archived, bool):
+            msg = f"archived must be True or False, got {archived!r}"
+            raise UsageError(msg)
+        return await self.federation.mutate(
+            v.check_ids(ids), "archive", lambda s, held: s.archive(held, archived=archived)
+        )
+
+    async def purge(self, older_than: float = 0.0) -> int:
+        """Erase old soft-deleted memories in every writable tier."""
+        total = 0
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            if isinstance(inner, SQLiteMemoryStore):
+                total += await ref.store.call_write(partial(inner.purge, older_than), "purge")
+        return total
+
+    async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
+        """Prune every tier that can; see :meth:`MemoryFederation.prune`."""
+        return await self.federation.prune(MemoryCore.prune_policy(policy, **fields))
+
+    # -------------------------------------------------------------------- reads
+    async def recall(
+        self,
+        query: Any = "",
+        *,
+        k: Any = 10,
+        mode: Any = "hybrid",
+        filters: Any = None,
+        touch: Any = None,
+        scope: Any = None,
+        pool: Any = None,
+    ) -> list[Hit]:
+        """Merged recall over the tiers ``scope``/``pool`` (or the filters') route to."""
+        return (await self.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool)).hits
+
+    async def explain(
+        self,
+        query: Any = "",
+        *,
+        k: Any = 10,
+        mode: Any = "hybrid",
+        filters: Any = None,
+        touch: Any = False,
+        scope: Any = None,
+        pool: Any = None,
+    ) -> Explanation:
+        """Merged recall, and per tier how many hits, how long, and which tiers degraded."""
+        if query is None:
+            query = ""
+        if not isinstance(query, str):
+            msg = f"query must be a str, got {type(query).__name__}"
+            raise UsageError(msg)
+        query = v.clean_query(query)
+        k = v.check_k(k)
+        recall_mode = v.check_mode(mode)
+        merged = with_scope(filters, scope, pool)
+        hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
+        return Explanation(query, recall_mode, recall_mode, hits, {"federation": details})
+
+    async def get(self, id: Any) -> MemoryRecord | None:
+        """The memory ``id`` from the most local tier holding it, or ``None``."""
+        found = await self.federation.get([v.check_id(id)])
+        return found[0] if found else None
+
+    async def get_many(self, ids: Any) -> list[MemoryRecord]:
+        """The memories that exist among ``ids``, in the order given."""
+        return await self.federation.get(v.check_ids(ids))
+
+    async def stats(self) -> dict[str, Any]:
+        """The private tier's stats, plus ``tiers``: every SQLite tier's counts."""
+        out = await self.core.stats()
+        tiers: dict[str, Any] = {}
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            if isinstance(inner, SQLiteMemoryStore) and not inner.core.store.closed:
+                try:
+                    s = await inner.stats()
+                except Exception as e:  # noqa: BLE001 - a broken tier is reported, not raised
+                    tiers[ref.name] = {"error": f"{type(e).__name__}: {e}"}
+                    continue
+                tiers[ref.name] = {k: s[k] for k in ("active_memories", "total_memories", "vectors", "path") if k in s}
+            else:
+                tiers[ref.name] = {"store": getattr(inner, "name", type(inner).__name__)}
+        out["tiers"] = tiers
+        return out
+
+    async def health(self) -> dict[str, Any]:
+        """The loop's health plus ``federation``: each tier's state, breaker and degraded reads."""
+        out = await self.core.loop.health()
+        health = await self.federation.health_check()
+        out["federation"] = {"ok": health.ok, "reason": health.reason, **dict(health.detail)}
+        return out
+
+    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
+        """Export the private tier (the agent's own memories)."""
+        return await self.core.export_jsonl(path, vectors=vectors)
+
+    async def import_jsonl(self, path: str | Path) -> ImportReport:
+        """Import into the private tier."""
+        return await self.core.import_jsonl(path)
+
+    async def close(self) -> None:
+        """Close the federation: the loop and every tier (idempotent)."""
+        await self.federation.aclose()
+
+
+def _fields(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "type": record.type,
+        "importance": record.importance,
+        "confidence": record.confidence,
+        "source": record.source,
+        "tags": list(record.tags),
+        "metadata": record.metadata,
+        "agent_id": record.agent_id,
+        "session_id": record.session_id,
+        "pinned": record.pinned,
+        "expires_at": record.expires_at,
+        "kind": record.kind,
+    }

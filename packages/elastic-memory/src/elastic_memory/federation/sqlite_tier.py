@@ -1,0 +1,114 @@
+"""SQLiteMemoryStore: one SQLite memory file (a :class:`MemoryCore`) as a store of the protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._core import MemoryCore
+from ..errors import UsageError
+from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+from .protocol import Entry, TierHealth
+
+__all__ = ["SQLiteMemoryStore"]
+
+
+class SQLiteMemoryStore:
+    """The store protocol over one elastic-memory SQLite file (embedding included).
+
+    Open one with :meth:`open` (it takes :meth:`Memory.open`'s keyword arguments), or wrap
+    an open core. ``owns`` says whether :meth:`aclose` closes the core.
+
+    >>> import asyncio
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> async def main():
+    ...     store = await SQLiteMemoryStore.open(":memory:", embedder=FakeEmbedder())
+    ...     await store.write([Entry.create("Standup is at 10:00.", now=0.0, default_agent="ana")])
+    ...     hits = await store.search("standup")
+    ...     await store.aclose()
+    ...     return [h.content for h in hits]
+    >>> asyncio.run(main())
+    ['Standup is at 10:00.']
+    """
+
+    def __init__(self, core: MemoryCore, *, name: str | None = None, owns: bool = True) -> None:
+        self.core = core
+        self.name = name or core.store.path
+        self._owns = owns
+        #: Where a corrupt file at this path was moved when it was opened (set by build_federation).
+        self.quarantined_file: Path | None = None
+
+    def __repr__(self) -> str:
+        return f"SQLiteMemoryStore({self.core.store.path!r})"
+
+    @classmethod
+    async def open(cls, path: str | Path, *, name: str | None = None, **options: Any) -> SQLiteMemoryStore:
+        """Open (creating and migrating) the file at ``path``; see :meth:`AsyncMemory.open`."""
+        return cls(await MemoryCore.open(path, **options), name=name)
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self.core.store.path
+
+    async def search(
+        self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
+    ) -> list[Hit]:
+        """:meth:`Memory.recall` on this file."""
+        return await self.core.recall(query, k=k, mode=mode, filters=None if filters is None else dict(filters))
+
+    async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
+        """Write ``entries`` in one transaction (their ids kept); all or nothing."""
+        if any(not isinstance(e, Entry) for e in entries):
+            msg = "write() takes Entry values; build them with Entry.create(content, ...)"
+            raise UsageError(msg)
+        return await self.core.write_entries(entries)
+
+    async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records among ``ids`` (hidden ones too), in the order given."""
+        return await self.core.get_many(list(ids))
+
+    async def delete(self, ids: Sequence[str], *, hard: bool = False) -> int:
+        """Soft-delete (or, with ``hard``, erase) ``ids``; returns how many changed."""
+        return await self.core.forget(list(ids), hard=hard)
+
+    async def update(self, id: str, **changes: Any) -> MemoryRecord:
+        """:meth:`Memory.update` on this file."""
+        return await self.core.update(id, **changes)
+
+    async def restore(self, ids: Sequence[str]) -> int:
+        """:meth:`Memory.restore` on this file."""
+        return await self.core.restore(list(ids))
+
+    async def archive(self, ids: Sequence[str], *, archived: bool = True) -> int:
+        """:meth:`Memory.archive` on this file."""
+        return await self.core.archive(list(ids), archived=archived)
+
+    async def purge(self, older_than: float = 0.0) -> int:
+        """:meth:`Memory.purge` on this file."""
+        return await self.core.purge(older_than)
+
+    async def stats(self) -> dict[str, Any]:
+        """:meth:`Memory.stats` on this file."""
+        return await self.core.stats()
+
+    async def prune(self, policy: PrunePolicy) -> PruneReport:
+        """:meth:`Memory.prune` on this file."""
+        return await self.core.prune(policy)
+
+    async def health_check(self) -> TierHealth:
+        """Whether the file answers a read; never raises."""
+        detail = {"path": self.core.store.path}
+        if self.core.store.closed:
+            return TierHealth(self.name, False, "the store is closed", detail)
+        try:
+            await self.core.store.check()
+        except Exception as e:  # noqa: BLE001 - health never raises
+            return TierHealth(self.name, False, f"{type(e).__name__}: {e}", detail)
+        return TierHealth(self.name, True, None, detail)
+
+    async def aclose(self) -> None:
+        """Close the file if this store owns it (idempotent)."""
+        if self._owns:
+            await self.core.close()
