@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 SKIP_MARK = "<!-- skip -->"
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`]*)$")
-_OPEN = re.compile(r"\bMemory\.open\(")
+_OPEN = re.compile(r"\bMemory\.(?:open|for_agent)\(")
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def python_blocks(path: Path) -> list[Block]:
 
 
 def _uses_default_embedder(source: str) -> bool:
-    """True when some ``Memory.open(...)``/``AsyncMemory.open(...)`` call has no ``embedder=``."""
+    """True when some ``Memory.open(...)``/``Memory.for_agent(...)`` call (or the async twin) has no ``embedder=``."""
     for m in _OPEN.finditer(source):
         depth, j = 1, m.end()
         while j < len(source) and depth:

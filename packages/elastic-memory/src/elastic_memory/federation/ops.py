@@ -19,7 +19,7 @@ from ..filters import with_scope
 from ..types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
 from .federation import MemoryFederation
 from .protocol import Entry
-from .sqlite_tier import SQLiteMemoryStore
+from .sqlite_tier import SQLiteMemoryStore, touching
 
 __all__ = ["FederatedOps"]
 
@@ -38,7 +38,11 @@ class FederatedOps:
         return self.core.agent_id
 
     async def _plan_recall(self, query: str, k: int, mode: str) -> list[Hit]:
-        return await self.federation.search(query, k=k, mode=mode)
+        token = touching.set(False)  # a plan is not an access, as on one file
+        try:
+            return await self.federation.search(query, k=k, mode=mode)
+        finally:
+            touching.reset(token)
 
     def _entry(self, row: dict[str, Any], dedupe: bool) -> Entry:
         return Entry.from_row(row, dedupe=dedupe)
@@ -140,7 +144,7 @@ class FederatedOps:
         pool: Any = None,
     ) -> list[Hit]:
         """Merged recall over the tiers ``scope``/``pool`` (or the filters') route to."""
-        return (await self.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool)).hits
+        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)).hits
 
     async def explain(
         self,
@@ -163,7 +167,14 @@ class FederatedOps:
         k = v.check_k(k)
         recall_mode = v.check_mode(mode)
         merged = with_scope(filters, scope, pool)
-        hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
+        if touch is not None and not isinstance(touch, bool):
+            msg = f"touch must be True, False or None, got {touch!r}"
+            raise UsageError(msg)
+        token = touching.set(touch)
+        try:
+            hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
+        finally:
+            touching.reset(token)
         return Explanation(query, recall_mode, recall_mode, hits, {"federation": details})
 
     async def get(self, id: Any) -> MemoryRecord | None:

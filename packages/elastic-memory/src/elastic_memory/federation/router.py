@@ -239,7 +239,7 @@ class MemoryRouter(Generic[S]):
                 out.append((tiers["global"], entry.rescoped(Scope.GLOBAL)))
             return out
         if entry.scope is Scope.SHARED:
-            ref = tiers.get(tier_name(Scope.SHARED, entry.pool))
+            ref = tiers.get(tier_name(Scope.SHARED, entry.pool)) if entry.pool in self._pools else None
             if ref is None:
                 msg = (
                     f"no shared pool named {entry.pool!r} in this federation (pools: {list(self._pools)}); "

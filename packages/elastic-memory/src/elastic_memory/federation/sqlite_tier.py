@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,11 @@ from ..errors import UsageError
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .protocol import Entry, TierHealth
 
-__all__ = ["SQLiteMemoryStore"]
+__all__ = ["SQLiteMemoryStore", "touching"]
+
+#: Whether searches made in this context record an access (``None``: the store's
+#: :class:`RecallConfig`). The federation sets it for ``explain()`` and for plans.
+touching: ContextVar[bool | None] = ContextVar("elastic_memory_touching", default=None)
 
 
 class SQLiteMemoryStore:
@@ -55,8 +60,10 @@ class SQLiteMemoryStore:
     async def search(
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        """:meth:`Memory.recall` on this file."""
-        return await self.core.recall(query, k=k, mode=mode, filters=None if filters is None else dict(filters))
+        """:meth:`Memory.recall` on this file (recording access unless :data:`touching` says not to)."""
+        return await self.core.recall(
+            query, k=k, mode=mode, filters=None if filters is None else dict(filters), touch=touching.get()
+        )
 
     async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
         """Write ``entries`` in one transaction (their ids kept); all or nothing."""
@@ -99,7 +106,9 @@ class SQLiteMemoryStore:
 
     async def health_check(self) -> TierHealth:
         """Whether the file answers a read; never raises."""
-        detail = {"path": self.core.store.path}
+        detail: dict[str, Any] = {"path": self.core.store.path}
+        if self.quarantined_file is not None:
+            detail["quarantined_file"] = str(self.quarantined_file)
         if self.core.store.closed:
             return TierHealth(self.name, False, "the store is closed", detail)
         try:
