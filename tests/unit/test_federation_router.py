@@ -242,6 +242,19 @@ def test_read_of_unknown_pool_is_a_caller_error() -> None:
     assert isinstance(info.value, UsageError)
 
 
+def test_read_of_unknown_scope_is_a_usage_error() -> None:
+    """A scope that is not private, shared or global is refused with the library's UsageError."""
+    with pytest.raises(UsageError, match="scope must be one of"):
+        make_router().route_read("team")
+
+
+def test_rank_with_unknown_mode_is_a_usage_error() -> None:
+    """An unknown recall mode is refused with a UsageError, not a bare ValueError."""
+    router = make_router()
+    with pytest.raises(UsageError, match="mode must be one of"):
+        router.rank(on(router, "private", make_hit("a")), query="q", k=5, mode="fuzzy")
+
+
 def test_read_of_global_without_global_tier_degrades_to_nothing() -> None:
     """A scope with no registered tier is skipped, not an error."""
     assert make_router(with_global=False).route_read("global") == []
@@ -530,4 +543,3 @@ def test_no_refusion_when_the_other_tiers_hits_decayed_away() -> None:
         *on(router, "global", make_hit("gone", type="episodic", created_at=NOW - 365 * DAY, keyword=9.0)),
     ]
     assert [(h.id, h.score) for h in router.rank(cands, query="q", k=10)] == [("a", 0.42)]
-

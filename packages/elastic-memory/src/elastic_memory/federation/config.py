@@ -19,7 +19,7 @@ Invalid config raises :class:`~elastic_memory.UsageError` naming the file and th
 >>> MemorySettings.parse({"pols": []}, where="config.json: memory")
 Traceback (most recent call last):
 ...
-elastic_memory.errors.UsageError: config.json: memory.pols is not a setting; the settings are [...]
+elastic_memory.UsageError: config.json: memory.pols is not a setting; the settings are [...]
 """
 
 from __future__ import annotations
@@ -33,12 +33,22 @@ from typing import Any
 from ..errors import UsageError
 from ..extraction import ExtractionPolicy
 from .resilience import TierBudget
+from .router import MemoryRouter
 
 __all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "load_budgets", "load_settings"]
 
 CONFIG_FILE = "config.json"
 RESILIENCE_FILE = "resilience.json"
 _BACKENDS = {"private": ("sqlite",), "global": ("sqlite", "none")}
+_MISSING: Any = object()  # what _read_json gives for a file that does not exist
+
+
+def _pool_name_ok(name: Any) -> bool:
+    try:
+        MemoryRouter.check_pool_name(name)
+    except UsageError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -74,8 +84,11 @@ class MemorySettings:
                 raise UsageError(msg)
             backends[key] = value
         pools = block.get("pools", [])
-        if not isinstance(pools, list) or not all(isinstance(p, str) and p.strip() for p in pools):
-            msg = f'{where}.pools must be a list of pool names such as ["team-research"], got {pools!r}'
+        if not isinstance(pools, list) or not all(_pool_name_ok(p) for p in pools):
+            msg = (
+                f"{where}.pools must be a list of pool names (non-empty printable strings of at most 256 "
+                f'characters) such as ["team-research"], got {pools!r}'
+            )
             raise UsageError(msg)
         raw = block.get("extraction", {})
         if not isinstance(raw, Mapping):
@@ -99,7 +112,7 @@ def _read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return None
+        return _MISSING
     except OSError as e:
         msg = f"cannot read {path}: {e}; fix its permissions or remove it to use the defaults"
         raise UsageError(msg) from e
@@ -113,7 +126,7 @@ def _read_json(path: Path) -> Any:
 def load_settings(home: Path) -> MemorySettings:
     """The ``memory`` block of ``<home>/config.json``; defaults when the file or block is missing."""
     data = _read_json(home / CONFIG_FILE)
-    if data is None:
+    if data is _MISSING:
         return MemorySettings()
     if not isinstance(data, Mapping):
         msg = f'{home / CONFIG_FILE} must hold a JSON object with a "memory" block'
@@ -143,7 +156,7 @@ def load_budgets(home: Path) -> dict[str, TierBudget]:
     """Per-tier budgets from ``<home>/resilience.json`` keyed by tier name (``"shared:*"`` = pool default)."""
     path = home / RESILIENCE_FILE
     data = _read_json(path)
-    if data is None:
+    if data is _MISSING:
         return {}
     if not isinstance(data, Mapping):
         msg = f"{path} must hold a JSON object keyed by tier"

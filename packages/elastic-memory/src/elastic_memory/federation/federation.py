@@ -14,6 +14,8 @@ import collections
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from ..errors import MemoryWriteError, TierWriteError, UsageError
@@ -29,6 +31,9 @@ log = logging.getLogger("elastic_memory.federation")
 
 #: How many degraded events :attr:`MemoryFederation.events` keeps.
 _EVENTS = 200
+#: The degraded events of the tier call running in this task (each fanned-out read is its own
+#: task), so a read is flagged by its own failures, never by a concurrent read's.
+_call_events: ContextVar[list[DegradedEvent] | None] = ContextVar("elastic_memory_call_events", default=None)
 
 
 def _read_only(store: Any) -> bool:
@@ -89,6 +94,9 @@ class MemoryFederation:
 
     def _record(self, event: DegradedEvent) -> None:
         self.events.append(event)
+        seen = _call_events.get()
+        if seen is not None:
+            seen.append(event)
         if self._observer is not None:
             try:
                 self._observer(event)
@@ -178,8 +186,7 @@ class MemoryFederation:
             return
         ref = self.router.tier("global")
         final = [
-            Entry(**{**copy.__dict__, "id": str(mid), "dedupe": False}) if mid else copy
-            for copy, mid in zip(copies, ids, strict=True)
+            replace(copy, id=str(mid), dedupe=False) if mid else copy for copy, mid in zip(copies, ids, strict=True)
         ]
         try:
             await ref.store.write(final)
@@ -272,9 +279,13 @@ class MemoryFederation:
 
         async def ask(ref: TierRef[ResilientTier]) -> tuple[list[Hit], float, int]:
             t0 = time.perf_counter()
-            before = ref.store.degraded_reads
-            hits = await ref.store.search(query, k=want, mode=mode, filters=merged)
-            return hits, (time.perf_counter() - t0) * 1000, ref.store.degraded_reads - before
+            seen: list[DegradedEvent] = []
+            token = _call_events.set(seen)  # gather runs each ask in its own task and context
+            try:
+                hits = await ref.store.search(query, k=want, mode=mode, filters=merged)
+            finally:
+                _call_events.reset(token)
+            return hits, (time.perf_counter() - t0) * 1000, len(seen)
 
         answers = await asyncio.gather(*(ask(ref) for ref in refs))
         candidates = [(ref, hit) for ref, (hits, _, _) in zip(refs, answers, strict=True) for hit in hits]

@@ -93,6 +93,14 @@ class CircuitBreaker:
         if self.state is BreakerState.HALF_OPEN or self.failures >= self.fail_threshold:
             self.state, self._opened_at = BreakerState.OPEN, self._clock()
 
+    def release(self) -> None:
+        """The half-open probe ended without a verdict (a caller error, a cancellation): let another probe by.
+
+        The breaker goes back to OPEN keeping its opening time, so the next call probes at once.
+        """
+        if self.state is BreakerState.HALF_OPEN:
+            self.state = BreakerState.OPEN
+
     def force_open(self) -> None:
         """Open for the rest of the session (corruption: retrying is pointless)."""
         self.quarantined = True
@@ -125,7 +133,13 @@ class TierBudget:
     def __post_init__(self) -> None:
         for name in ("read_timeout_ms", "semantic_timeout_ms", "write_timeout_ms", "write_per_entry_ms"):
             _ms("TierBudget", name, getattr(self, name))
-        CircuitBreaker(fail_threshold=self.fail_threshold, reset_after=self.reset_after_s)  # validates both
+        threshold, reset = self.fail_threshold, self.reset_after_s
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+            msg = f"TierBudget.fail_threshold must be a positive integer, got {threshold!r}"
+            raise UsageError(msg)
+        if isinstance(reset, bool) or not isinstance(reset, int | float) or not 0 <= reset < math.inf:
+            msg = f"TierBudget.reset_after_s must be a non-negative number of seconds, got {reset!r}"
+            raise UsageError(msg)
 
 
 @dataclass(frozen=True)
@@ -185,6 +199,7 @@ class ResilientTier:
     async def _call(self, make: Callable[[], Awaitable[T]], timeout_ms: float) -> T:
         if not self.breaker.allow():
             raise _Failed(BREAKER_OPEN, None)
+        probe = self.breaker.state is BreakerState.HALF_OPEN
         try:
             result = await asyncio.wait_for(make(), timeout_ms / 1000)
         except asyncio.TimeoutError as e:
@@ -194,16 +209,23 @@ class ResilientTier:
             self.breaker.force_open()
             raise _Failed(CORRUPTION, e) from e
         except UsageError:
+            if probe:
+                self.breaker.release()
             raise  # the caller's mistake: not the tier's failure
         except Exception as e:
             self.breaker.failure()
             raise _Failed(BACKEND_ERROR, e) from e
+        except BaseException:
+            if probe:
+                self.breaker.release()  # cancelled: no verdict on the tier
+            raise
         self.breaker.success()
         return result
 
     def _degraded(self, op: str, failed: _Failed) -> None:
         detail = None if failed.error is None else f"{type(failed.error).__name__}: {failed.error}"
-        self.last_error = detail or failed.reason
+        if failed.reason != BREAKER_OPEN or self.last_error is None:  # keep the error that opened it
+            self.last_error = detail or failed.reason
         event = DegradedEvent(self.name, self.scope, op, failed.reason, detail)
         log.warning("memory tier %s degraded (%s %s): %s", self.name, op, failed.reason, detail or "")
         if self._on_degraded is not None:
@@ -217,7 +239,10 @@ class ResilientTier:
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
         """The tier's hits within budget; ``[]`` (and a degraded event) on any failure."""
-        semantic = RecallMode(mode) is not RecallMode.KEYWORD and bool(query.strip())
+        # no enum conversion here: a bad mode is the store's to refuse (with its UsageError)
+        semantic = (
+            getattr(mode, "value", mode) != RecallMode.KEYWORD.value and isinstance(query, str) and bool(query.strip())
+        )
         timeout = self.budget.semantic_timeout_ms if semantic else self.budget.read_timeout_ms
         try:
             return await self._call(lambda: self.inner.search(query, k=k, mode=mode, filters=filters), timeout)
@@ -241,7 +266,8 @@ class ResilientTier:
             return await self._call(make, timeout_ms)
         except _Failed as failed:
             detail = "" if failed.error is None else f": {type(failed.error).__name__}: {failed.error}"
-            self.last_error = f"{failed.reason}{detail}"
+            if failed.reason != BREAKER_OPEN or self.last_error is None:
+                self.last_error = f"{failed.reason}{detail}"
             msg = f"the {self.name} tier failed to {what} ({failed.reason}{detail})"
             raise TierWriteError(msg, tier=self.name, scope=self.scope.value, reason=failed.reason) from failed.error
 
@@ -280,6 +306,10 @@ class ResilientTier:
         }
         try:
             inner = await asyncio.wait_for(self.inner.health_check(), self.budget.read_timeout_ms / 1000)
+            if not isinstance(inner, TierHealth):
+                msg = f"the store answered {type(inner).__name__}, not a TierHealth"
+                raise TypeError(msg)
+            inner_detail = dict(inner.detail)
         except Exception as e:  # noqa: BLE001 - health never raises
             return TierHealth(self.name, False, f"health check failed: {type(e).__name__}: {e}", detail)
         ok = inner.ok and not self.breaker.quarantined and self.breaker.state is not BreakerState.OPEN
@@ -290,7 +320,7 @@ class ResilientTier:
                 if self.breaker.quarantined
                 else (f"circuit breaker open after {self.breaker.failures} failures: {self.last_error}")
             )
-        return TierHealth(self.name, ok, reason, {**dict(inner.detail), **detail})
+        return TierHealth(self.name, ok, reason, {**inner_detail, **detail})
 
     async def aclose(self) -> None:
         """Close the wrapped store."""

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ from .protocol import Entry
 __all__ = ["DecayProfile", "MemoryRouter", "MemoryWeights", "TierRef", "tier_name"]
 
 S = TypeVar("S")
+E = TypeVar("E", bound=enum.Enum)
 
 #: Importance at or above which a private write is also copied to the global tier.
 PROMOTE_AT = 0.9
@@ -36,9 +38,17 @@ PROMOTE_AT = 0.9
 CONSOLIDATE_BELOW = 0.01
 
 
+def _enum(name: str, value: Any, kind: type[E]) -> E:
+    try:
+        return kind(value)
+    except ValueError:
+        msg = f"{name} must be one of {[m.value for m in kind]}, got {value!r}"
+        raise UsageError(msg) from None
+
+
 def tier_name(scope: Scope | str, pool: str | None = None) -> str:
     """The tier's name: ``"private"``, ``"shared:<pool>"`` or ``"global"``."""
-    s = Scope(scope)
+    s = _enum("scope", scope, Scope)
     return f"shared:{pool}" if s is Scope.SHARED else s.value
 
 
@@ -262,8 +272,10 @@ class MemoryRouter(Generic[S]):
 
         Raises:
             RoutingError: ``pool`` names a pool that is not registered (a caller error).
+            UsageError: ``scope`` is not ``"private"``, ``"shared"`` or ``"global"``.
         """
-        scopes = None if scope is None else {Scope(s) for s in ([scope] if isinstance(scope, str | Scope) else scope)}
+        given = None if scope is None else ([scope] if isinstance(scope, str | Scope) else scope)
+        scopes = None if given is None else {_enum("scope", s, Scope) for s in given}
         pools = None if pool is None else ([pool] if isinstance(pool, str) else list(pool))
         for name in pools or ():
             if name not in self._pools:
@@ -333,7 +345,7 @@ class MemoryRouter(Generic[S]):
         if not query.strip():
             kept.sort(key=lambda s: (not s.hit.pinned, -s.rank * self.weights.for_type(s.hit.type), -s.hit.created_at))
             return [s.hit for s in kept[:k]]
-        relevance = self._relevance(kept, RecallMode(mode), vector_weight)
+        relevance = self._relevance(kept, _enum("mode", mode, RecallMode), vector_weight)
         order = sorted(
             range(len(kept)),
             key=lambda i: (

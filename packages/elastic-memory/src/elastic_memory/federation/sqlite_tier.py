@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from .._core import MemoryCore
-from ..errors import UsageError
+from ..errors import StorageError, UsageError
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .protocol import Entry, TierHealth
 
@@ -57,28 +58,47 @@ class SQLiteMemoryStore:
         """The database file."""
         return self.core.store.path
 
+    @contextlib.contextmanager
+    def _serving(self) -> Iterator[None]:
+        """A call that meets this store closed (say, a pool removed and closed mid-read) fails as a backend error.
+
+        A closed store is an unavailable tier, not the caller's mistake: a federation drops it
+        from the read (or degrades the write) instead of raising the store's :class:`UsageError`.
+        """
+        try:
+            yield
+        except UsageError as e:
+            if not self.core.store.closed:
+                raise
+            msg = f"the {self.name} store was closed: {e}"
+            raise StorageError(msg) from e
+
     async def search(
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
         """:meth:`Memory.recall` on this file (recording access unless :data:`touching` says not to)."""
-        return await self.core.recall(
-            query, k=k, mode=mode, filters=None if filters is None else dict(filters), touch=touching.get()
-        )
+        with self._serving():
+            return await self.core.recall(
+                query, k=k, mode=mode, filters=None if filters is None else dict(filters), touch=touching.get()
+            )
 
     async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
         """Write ``entries`` in one transaction (their ids kept); all or nothing."""
         if any(not isinstance(e, Entry) for e in entries):
             msg = "write() takes Entry values; build them with Entry.create(content, ...)"
             raise UsageError(msg)
-        return await self.core.write_entries(entries)
+        with self._serving():
+            return await self.core.write_entries(entries)
 
     async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
         """The records among ``ids`` (hidden ones too), in the order given."""
-        return await self.core.get_many(list(ids))
+        with self._serving():
+            return await self.core.get_many(list(ids))
 
     async def delete(self, ids: Sequence[str], *, hard: bool = False) -> int:
         """Soft-delete (or, with ``hard``, erase) ``ids``; returns how many changed."""
-        return await self.core.forget(list(ids), hard=hard)
+        with self._serving():
+            return await self.core.forget(list(ids), hard=hard)
 
     async def update(self, id: str, **changes: Any) -> MemoryRecord:
         """:meth:`Memory.update` on this file."""

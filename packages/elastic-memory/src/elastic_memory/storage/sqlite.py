@@ -157,6 +157,8 @@ class SQLiteStore:
 
     async def _apply(self, migration: migrations.Migration) -> None:
         async with self._transaction(bump=False):
+            if await self._scalar("PRAGMA user_version") >= migration.version:
+                return  # another connection applied it while this one waited for the write lock
             for statement in migration.statements:
                 await self._conn.execute(statement)
             await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
@@ -285,7 +287,7 @@ class SQLiteStore:
             with self._errors("write memories"):
                 async with self._transaction():
                     if new_pin is not None:
-                        await self._write_pin(new_pin)
+                        new_pin = await self._settle_pin(new_pin, vectors)
                     ids, changed = await self._write_batch(
                         rows,
                         vectors,
@@ -307,6 +309,18 @@ class SQLiteStore:
                 f"{pin.family!r}"
             )
             raise EmbeddingMismatchError(msg)
+
+    async def _settle_pin(self, pin: EmbeddingPin, vectors: Sequence[F32 | Any | None]) -> EmbeddingPin:
+        """Inside the write transaction: pin ``pin``, unless another connection pinned first (then check that pin)."""
+        row = await self._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        if row is None:
+            await self._write_pin(pin)
+            return pin
+        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
+        for v in vectors:
+            if isinstance(v, np.ndarray):
+                self._check_vector_against(v, stored)
+        return stored
 
     async def _write_pin(self, pin: EmbeddingPin) -> None:
         await self._conn.execute(
