@@ -255,15 +255,39 @@ class MemoryCore:
         return _as_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
 
     async def _query_vector(self, embedder: Embedder, text: str) -> F32:
-        """The query's vector, remembered for the last few queries (one plan recalls several times)."""
+        """The query's vector, remembered for the last few queries (one plan recalls several times).
+
+        An embedder with an ``embed_query(text)`` method (models that embed questions
+        differently from documents) is asked through it.
+        """
         key = (embedder.model_id, text)
         vector = self._query_vectors.get(key)
         if vector is None:
-            vector = (await self._embed(embedder, [text]))[0]
+            vector = await self._embed_query(embedder, text)
             self._query_vectors[key] = vector
             while len(self._query_vectors) > _QUERY_MEMO:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
         return vector
+
+    async def _embed_query(self, embedder: Embedder, text: str) -> F32:
+        embed_query = getattr(embedder, "embed_query", None)
+        if not callable(embed_query):
+            first: F32 = (await self._embed(embedder, [text]))[0]
+            return first
+        try:
+            raw = await asyncio.to_thread(embed_query, text)
+        except EmbedderError:
+            raise
+        except Exception as e:
+            msg = f"embedder {embedder.model_id!r} failed: {e}"
+            raise EmbedderError(msg) from e
+        vector: F32 = _as_matrix([raw], 1, embedder.dimension, repr(embedder.model_id))[0]
+        return vector
+
+    async def vectors(self, ids: Any) -> dict[str, list[float]]:
+        """The stored unit vectors of the memories among ``ids`` that have one."""
+        found = await self.store.vectors_of(v.check_ids(ids))
+        return {key: [float(x) for x in vector] for key, vector in found.items()}
 
     def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)

@@ -302,6 +302,14 @@ class AsyncMemory(_Facade):
         """Counts, vector index, embedding pin, driver and file size."""
         return await _runner.arun(self._ops.stats())
 
+    async def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
+        """The stored (unit-length) vectors of the memories among ``ids`` that have one, by id."""
+        return await _runner.arun(self._ops.vectors(ids))
+
+    def as_sync(self) -> Memory:
+        """A :class:`Memory` over the same open store (closing either closes both)."""
+        return Memory(self._core, self._ops if isinstance(self._ops, FederatedOps) else None)
+
     async def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
         """Write every memory as JSON lines (lossless); returns the count."""
         return await _runner.arun(self._ops.export_jsonl(path, vectors=vectors))
@@ -584,6 +592,20 @@ class Memory(_Facade):
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         return _runner.run(self._ops.stats(), "stats")
+
+    def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
+        """The stored vectors of ``ids``; see :meth:`AsyncMemory.vectors`."""
+        return _runner.run(self._ops.vectors(ids), "vectors")
+
+    def as_async(self) -> AsyncMemory:
+        """An :class:`AsyncMemory` over the same open store (closing either closes both).
+
+        >>> from elastic_memory.testing import FakeEmbedder
+        >>> with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+        ...     mem.as_async().path == mem.path
+        True
+        """
+        return AsyncMemory(self._core, self._ops if isinstance(self._ops, FederatedOps) else None)
 
     def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
         """Write every memory as JSON lines; see :meth:`AsyncMemory.export_jsonl`."""

@@ -186,6 +186,18 @@ class FederatedOps:
         """The memories that exist among ``ids``, in the order given."""
         return await self.federation.get(v.check_ids(ids))
 
+    async def vectors(self, ids: Any) -> dict[str, list[float]]:
+        """The stored vectors of ``ids``, from the most local SQLite tier holding each."""
+        wanted = v.check_ids(ids)
+        out: dict[str, list[float]] = {}
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            missing = [i for i in wanted if i not in out]
+            if missing and isinstance(inner, SQLiteMemoryStore):
+                for key, vector in (await inner.core.vectors(missing)).items():
+                    out.setdefault(key, vector)
+        return out
+
     async def stats(self) -> dict[str, Any]:
         """The private tier's stats, plus ``tiers``: every SQLite tier's counts."""
         out = await self.core.stats()

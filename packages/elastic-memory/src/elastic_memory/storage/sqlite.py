@@ -671,6 +671,19 @@ class SQLiteStore:
         sql, params = q.browse(filters, now=self._clock(), limit=limit)
         return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
 
+    async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
+        """The stored (unit) vectors of the memories among ``ids`` that have one."""
+        out: dict[str, F32] = {}
+        if not self.has_vec or self.pin is None:
+            return out
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            rows = await self._read(*q.select_rows(by="id", values=chunk))
+            by_seq = {seq_of(r): record_from_row(r).id for r in rows}
+            if by_seq:
+                for r in await self._read(*q.vec_by_rowids(list(by_seq))):
+                    out[by_seq[int(r[0])]] = from_blob(r[1])
+        return out
+
     async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
         """Every record, hidden ones included, in insertion order, with its vector."""
         last = 0
