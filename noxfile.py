@@ -14,30 +14,43 @@ nox.options.error_on_external_run = True
 nox.options.sessions = ["tests", "lint", "docs", "notebooks"]
 
 CORE = "packages/elastic-memory"
+LANGCHAIN = "packages/langchain-elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
+# langchain-tests is pinned exactly: its new releases add tests (LangChain's own advice).
+LANGCHAIN_TEST_DEPS = ["pytest>=9.0.3,<10", "pytest-asyncio>=1.3,<2", "langchain-tests==1.1.9"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
-# package name -> folder, for `nox -s tests -- <package>` and the per-package tests sessions
-PACKAGES = {"elastic-memory": CORE}
+# package name -> (folder, import name)
+PACKAGES = {
+    "elastic-memory": (CORE, "elastic_memory"),
+    "langchain-elastic-memory": (LANGCHAIN, "langchain_elastic_memory"),
+}
+ADAPTERS = [folder for name, (folder, _) in PACKAGES.items() if name != "elastic-memory"]
 
 
 @nox.session
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
-    """The conformance suite, unit tests and doctests of one package."""
-    session.install("-e", PACKAGES[package], *TEST_DEPS, *DOCS_DEPS)
-    session.run("pytest", "tests", *session.posargs)
-    session.run("pytest", "--doctest-modules", "--pyargs", "elastic_memory", "-p", "no:cacheprovider")
+    """One package's tests and doctests; an adapter also runs the shared conformance suite through its drivers."""
+    folder, module = PACKAGES[package]
+    if folder == CORE:
+        session.install("-e", CORE, *TEST_DEPS, *DOCS_DEPS)
+        session.run("pytest", "tests", *session.posargs)
+    else:
+        session.install("-e", CORE, "-e", folder, *TEST_DEPS, *LANGCHAIN_TEST_DEPS)
+        session.run("pytest", f"{folder}/tests", *session.posargs)
+        session.run("pytest", "tests/conformance", "-m", "adapter", "-p", "no:cacheprovider")
+    session.run("pytest", "--doctest-modules", "--pyargs", module, "-p", "no:cacheprovider")
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict on the sources."""
     # Linters pinned: a new release with new rules must not turn main red on its own.
-    session.install("-e", CORE, "ruff==0.17.6", "mypy==2.4.1", "numpy")
+    session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), "ruff==0.17.6", "mypy==2.4.1")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    session.run("mypy", f"{CORE}/src")
+    session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))
 
 
 @nox.session
@@ -50,7 +63,7 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def notebooks(session: nox.Session) -> None:
     """Execute every notebook top to bottom."""
-    session.install("-e", CORE, *NOTEBOOK_DEPS)
+    session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *NOTEBOOK_DEPS)
     session.run("python", "notebooks/run.py")
 
 

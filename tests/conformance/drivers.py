@@ -38,6 +38,8 @@ class MemoryDriver(abc.ABC):
 
     name: ClassVar[str]
     capabilities: ClassVar[frozenset[Capability]] = ALL
+    #: A framework adapter's driver (run by that adapter's test session, marked ``adapter``).
+    adapter: ClassVar[bool] = False
 
     @classmethod
     @abc.abstractmethod
@@ -275,3 +277,10 @@ class FederatedDriver(CoreAsyncDriver):
 
 
 DRIVERS: list[type[MemoryDriver]] = [CoreAsyncDriver, CoreSyncDriver, FederatedDriver]
+
+# Adapter drivers join when their package is installed (each adapter's nox session installs it).
+try:
+    from .drivers_langchain import LANGCHAIN_DRIVERS
+except ImportError:  # langchain-elastic-memory is not installed here
+    LANGCHAIN_DRIVERS = []
+DRIVERS += LANGCHAIN_DRIVERS

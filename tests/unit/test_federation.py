@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -347,3 +348,33 @@ def test_explain_records_no_access_but_recall_does(ana: Memory) -> None:
     assert ana.get(mid).access_count == 0  # type: ignore[union-attr]
     ana.recall("oolong", mode="keyword")
     assert ana.get(mid).access_count == 1  # type: ignore[union-attr]
+
+
+def test_recall_records_access_only_on_what_it_returns(ana: Memory) -> None:
+    """Tiers are asked for more than k; only the merged hits count as accessed."""
+    ids = ana.remember_many([f"tea note number {i}" for i in range(6)])
+    returned = {h.id for h in ana.recall("tea note", mode="keyword", k=2)}
+    accessed = {r.id for r in ana.get_many(ids) if r.access_count}
+    assert accessed == returned and len(returned) == 2
+
+
+def test_a_federated_read_embeds_the_query_once(home: Path) -> None:
+    """The tiers share one query memo: a hybrid read over three tiers embeds the query once."""
+    embedder = CountingEmbedder()
+    with Memory.for_agent("ana", home=home, pools=["team"], embedder=embedder) as mem:
+        mem.remember("tea in private")
+        embedder.texts.clear()
+        mem.recall("a question about tea", mode="hybrid")
+    assert embedder.texts.count("a question about tea") == 1
+
+
+class CountingEmbedder(FakeEmbedder):
+    """Counts every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts.extend(texts)
+        return super().embed(texts)

@@ -96,6 +96,30 @@ def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     return unit
 
 
+def _given_vector(vector: Any) -> F32:
+    """recall()'s ``vector=`` as a unit float32 vector, or a :class:`UsageError` saying what is wrong."""
+    if isinstance(vector, str | bytes | Mapping) or not isinstance(vector, Sequence | np.ndarray):
+        msg = f"vector must be a list of floats, got {type(vector).__name__}"
+        raise UsageError(msg)
+    try:
+        array = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        msg = f"vector must be a list of floats: {e}"
+        raise UsageError(msg) from e
+    if array.ndim != 1 or array.size == 0:
+        msg = f"vector must be one non-empty list of floats, got shape {array.shape}"
+        raise UsageError(msg)
+    if not np.isfinite(array).all():
+        msg = "vector holds NaN or infinite values"
+        raise UsageError(msg)
+    norm = float(np.linalg.norm(array))
+    if norm == 0.0:
+        msg = "vector is all zeros: it has no direction to search"
+        raise UsageError(msg)
+    unit: F32 = (array / norm).astype(np.float32)
+    return unit
+
+
 class MemoryCore:
     """Wires validation, embedding, storage and fusion. Every method is a coroutine."""
 
@@ -269,6 +293,10 @@ class MemoryCore:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
         return vector
 
+    def share_query_memo(self, other: MemoryCore) -> None:
+        """Use ``other``'s memo of query vectors (keyed by model): the tiers of a federation embed a query once."""
+        self._query_vectors = other._query_vectors
+
     async def _embed_query(self, embedder: Embedder, text: str) -> F32:
         embed_query = getattr(embedder, "embed_query", None)
         if not callable(embed_query):
@@ -283,6 +311,18 @@ class MemoryCore:
             raise EmbedderError(msg) from e
         vector: F32 = _as_matrix([raw], 1, embedder.dimension, repr(embedder.model_id))[0]
         return vector
+
+    async def embed_query(self, text: Any) -> list[float]:
+        """The unit vector recall searches with for ``text`` (the embedder's query embedding)."""
+        if not isinstance(text, str) or not text.strip():
+            msg = f"text must be a non-empty str, got {text!r}"
+            raise UsageError(msg)
+        await self.store.refresh()  # another process may have pinned a model
+        embedder = await self.embedder()
+        if embedder is None:
+            msg = "no usable embedder: open the store with embedder='auto' or an Embedder to embed queries"
+            raise UsageError(msg)
+        return [float(x) for x in await self._query_vector(embedder, v.clean_query(text))]
 
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The stored unit vectors of the memories among ``ids`` that have one."""
@@ -503,9 +543,13 @@ class MemoryCore:
         touch: Any = None,
         scope: Any = None,
         pool: Any = None,
+        vector: Any = None,
     ) -> list[Hit]:
         """Recall memories; see :meth:`AsyncMemory.recall`."""
-        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)).hits
+        explanation = await self.explain(
+            query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+        )
+        return explanation.hits
 
     async def explain(
         self,
@@ -517,8 +561,13 @@ class MemoryCore:
         touch: Any = False,
         scope: Any = None,
         pool: Any = None,
+        vector: Any = None,
     ) -> Explanation:
-        """Recall, and say how: legs, candidates, tier, fusion, timings."""
+        """Recall, and say how: legs, candidates, tier, fusion, timings.
+
+        ``vector`` is a query vector searched instead of embedding ``query`` (semantic or
+        hybrid mode; with an empty query only the vector leg runs).
+        """
         filters = with_scope(filters, scope, pool)
         if query is None:
             query = ""
@@ -534,9 +583,15 @@ class MemoryCore:
         if not isinstance(touch, bool):
             msg = f"touch must be True, False or None, got {touch!r}"
             raise UsageError(msg)
+        given = None
+        if vector is not None:
+            if mode is RecallMode.KEYWORD:
+                msg = "vector= is searched by the vector leg: use mode='semantic' or 'hybrid', not 'keyword'"
+                raise UsageError(msg)
+            given = _given_vector(vector)
         embed = None
         await self.store.refresh()  # another process may have pinned a model or changed rows
-        if mode is not RecallMode.KEYWORD and query.strip():
+        if given is None and mode is not RecallMode.KEYWORD and query.strip():
             embedder = await self.embedder()
             if embedder is not None:
                 chosen = embedder
@@ -545,7 +600,15 @@ class MemoryCore:
                     return await self._query_vector(chosen, text)
 
         result = await recall.run(
-            self.store, self.recall_config, query=query, k=k, mode=mode, filters=parsed, touch=touch, embed=embed
+            self.store,
+            self.recall_config,
+            query=query,
+            k=k,
+            mode=mode,
+            filters=parsed,
+            touch=touch,
+            embed=embed,
+            vector=given,
         )
         return await self.loop.graph_nudge(result, parsed, k)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -237,6 +237,7 @@ class AsyncMemory(_Facade):
         touch: bool | None = None,
         scope: str | None = None,
         pool: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that best match ``query``, best first.
 
@@ -247,10 +248,12 @@ class AsyncMemory(_Facade):
         (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
         $in $nin $exists). ``touch`` records an access (default: the store's RecallConfig).
         ``scope`` and ``pool`` are shorthands for those filters; on a federation they pick
-        the tiers asked (no scope: every tier, merged).
+        the tiers asked (no scope: every tier, merged). ``vector``: a query vector of the
+        store's embedding width, searched instead of embedding ``query`` (mode ``"semantic"``
+        or ``"hybrid"``; with an empty query only the vector leg runs; single stores only).
         """
         return await _runner.arun(
-            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)
+            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector)
         )
 
     async def explain(
@@ -262,9 +265,12 @@ class AsyncMemory(_Facade):
         filters: dict[str, Any] | None = None,
         scope: str | None = None,
         pool: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how the result was made."""
-        return await _runner.arun(self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool))
+        return await _runner.arun(
+            self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, vector=vector)
+        )
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The memory ``id`` (hidden ones too), or ``None``. Records no access."""
@@ -301,6 +307,10 @@ class AsyncMemory(_Facade):
     async def stats(self) -> dict[str, Any]:
         """Counts, vector index, embedding pin, driver and file size."""
         return await _runner.arun(self._ops.stats())
+
+    async def embed_query(self, text: str) -> list[float]:
+        """The unit vector recall searches with for ``text`` (raises when the store has no usable embedder)."""
+        return await _runner.arun(self._core.embed_query(text))
 
     async def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored (unit-length) vectors of the memories among ``ids`` that have one, by id."""
@@ -538,10 +548,14 @@ class Memory(_Facade):
         touch: bool | None = None,
         scope: str | None = None,
         pool: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> list[Hit]:
         """The ``k`` best memories for ``query``; see :meth:`AsyncMemory.recall`."""
         return _runner.run(
-            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool), "recall"
+            self._ops.recall(
+                query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+            ),
+            "recall",
         )
 
     def explain(
@@ -553,9 +567,12 @@ class Memory(_Facade):
         filters: dict[str, Any] | None = None,
         scope: str | None = None,
         pool: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how; see :meth:`AsyncMemory.explain`."""
-        return _runner.run(self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool), "explain")
+        return _runner.run(
+            self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, vector=vector), "explain"
+        )
 
     def get(self, id: str) -> MemoryRecord | None:
         """The memory ``id`` or ``None``; see :meth:`AsyncMemory.get`."""
@@ -592,6 +609,10 @@ class Memory(_Facade):
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         return _runner.run(self._ops.stats(), "stats")
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query vector recall uses for ``text``; see :meth:`AsyncMemory.embed_query`."""
+        return _runner.run(self._core.embed_query(text), "embed_query")
 
     def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored vectors of ``ids``; see :meth:`AsyncMemory.vectors`."""

@@ -16,11 +16,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .._core import EmbedderSpec, MemoryCore, _candidates
+from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
 from ..types import Hit, MemoryId, MemoryRecord
@@ -113,8 +114,10 @@ async def _open_private(
 
 async def _open_shared(name: str, path: Path, options: dict[str, Any]) -> MemoryStore:
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Shared tiers hold remember()ed memories, never turns: no graph, so no graph nudge to pay for.
+    recall = replace(options.get("recall") or RecallConfig(), graph_boost=0.0)
     try:
-        return SQLiteMemoryStore(await MemoryCore.open(path, **options), name=name)
+        return SQLiteMemoryStore(await MemoryCore.open(path, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
         log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, path, e)
         return _Unavailable(name, e)
@@ -184,5 +187,11 @@ async def build_federation(
             await store.aclose()
         await core.close()
         raise
+    for store in stores.values():  # one query embedding serves every tier of a read
+        if isinstance(store, SQLiteMemoryStore):
+            store.core.share_query_memo(core)
+    glob = router.tier("global").store if router.has_global else None
+    if isinstance(glob, SQLiteMemoryStore):
+        glob.core.share_query_memo(core)
     vector_weight = core.recall_config.effective_vector_weight
     return MemoryFederation(router, budgets=budgets, on_degraded=on_degraded, vector_weight=vector_weight)

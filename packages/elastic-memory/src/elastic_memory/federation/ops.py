@@ -7,6 +7,7 @@ recall reads every tier.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -14,14 +15,26 @@ from typing import Any
 
 from .. import _validate as v
 from .._core import MemoryCore
-from ..errors import UsageError
+from ..errors import TierWriteError, UsageError
 from ..filters import with_scope
-from ..types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
+from ..types import (
+    Explanation,
+    Hit,
+    ImportReport,
+    MemoryId,
+    MemoryRecord,
+    PrunePolicy,
+    PruneReport,
+    RecallMode,
+    Scope,
+)
 from .federation import MemoryFederation
 from .protocol import Entry
 from .sqlite_tier import SQLiteMemoryStore, touching
 
 __all__ = ["FederatedOps"]
+
+log = logging.getLogger("elastic_memory.federation")
 
 
 class FederatedOps:
@@ -142,9 +155,13 @@ class FederatedOps:
         touch: Any = None,
         scope: Any = None,
         pool: Any = None,
+        vector: Any = None,
     ) -> list[Hit]:
         """Merged recall over the tiers ``scope``/``pool`` (or the filters') route to."""
-        return (await self.explain(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool)).hits
+        explanation = await self.explain(
+            query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+        )
+        return explanation.hits
 
     async def explain(
         self,
@@ -156,8 +173,12 @@ class FederatedOps:
         touch: Any = False,
         scope: Any = None,
         pool: Any = None,
+        vector: Any = None,
     ) -> Explanation:
         """Merged recall, and per tier how many hits, how long, and which tiers degraded."""
+        if vector is not None:
+            msg = "vector= search is not available on a federation (Memory.for_agent): recall by query text"
+            raise UsageError(msg)
         if query is None:
             query = ""
         if not isinstance(query, str):
@@ -170,12 +191,39 @@ class FederatedOps:
         if touch is not None and not isinstance(touch, bool):
             msg = f"touch must be True, False or None, got {touch!r}"
             raise UsageError(msg)
-        token = touching.set(touch)
+        if recall_mode is not RecallMode.KEYWORD and query.strip():
+            await self._embed_once(query)
+        token = touching.set(False)  # tiers return more than the merge keeps: touch only what is returned
         try:
             hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
         finally:
             touching.reset(token)
+        if touch is None:
+            touch = self.core.recall_config.touch
+        if touch:
+            await self._touch(hits)
         return Explanation(query, recall_mode, recall_mode, hits, {"federation": details})
+
+    async def _embed_once(self, query: str) -> None:
+        """Embed the query once for every tier: the tiers share the query memo (see build_federation)."""
+        try:
+            embedder = await self.core.embedder(quiet=True)
+            if embedder is not None:
+                await self.core._query_vector(embedder, query)
+        except Exception:
+            log.debug("embedding the query once for the federation failed", exc_info=True)
+
+    async def _touch(self, hits: list[Hit]) -> None:
+        by_tier: dict[str, list[str]] = {}
+        for hit in hits:
+            by_tier.setdefault(hit.tier or "private", []).append(hit.id)
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            if ref.name in by_tier and isinstance(inner, SQLiteMemoryStore):
+                try:
+                    await ref.store.call_write(partial(inner.touch, by_tier[ref.name]), "record access")
+                except TierWriteError as e:  # bookkeeping: never fails a recall
+                    log.warning("recording access in the %s tier failed: %s", ref.name, e)
 
     async def get(self, id: Any) -> MemoryRecord | None:
         """The memory ``id`` from the most local tier holding it, or ``None``."""

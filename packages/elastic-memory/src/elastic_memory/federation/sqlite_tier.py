@@ -100,6 +100,10 @@ class SQLiteMemoryStore:
         with self._serving():
             return await self.core.forget(list(ids), hard=hard)
 
+    async def touch(self, ids: Sequence[str]) -> None:
+        """Record an access on ``ids`` (a federation touches only the hits it returns)."""
+        await self.core.store.touch_ids(list(ids))
+
     async def update(self, id: str, **changes: Any) -> MemoryRecord:
         """:meth:`Memory.update` on this file."""
         return await self.core.update(id, **changes)

@@ -44,12 +44,13 @@ async def run(
     filters: Filters,
     touch: bool,
     embed: EmbedQuery | None,
+    vector: F32 | None = None,
 ) -> Explanation:
-    """Recall ``k`` memories for a validated request."""
+    """Recall ``k`` memories for a validated request; ``vector`` (unit) replaces embedding ``query``."""
     t0 = time.perf_counter()
     match = match_expression(query)
     details: dict[str, Any] = {"match": match}
-    if not query.strip():
+    if not query.strip() and vector is None:
         rows = await store.browse(filters, k)
         if touch:
             await store.touch([s for s, _ in rows])
@@ -57,7 +58,7 @@ async def run(
         return Explanation(query, mode, mode, [hit_from_record(r, r.importance) for _, r in rows], details)
 
     effective = mode
-    if mode is not RecallMode.KEYWORD and (embed is None or store.pin is None):
+    if mode is not RecallMode.KEYWORD and ((embed is None and vector is None) or store.pin is None):
         effective = RecallMode.KEYWORD
         details["degraded"] = "no usable embedder or no vectors stored: keyword only"
     pool = k if effective is not RecallMode.HYBRID else max(config.candidates, k)
@@ -68,10 +69,13 @@ async def run(
         t = time.perf_counter()
         kw = await store.keyword(match, filters, pool)
         details["keyword_ms"] = _ms(t)
-    if effective is not RecallMode.KEYWORD and embed is not None:
+    if effective is not RecallMode.KEYWORD and vector is not None:
+        qvec = vector
+    elif effective is not RecallMode.KEYWORD and embed is not None:
         t = time.perf_counter()
         qvec = await embed(query)
         details["embed_ms"] = _ms(t)
+    if qvec is not None:
         t = time.perf_counter()
         vec, details["vector_index"] = await store.vector(qvec, filters, pool)
         details["vector_ms"] = _ms(t)

@@ -572,6 +572,13 @@ class SQLiteStore:
                 self._vectors.remove(s for s, _ in victims)
         return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
 
+    async def touch_ids(self, ids: Sequence[str]) -> None:
+        """Record an access on the memories among ``ids`` (see :meth:`touch`)."""
+        seqs: list[int] = []
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            seqs += [seq_of(r) for r in await self._read(*q.select_rows(by="id", values=chunk))]
+        await self.touch(seqs)
+
     async def touch(self, seqs: Sequence[int]) -> None:
         """Record an access: count, time, and retention growth (capped)."""
         if not seqs:
