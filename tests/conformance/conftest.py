@@ -12,9 +12,7 @@ from elastic_memory.testing import FakeEmbedder
 from .drivers import DRIVERS, Capability, MemoryDriver
 
 
-@pytest.fixture(
-    params=[pytest.param(d, marks=[pytest.mark.adapter] if d.adapter else [], id=d.name) for d in DRIVERS]
-)
+@pytest.fixture(params=[pytest.param(d, marks=[pytest.mark.adapter] if d.adapter else [], id=d.name) for d in DRIVERS])
 async def driver(request: pytest.FixtureRequest, location: str) -> AsyncIterator[MemoryDriver]:
     """An EMPTY store behind one driver, closed after the test."""
     cls: type[MemoryDriver] = request.param
