@@ -23,7 +23,6 @@ NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
 # package name -> (folder, import name)
 PACKAGES = {
     "elastic-memory": (CORE, "elastic_memory"),
-    "langchain-elastic-memory": (LANGCHAIN, "langchain_elastic_memory"),
 }
 ADAPTERS = [folder for name, (folder, _) in PACKAGES.items() if name != "elastic-memory"]
 

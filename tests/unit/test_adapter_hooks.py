@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,3 +60,33 @@ def test_an_embedder_with_embed_query_embeds_queries_through_it(db_path: Path) -
         mem.remember("the answer")
         mem.recall("the question", mode="semantic")
     assert embedder.queries == ["the question"]
+
+
+def test_tags_counts_live_memories_per_tag(mem: Memory) -> None:
+    """Forgotten and expired memories are not counted; tags come back sorted."""
+    mem.remember("one", tags=["b", "a"])
+    mem.remember("two", tags=["a"])
+    mem.forget(mem.remember("gone", tags=["a", "c"]))
+    mem.remember("short-lived", tags=["d"], expires_at=1.0)
+    assert mem.tags() == {"a": 2, "b": 1}
+
+
+def test_tags_narrowed_by_filters_and_prefix(mem: Memory) -> None:
+    """``filters`` pick the memories counted, ``prefix`` the tags kept."""
+    mem.remember("mine", tags=["ns:x", "ns:y", "other"], agent_id="store")
+    mem.remember("theirs", tags=["ns:x"], agent_id="loop")
+    assert mem.tags(filters={"agent_id": "store"}, prefix="ns:") == {"ns:x": 1, "ns:y": 1}
+    assert mem.tags(prefix="ns:x") == {"ns:x": 2}
+
+
+async def test_async_tags_match_the_sync_ones(amem: AsyncMemory) -> None:
+    """The async facade counts the same."""
+    await amem.remember("tagged", tags=["t"])
+    assert await amem.tags() == {"t": 1}
+
+
+def test_clock_is_the_one_the_store_was_opened_with(db_path: Path, clock: Any) -> None:
+    """Adapters measure expiry with the store's own clock."""
+    with Memory.open(db_path, embedder=None, clock=clock) as mem:
+        assert mem.clock is clock
+        assert mem.as_async().clock is clock

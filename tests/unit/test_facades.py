@@ -11,12 +11,15 @@ import pytest
 import elastic_memory
 from elastic_memory import AsyncMemory, Memory, UsageError, _runner
 
+#: The bridges between the facades (``Memory.as_async``, ``AsyncMemory.as_sync``): each exists on one side only.
+BRIDGES = {"as_async", "as_sync"}
+
 
 def _public(cls: type) -> dict[str, inspect.Signature]:
     return {
         name: inspect.signature(getattr(cls, name))
         for name in dir(cls)
-        if not name.startswith("_") and callable(getattr(cls, name))
+        if not name.startswith("_") and name not in BRIDGES and callable(getattr(cls, name))
     }
 
 

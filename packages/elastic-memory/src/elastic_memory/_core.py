@@ -329,6 +329,15 @@ class MemoryCore:
         found = await self.store.vectors_of(v.check_ids(ids))
         return {key: [float(x) for x in vector] for key, vector in found.items()}
 
+    async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
+        """Tag counts over live memories; see :meth:`AsyncMemory.tags`."""
+        parsed = Filters.parse(filters)
+        if prefix is not None and not isinstance(prefix, str):
+            msg = f"prefix must be a string or None, got {prefix!r}"
+            raise UsageError(msg)
+        await self.store.refresh()  # another process may have written
+        return await self.store.tag_counts(parsed, prefix or None)
+
     def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
 

@@ -67,6 +67,11 @@ class _Facade:
         return self._core.agent_id
 
     @property
+    def clock(self) -> Callable[[], float]:
+        """The store's clock (seconds since the epoch): what expiry and timestamps are measured by."""
+        return self._core._clock
+
+    @property
     def recall_config(self) -> RecallConfig:
         """How hybrid recall fuses its legs."""
         return self._core.recall_config
@@ -311,6 +316,14 @@ class AsyncMemory(_Facade):
     async def embed_query(self, text: str) -> list[float]:
         """The unit vector recall searches with for ``text`` (raises when the store has no usable embedder)."""
         return await _runner.arun(self._core.embed_query(text))
+
+    async def tags(self, *, filters: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, int]:
+        """How many live memories carry each tag, by tag (sorted).
+
+        ``filters`` (as :meth:`recall`'s) narrow the memories counted; ``prefix`` keeps the
+        tags that start with it.
+        """
+        return await _runner.arun(self._ops.tags(filters=filters, prefix=prefix))
 
     async def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored (unit-length) vectors of the memories among ``ids`` that have one, by id."""
@@ -613,6 +626,10 @@ class Memory(_Facade):
     def embed_query(self, text: str) -> list[float]:
         """The query vector recall uses for ``text``; see :meth:`AsyncMemory.embed_query`."""
         return _runner.run(self._core.embed_query(text), "embed_query")
+
+    def tags(self, *, filters: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, int]:
+        """How many live memories carry each tag; see :meth:`AsyncMemory.tags`."""
+        return _runner.run(self._ops.tags(filters=filters, prefix=prefix), "tags")
 
     def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored vectors of ``ids``; see :meth:`AsyncMemory.vectors`."""

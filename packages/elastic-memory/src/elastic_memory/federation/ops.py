@@ -246,6 +246,16 @@ class FederatedOps:
                     out.setdefault(key, vector)
         return out
 
+    async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
+        """Tag counts summed over every SQLite tier."""
+        out: dict[str, int] = {}
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            if isinstance(inner, SQLiteMemoryStore):
+                for tag, count in (await inner.core.tags(filters=filters, prefix=prefix)).items():
+                    out[tag] = out.get(tag, 0) + count
+        return dict(sorted(out.items()))
+
     async def stats(self) -> dict[str, Any]:
         """The private tier's stats, plus ``tiers``: every SQLite tier's counts."""
         out = await self.core.stats()

@@ -243,6 +243,16 @@ def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
     return sql, [*params, limit]
 
 
+def tag_counts(filters: Filters, *, now: float, prefix: str | None = None) -> Prepared:
+    """``(tag, count)`` over live memories matching ``filters``, tags starting with ``prefix`` only."""
+    where, params = live_filter(filters, now=now)
+    sql = f"SELECT t.tag, count(*) FROM memory_tags AS t JOIN memories AS m ON m.seq = t.seq WHERE {where}"
+    if prefix:
+        sql += " AND t.tag >= ? AND substr(t.tag, 1, ?) = ?"
+        params += [prefix, len(prefix), prefix]
+    return sql + " GROUP BY t.tag ORDER BY t.tag", params
+
+
 def vec_create(dimension: int) -> str:
     """The sqlite-vec table: agent in a partition key, scope and type as metadata columns."""
     return (

@@ -678,6 +678,11 @@ class SQLiteStore:
         sql, params = q.browse(filters, now=self._clock(), limit=limit)
         return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
 
+    async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
+        """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
+        sql, params = q.tag_counts(filters, now=self._clock(), prefix=prefix)
+        return {str(tag): int(count) for tag, count in await self._read(sql, params)}
+
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
         """The stored (unit) vectors of the memories among ``ids`` that have one."""
         out: dict[str, F32] = {}
