@@ -23,6 +23,7 @@ NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
 # package name -> (folder, import name)
 PACKAGES = {
     "elastic-memory": (CORE, "elastic_memory"),
+    "langchain-elastic-memory": (LANGCHAIN, "langchain_elastic_memory"),
 }
 ADAPTERS = [folder for name, (folder, _) in PACKAGES.items() if name != "elastic-memory"]
 
@@ -55,7 +56,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the user guide strictly (broken links or API references fail)."""
-    session.install("-e", CORE, *DOCS_DEPS)
+    session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *DOCS_DEPS)
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
 
 

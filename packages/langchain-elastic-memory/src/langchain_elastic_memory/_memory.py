@@ -1,0 +1,123 @@
+"""Opening the core from an adapter's ``path=`` / ``memory=`` arguments, and LangChain embeddings as a core embedder."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from elastic_memory import AsyncMemory, Embedder, Memory, UsageError
+
+__all__ = ["LangChainEmbedder", "Opened", "aopen_memory", "open_memory"]
+
+
+class LangChainEmbedder:
+    """A LangChain :class:`~langchain_core.embeddings.Embeddings` as an elastic-memory embedder.
+
+    Documents go through ``embed_documents``, queries through ``embed_query``. The width is
+    measured once, on construction. ``model_id`` names the class and its settings, so a
+    database pinned to one model refuses another (pass ``model_id`` to name it yourself).
+    """
+
+    def __init__(self, embeddings: Embeddings, *, model_id: str | None = None) -> None:
+        if not isinstance(embeddings, Embeddings):
+            msg = f"embedding must be a LangChain Embeddings, got {type(embeddings).__name__}"
+            raise UsageError(msg)
+        self.embeddings = embeddings
+        self.model_id = model_id or _model_id(embeddings)
+        self.family = self.model_id
+        probe = embeddings.embed_query("dimension probe")
+        self.dimension = len(probe)
+        if self.dimension < 1:
+            msg = f"{type(embeddings).__name__} returned an empty vector; it cannot be used for search"
+            raise UsageError(msg)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Document vectors (``embed_documents``)."""
+        return self.embeddings.embed_documents(list(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        """A query vector (``embed_query``)."""
+        return self.embeddings.embed_query(text)
+
+
+def _model_id(embeddings: Embeddings) -> str:
+    name = type(embeddings).__name__
+    settings: Any = {}
+    dump = getattr(embeddings, "model_dump", None)
+    if callable(dump):
+        try:
+            settings = dump()
+        except Exception:  # noqa: BLE001 - settings are only a naming aid
+            settings = {}
+    model = next((str(settings[k]) for k in ("model", "model_name", "model_id") if settings.get(k)), None)
+    if model:
+        return f"langchain:{name}:{model}"
+    digest = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in settings.items())).encode()).hexdigest()[:12]
+    return f"langchain:{name}:{digest}"
+
+
+class Opened:
+    """The core's two facades over one open store, and whether the adapter opened it (and closes it)."""
+
+    def __init__(self, memory: Memory, *, owns: bool) -> None:
+        self.sync = memory
+        self.aio: AsyncMemory = memory.as_async()
+        self.owns = owns
+
+    def close(self) -> None:
+        """Close the store if the adapter opened it."""
+        if self.owns:
+            self.sync.close()
+
+
+def open_memory(
+    path: str | Path | None,
+    memory: Memory | AsyncMemory | None,
+    *,
+    embedding: Embeddings | None = None,
+    embedder: Embedder | str | None = "auto",
+    **options: Any,
+) -> Opened:
+    """The store an adapter works on: ``memory`` as given, or a file opened at ``path``.
+
+    ``embedding`` (a LangChain Embeddings) wins over ``embedder`` (the core's, ``"auto"`` is
+    the built-in offline model, ``None`` keyword only). Exactly one of ``path``/``memory``.
+    """
+    if (path is None) == (memory is None):
+        msg = "pass exactly one of path= (a database file or ':memory:') or memory= (an open Memory/AsyncMemory)"
+        raise UsageError(msg)
+    if memory is not None:
+        if embedding is not None:
+            msg = "embedding= applies when the adapter opens the store (path=); an open memory= has its embedder"
+            raise UsageError(msg)
+        if options:
+            msg = f"{sorted(options)} apply when the adapter opens the store (path=); an open memory= is already set up"
+            raise UsageError(msg)
+        if isinstance(memory, AsyncMemory):
+            return Opened(memory.as_sync(), owns=False)
+        if isinstance(memory, Memory):
+            return Opened(memory, owns=False)
+        msg = f"memory must be an elastic_memory Memory or AsyncMemory, got {type(memory).__name__}"
+        raise UsageError(msg)
+    chosen: Any = LangChainEmbedder(embedding) if embedding is not None else embedder
+    return Opened(Memory.open(path, embedder=chosen, **options), owns=True)  # type: ignore[arg-type]
+
+
+async def aopen_memory(
+    path: str | Path | None,
+    memory: Memory | AsyncMemory | None,
+    *,
+    embedding: Embeddings | None = None,
+    embedder: Embedder | str | None = "auto",
+    **options: Any,
+) -> Opened:
+    """:func:`open_memory` for async code: a file is opened with ``AsyncMemory.open``, off the caller's loop."""
+    if path is None or memory is not None:
+        return open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
+    chosen: Any = LangChainEmbedder(embedding) if embedding is not None else embedder
+    opened = await AsyncMemory.open(path, embedder=chosen, **options)
+    return Opened(opened.as_sync(), owns=True)

@@ -1,0 +1,644 @@
+"""LangGraph's long-term memory store (:class:`~langgraph.store.base.BaseStore`) on elastic-memory.
+
+Pass it as ``create_agent(..., store=ElasticMemoryStore(path="memory.db"))`` or to
+``StateGraph.compile(store=...)``.
+
+How items map onto core memories (all in one *collection*, a core ``agent_id``, by default
+``"langgraph"``, so they never mix with the memory loop's rows):
+
+- **id**: ``uuid5`` of (collection, namespace, key). A put is an upsert of that memory,
+  a delete erases it (``forget(hard=True)``).
+- **metadata**: ``{"namespace": [...], "key": key, "value": value, "ttl": minutes}``. The
+  value is kept as JSON: it comes back equal (tuples come back as lists; dict key order is
+  not kept). Values that JSON cannot hold are refused before anything is written.
+- **tags**: ``lg:p:<a.b>`` for every prefix of the namespace (labels joined by ``.``,
+  which labels cannot contain), ``lg:n:<a.b.c>`` for the namespace itself, ``lg:item`` on
+  every item and ``lg:indexed`` on items with searchable text. Prefix search is the core's
+  exact tag filter, so the prefix ``("a",)`` never matches ``("ab",)``. ``list_namespaces``
+  reads the ``lg:n:`` tags (``Memory.tags``).
+- **content**: the text at the index field paths (``IndexConfig["fields"]``, default
+  ``["$"]``, the whole value as JSON; or the put's ``index=[...]``), one text per line. This
+  is what the core's full-text and vector indexes see. Items put with ``index=False`` (or
+  with no text at those paths) keep a placeholder content and are left out of ranking.
+- **filters** on values become the core's metadata filters on ``value.<key>``: ``$eq $ne
+  $gt $gte $lt $lte``, nested dicts and ``"a.b"`` keys as nested paths.
+- **TTL** (minutes) becomes the core's ``ttl``/``expires_at``: expired items are hidden at
+  once. Reads refresh the TTL of the items they return (``refresh_ttl``) with a core
+  ``update``, which also moves their ``updated_at``.
+- **times**: ``created_at``/``updated_at`` of the memory; items are pinned, so the core's
+  ``prune`` never removes them.
+
+Search: with a ``query``, the core ranks the indexed items (``search_mode``: ``"hybrid"``,
+the default, ``"semantic"`` or ``"keyword"``; keyword when the store has no embedder), best
+first with the core's score; the other matching items follow with ``score=None``. Without a
+query, items come newest first. ``offset + limit`` is at most 1000.
+
+>>> store = ElasticMemoryStore(path=":memory:")
+>>> store.put(("users", "ana"), "prefs", {"units": "metric", "theme": "dark"})
+>>> store.get(("users", "ana"), "prefs").value == {"units": "metric", "theme": "dark"}
+True
+>>> [item.key for item in store.search(("users",), filter={"units": "metric"})]
+['prefs']
+>>> store.list_namespaces(prefix=("users",))
+[('users', 'ana')]
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import uuid
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    NotProvided,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+    validate_op_namespace,
+)
+from langgraph.store.base.embed import EmbeddingsLambda
+from typing_extensions import Self
+
+from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, UsageError
+
+from ._memory import LangChainEmbedder, Opened, open_memory
+
+__all__ = ["ElasticMemoryStore", "StoreSearchMode"]
+
+#: How a search with a ``query`` ranks the items.
+StoreSearchMode = Literal["hybrid", "semantic", "keyword"]
+_MODES = ("hybrid", "semantic", "keyword")
+
+_IDS = uuid.UUID("f830808f-e9b2-4e6d-8310-a3e4b1897400")
+_ITEM = "lg:item"
+_INDEXED = "lg:indexed"
+_PREFIX = "lg:p:"
+_NAMESPACE = "lg:n:"
+#: The core's longest tag: a namespace's labels joined by "." fit in it after the tag prefix.
+_MAX_TAG = 256
+_MAX_NAMESPACE = _MAX_TAG - len(_NAMESPACE)
+#: The most memories one core recall returns.
+_PAGE = 1000
+#: The core's longest content; longer text is cut for the indexes (the value is kept whole).
+_MAX_TEXT = 1_000_000
+_UNINDEXED = "(not indexed)"
+_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_INT64 = (-(2**63), 2**63 - 1)
+_FLOAT_MAX = 1.7976931348623157e308
+
+#: One call on the core: a method name of Memory/AsyncMemory, its arguments.
+_Call = tuple[str, tuple[Any, ...], dict[str, Any]]
+_T = TypeVar("_T")
+_Plan = Generator[_Call, Any, _T]
+
+
+class ElasticMemoryStore(BaseStore):
+    """LangGraph's ``BaseStore`` on one elastic-memory SQLite file.
+
+    Args:
+        path: a database file (created if missing) or ``":memory:"``; or else
+        memory: an open elastic-memory ``Memory`` or ``AsyncMemory`` (not closed by the store).
+        index: LangGraph's ``IndexConfig``. ``embed`` (an ``Embeddings``, a sync or async
+            function, or a ``"provider:model"`` string) embeds items and queries, ``dims`` is
+            checked against it, ``fields`` picks the searchable text (default ``["$"]``).
+            Without ``embed`` the core's embedder (``embedder=`` option, default the
+            built-in offline model) is used; without ``index`` there are no vectors and
+            queries rank by keywords. With ``memory=`` only ``fields`` applies.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``).
+            Expired items are always hidden (``omit_expired``); there is no sweeper thread:
+            the core's ``purge()`` erases expired memories of the whole file.
+        collection: the core ``agent_id`` every item is written under and read from.
+        search_mode: how a ``query`` ranks: ``"hybrid"`` (BM25 and cosine fused),
+            ``"semantic"`` (cosine similarity as the score) or ``"keyword"`` (BM25).
+        **options: ``Memory.open`` options when the store opens ``path`` (``clock``,
+            ``embedder``, ``vector_index``, ``timeout``...).
+    """
+
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        *,
+        path: str | Path | None = None,
+        memory: Memory | AsyncMemory | None = None,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        collection: str = "langgraph",
+        search_mode: StoreSearchMode = "hybrid",
+        **options: Any,
+    ) -> None:
+        if search_mode not in _MODES:
+            msg = f"search_mode must be one of {list(_MODES)}, got {search_mode!r}"
+            raise UsageError(msg)
+        if not isinstance(collection, str) or not collection or len(collection) > 256:
+            msg = f"collection must be a non-empty string of at most 256 characters, got {collection!r}"
+            raise UsageError(msg)
+        unknown = sorted(set(index or {}) - {"dims", "embed", "fields"})
+        if unknown:
+            msg = f"index has unknown key(s) {unknown}; LangGraph's IndexConfig takes dims, embed and fields"
+            raise UsageError(msg)
+        self.collection = collection
+        self.search_mode: StoreSearchMode = search_mode
+        self.ttl_config: TTLConfig | None = ttl
+        self.index_config: IndexConfig | None = IndexConfig(**index) if index else None
+        self.embeddings: Embeddings | None = None
+        self._fields: list[str] = list((index or {}).get("fields") or ["$"])
+        self._opened = self._open(path, memory, index, options)
+
+    def _open(
+        self, path: str | Path | None, memory: Memory | AsyncMemory | None, index: IndexConfig | None, options: Any
+    ) -> Opened:
+        embed = (index or {}).get("embed")
+        if memory is not None:
+            if embed is not None:
+                msg = "index['embed'] applies when the store opens path=; an open memory= embeds with its own embedder"
+                raise UsageError(msg)
+            return open_memory(path, memory, **options)
+        if embed is None:
+            embedder = options.pop("embedder", None if index is None else "auto")
+            return open_memory(path, memory, embedder=embedder, **options)
+        if "embedder" in options:
+            msg = "pass either index['embed'] (LangChain embeddings) or embedder= (the core's), not both"
+            raise UsageError(msg)
+        self.embeddings = _callable_from_threads(ensure_embeddings(embed))
+        chosen = LangChainEmbedder(self.embeddings)
+        dims = (index or {}).get("dims")
+        if dims is not None and dims != chosen.dimension:
+            msg = f"index['dims'] is {dims} but the embeddings return {chosen.dimension}-dimensional vectors"
+            raise UsageError(msg)
+        return open_memory(path, None, embedder=chosen, **options)
+
+    # ------------------------------------------------------------- lifecycle
+    @property
+    def memory(self) -> Memory:
+        """The core store (sync facade)."""
+        return self._opened.sync
+
+    @property
+    def amemory(self) -> AsyncMemory:
+        """The core store (async facade)."""
+        return self._opened.aio
+
+    def close(self) -> None:
+        """Close the database if this store opened it (``path=``); idempotent."""
+        self._opened.close()
+
+    async def aclose(self) -> None:
+        """Async :meth:`close`."""
+        if self._opened.owns:
+            await self._opened.aio.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.memory!r}, collection={self.collection!r}, mode={self.search_mode!r})"
+
+    # ----------------------------------------------------------------- batch
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops``: reads see the state before the batch's puts; the last put to a key wins."""
+        plan = self._plan(ops)
+        memory = self._opened.sync
+        reply: Any = None
+        try:
+            while True:
+                name, args, kwargs = plan.send(reply)
+                reply = getattr(memory, name)(*args, **kwargs)
+        except StopIteration as done:
+            results: list[Result] = done.value
+            return results
+        finally:
+            plan.close()
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` on the core's ``AsyncMemory``."""
+        plan = self._plan(ops)
+        memory = self._opened.aio
+        reply: Any = None
+        try:
+            while True:
+                name, args, kwargs = plan.send(reply)
+                reply = await getattr(memory, name)(*args, **kwargs)
+        except StopIteration as done:
+            results: list[Result] = done.value
+            return results
+        finally:
+            plan.close()
+
+    def _plan(self, ops: Iterable[Op]) -> _Plan[list[Result]]:
+        """The batch as core calls: everything is validated first, then reads, TTL refreshes, writes."""
+        listed = list(ops)
+        results: list[Result] = [None] * len(listed)
+        gets: list[tuple[int, GetOp, str]] = []
+        searches: list[tuple[int, SearchOp, dict[str, Any]]] = []
+        lists: list[tuple[int, ListNamespacesOp]] = []
+        puts: dict[str, dict[str, Any] | None] = {}
+        for i, op in enumerate(listed):
+            validate_op_namespace(op)
+            if isinstance(op, GetOp):
+                gets.append((i, op, self._id(op.namespace, op.key)))
+            elif isinstance(op, SearchOp):
+                searches.append((i, _checked_search(op), _value_filter(op.filter)))
+            elif isinstance(op, ListNamespacesOp):
+                lists.append((i, _checked_list(op)))
+            elif isinstance(op, PutOp):
+                mid = self._id(op.namespace, op.key)
+                puts.pop(mid, None)
+                puts[mid] = self._row(mid, op)
+            else:
+                msg = f"unknown store operation {type(op).__name__}; use GetOp, SearchOp, PutOp or ListNamespacesOp"
+                raise TypeError(msg)
+        refresh: dict[str, float] = {}
+        if gets:
+            records = yield ("get_many", ([mid for _, _, mid in gets],), {})
+            live = self._live(records)
+            for i, op, mid in gets:
+                record = live.get(mid)
+                results[i] = _item(record) if record is not None else None
+                if record is not None and op.refresh_ttl:
+                    self._to_refresh(record, refresh)
+        for i, search, metadata in searches:
+            results[i] = yield from self._search(search, metadata, refresh)
+        for i, listing in lists:
+            tags = yield ("tags", (), {"filters": {"agent_id": self.collection}, "prefix": _tag_prefix(listing)})
+            results[i] = _namespaces(listing, tags)
+        for mid, minutes in refresh.items():
+            yield ("update", (mid,), {"ttl": minutes * 60})
+        if puts:
+            yield from self._write(puts)
+        return results
+
+    # ----------------------------------------------------------------- reads
+    def _live(self, records: Iterable[MemoryRecord]) -> dict[str, MemoryRecord]:
+        """The records that are live items of this store, by id."""
+        now = self._opened.sync.clock()
+        return {
+            r.id: r
+            for r in records
+            if r.agent_id == self.collection
+            and r.deleted_at is None
+            and not r.archived
+            and (r.expires_at is None or r.expires_at > now)
+            and isinstance(r.metadata.get("value"), dict)
+        }
+
+    @staticmethod
+    def _to_refresh(record: MemoryRecord, refresh: dict[str, float]) -> None:
+        minutes = record.metadata.get("ttl")
+        if isinstance(minutes, int | float) and minutes > 0:
+            refresh[record.id] = float(minutes)
+
+    def _search(self, op: SearchOp, metadata: dict[str, Any], refresh: dict[str, float]) -> _Plan[list[SearchItem]]:
+        """Ranked items for the query (if any), then the other matching items, one page of them."""
+        prefix = tuple(op.namespace_prefix)
+        want = op.offset + op.limit
+        if op.limit == 0 or len(".".join(prefix)) > _MAX_NAMESPACE:
+            return []
+        filters: dict[str, Any] = {"agent_id": self.collection}
+        scope = [_PREFIX + ".".join(prefix)] if prefix else [_ITEM]
+        if metadata:
+            filters["metadata"] = metadata
+        ranked: dict[str, float | None] = {}
+        if op.query is not None and op.query.strip():
+            hits = yield (
+                "recall",
+                (op.query,),
+                {
+                    "k": want,
+                    "mode": self.search_mode,
+                    "filters": {**filters, "tags_all": [*scope, _INDEXED]},
+                    "touch": False,
+                },
+            )
+            ranked = {hit.id: hit.score for hit in hits}
+        if len(ranked) < want:
+            hits = yield (
+                "recall",
+                ("",),
+                {"k": min(_PAGE, want + len(ranked)), "filters": {**filters, "tags_all": scope}, "touch": False},
+            )
+            for hit in hits:
+                ranked.setdefault(hit.id, None)
+        page = list(ranked)[op.offset : want]
+        if not page:
+            return []
+        live = self._live((yield ("get_many", (page,), {})))
+        out: list[SearchItem] = []
+        for mid in page:
+            record = live.get(mid)
+            if record is None:
+                continue
+            out.append(_search_item(record, ranked[mid]))
+            if op.refresh_ttl:
+                self._to_refresh(record, refresh)
+        return out
+
+    # ---------------------------------------------------------------- writes
+    def _id(self, namespace: Iterable[str], key: str) -> str:
+        return str(uuid.uuid5(_IDS, repr((self.collection, tuple(namespace), str(key)))))
+
+    def _row(self, mid: str, op: PutOp) -> dict[str, Any] | None:
+        """The remember_many() item of a put (``None`` for a delete), refused before any write."""
+        if op.value is None:
+            return None
+        namespace = tuple(op.namespace)
+        if not namespace:
+            msg = "Namespace cannot be empty."
+            raise InvalidNamespaceError(msg)
+        joined = ".".join(namespace)
+        if len(joined) > _MAX_NAMESPACE:
+            msg = (
+                f"Namespace {namespace} is too long: its labels joined by '.' take {len(joined)} characters, "
+                f"at most {_MAX_NAMESPACE}"
+            )
+            raise InvalidNamespaceError(msg)
+        value = _json_value(op.value)
+        text = "\n".join(self._texts(value, op.index))
+        indexed = bool(text.strip())
+        tags = [_ITEM, _NAMESPACE + joined, *(_PREFIX + ".".join(namespace[:n]) for n in range(1, len(namespace) + 1))]
+        if indexed:
+            tags.append(_INDEXED)
+        minutes = _ttl_minutes(op.ttl)
+        return {
+            "content": text[:_MAX_TEXT] if indexed else _UNINDEXED,
+            "id": mid,
+            "agent_id": self.collection,
+            "tags": tags,
+            "metadata": {"namespace": list(namespace), "key": str(op.key), "value": value, "ttl": minutes},
+            "pinned": True,
+            "ttl": None if minutes is None else minutes * 60,
+        }
+
+    def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None) -> list[str]:
+        if index is False:
+            return []
+        paths = self._fields if index is None else [index] if isinstance(index, str) else list(index)
+        return [text for path in paths for text in get_text_at_path(value, path)]
+
+    def _write(self, puts: dict[str, dict[str, Any] | None]) -> _Plan[None]:
+        """Erase deleted items and hidden leftovers (a re-put starts fresh), then upsert the rest in one transaction."""
+        existing = yield ("get_many", (list(puts),), {})
+        live = self._live(existing)
+        erase = [r.id for r in existing if r.id not in live or puts[r.id] is None]
+        if erase:
+            yield ("forget", (erase,), {"hard": True})
+        rows = [row for row in puts.values() if row is not None]
+        if rows:
+            yield ("remember_many", (rows,), {"dedupe": False})
+
+
+# ---------------------------------------------------------------- helpers
+def _time(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def _fields(record: MemoryRecord) -> dict[str, Any]:
+    meta = record.metadata
+    return {
+        "namespace": tuple(meta["namespace"]),
+        "key": meta["key"],
+        "value": meta["value"],
+        "created_at": _time(record.created_at),
+        "updated_at": _time(record.updated_at),
+    }
+
+
+def _item(record: MemoryRecord) -> Item:
+    return Item(**_fields(record))
+
+
+def _search_item(record: MemoryRecord, score: float | None) -> SearchItem:
+    return SearchItem(**_fields(record), score=score)
+
+
+def _checked_search(op: SearchOp) -> SearchOp:
+    for name in ("limit", "offset"):
+        number = getattr(op, name)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            msg = f"search {name} must be a non-negative integer, got {number!r}"
+            raise ValueError(msg)
+    if op.offset + op.limit > _PAGE:
+        msg = f"offset + limit is at most {_PAGE} for one search, got {op.offset} + {op.limit}"
+        raise ValueError(msg)
+    if op.query is not None and not isinstance(op.query, str):
+        msg = f"query must be a string or None, got {type(op.query).__name__}"
+        raise TypeError(msg)
+    return op
+
+
+def _checked_list(op: ListNamespacesOp) -> ListNamespacesOp:
+    for name in ("limit", "offset"):
+        number = getattr(op, name)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            msg = f"list_namespaces {name} must be a non-negative integer, got {number!r}"
+            raise ValueError(msg)
+    depth = op.max_depth
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        msg = f"max_depth must be a positive integer or None, got {depth!r}"
+        raise ValueError(msg)
+    for condition in op.match_conditions or ():
+        if condition.match_type not in ("prefix", "suffix"):
+            msg = f"match_type must be 'prefix' or 'suffix', got {condition.match_type!r}"
+            raise ValueError(msg)
+    return op
+
+
+def _tag_prefix(op: ListNamespacesOp) -> str:
+    """The ``lg:n:`` tags worth reading: those starting with the literal labels of a prefix condition."""
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix":
+            literal = []
+            for label in condition.path:
+                if label == "*":
+                    break
+                literal.append(label)
+            return _NAMESPACE + ".".join(literal)
+    return _NAMESPACE
+
+
+def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path) :]
+    return all(want in ("*", got) for got, want in zip(part, path, strict=True))
+
+
+def _namespaces(op: ListNamespacesOp, tags: Mapping[str, int]) -> list[tuple[str, ...]]:
+    found = {tuple(tag[len(_NAMESPACE) :].split(".")) for tag in tags if tag.startswith(_NAMESPACE)}
+    kept = {ns for ns in found if all(_matches(c, ns) for c in op.match_conditions or ())}
+    if op.max_depth is not None:
+        kept = {ns[: op.max_depth] for ns in kept}
+    return sorted(kept)[op.offset : op.offset + op.limit]
+
+
+def _json_value(value: Any) -> dict[str, Any]:
+    """A plain JSON copy of a put's value; raises for what JSON cannot hold."""
+    if not isinstance(value, Mapping):
+        msg = f"a store value must be a dict, got {type(value).__name__}"
+        raise TypeError(msg)
+    copied: dict[str, Any] = _json(value, "value")
+    return copied
+
+
+def _json(obj: Any, where: str) -> Any:
+    if obj is None or isinstance(obj, bool | int):
+        return obj
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError as e:
+            msg = f"{where} is not valid Unicode ({e.reason} at position {e.start})"
+            raise ValueError(msg) from None
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            msg = f"{where} is {obj!r}: JSON has no NaN or infinity"
+            raise ValueError(msg)
+        return obj
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in obj.items():
+            if not isinstance(key, str):
+                msg = f"{where} has the key {key!r}: JSON object keys are strings"
+                raise TypeError(msg)
+            out[_json(key, f"key of {where}")] = _json(item, f"{where}[{key!r}]")
+        return out
+    if isinstance(obj, list | tuple):
+        return [_json(item, f"{where}[{n}]") for n, item in enumerate(obj)]
+    msg = f"{where} is a {type(obj).__name__}, which JSON cannot hold; store str, numbers, bool, None, lists and dicts"
+    raise TypeError(msg)
+
+
+def _ttl_minutes(ttl: Any) -> float | None:
+    if ttl is None or isinstance(ttl, NotProvided):
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
+        msg = f"ttl must be a positive number of minutes or None, got {ttl!r}"
+        raise ValueError(msg)
+    return float(ttl)
+
+
+def _value_filter(spec: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """LangGraph's value filter as the core's metadata filter (paths under ``value.``)."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def add(path: str, op: str, operand: Any) -> None:
+        if op not in _OPERATORS:
+            msg = f"unsupported filter operator {op!r} on {path[len('value.') :]!r}; use one of {list(_OPERATORS)}"
+            raise ValueError(msg)
+        conditions = out.setdefault(path, {})
+        operand = _operand(path, operand)
+        if conditions.get(op, operand) != operand:
+            msg = f"the filter gives {path[len('value.') :]!r} two different {op} conditions"
+            raise ValueError(msg)
+        conditions[op] = operand
+
+    def walk(prefix: str, conditions: Mapping[str, Any]) -> None:
+        for key, wanted in conditions.items():
+            if not isinstance(key, str) or not key:
+                msg = f"filter keys must be non-empty strings, got {key!r}"
+                raise ValueError(msg)
+            path = f"{prefix}.{key}"
+            if isinstance(wanted, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in wanted):
+                for op, operand in wanted.items():
+                    add(path, op, operand)
+            elif isinstance(wanted, Mapping):
+                if not wanted:
+                    msg = f"the filter on {path[len('value.') :]!r} is an empty dict; give a value or an operator"
+                    raise ValueError(msg)
+                walk(path, wanted)
+            else:
+                add(path, "$eq", wanted)
+
+    if spec is not None:
+        if not isinstance(spec, Mapping):
+            msg = f"filter must be a dict, got {type(spec).__name__}"
+            raise TypeError(msg)
+        walk("value", spec)
+    if out:
+        Filters.parse({"metadata": out})  # the core's own checks (keys, operands), before any I/O
+    return out
+
+
+def _operand(path: str, operand: Any) -> Any:
+    if isinstance(operand, list | tuple | Mapping):
+        msg = (
+            f"the filter on {path[len('value.') :]!r} compares with {operand!r}; "
+            "lists and dicts cannot be compared here, filter on their scalar fields"
+        )
+        raise ValueError(msg)
+    if isinstance(operand, float) and math.isinf(operand):
+        return math.copysign(_FLOAT_MAX, operand)
+    if isinstance(operand, int) and not isinstance(operand, bool) and not _INT64[0] <= operand <= _INT64[1]:
+        return float(operand)
+    return operand
+
+
+# ---------------------------------------------------------------- embeddings
+class _AsyncOnlyEmbeddings(Embeddings):
+    """An async-only embedding function made callable from the core's worker threads."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """The async function's vectors, awaited on a loop of its own."""
+        return _wait(lambda: self.inner.aembed_documents(list(texts)))
+
+    def embed_query(self, text: str) -> list[float]:
+        """The async function's query vector, awaited on a loop of its own."""
+        return _wait(lambda: self.inner.aembed_query(text))
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """The async function's vectors."""
+        return await self.inner.aembed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """The async function's query vector."""
+        return await self.inner.aembed_query(text)
+
+
+def _wait(make: Callable[[], Awaitable[_T]]) -> _T:
+    """Run a coroutine to the end from sync code, in a thread of its own if this one runs a loop."""
+
+    async def run() -> _T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, run()).result()
+
+
+def _callable_from_threads(embeddings: Embeddings) -> Embeddings:
+    if isinstance(embeddings, EmbeddingsLambda) and getattr(embeddings, "func", None) is None:
+        return _AsyncOnlyEmbeddings(embeddings)
+    return embeddings
