@@ -39,7 +39,8 @@ def tests(session: nox.Session, package: str) -> None:
     else:
         session.install("-e", CORE, "-e", folder, *TEST_DEPS, *LANGCHAIN_TEST_DEPS)
         session.run("pytest", f"{folder}/tests", *session.posargs)
-        session.run("pytest", "tests/conformance", "-m", "adapter", "-p", "no:cacheprovider")
+        # the shared conformance suite through this adapter's drivers, and its guide's examples
+        session.run("pytest", "tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
     session.run("pytest", "--doctest-modules", "--pyargs", module, "-p", "no:cacheprovider")
 
 

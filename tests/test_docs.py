@@ -113,6 +113,8 @@ def _params() -> list[object]:
             continue  # run by that adapter's test session (nox -s tests)
         runnable = [b for b in python_blocks(path) if not b.skip]
         marks = [pytest.mark.model] if any(_uses_default_embedder(b.source) for b in runnable) else []
+        if path.name in _NEEDS:
+            marks.append(pytest.mark.adapter)
         params.append(pytest.param(path, id=str(path.relative_to(ROOT)), marks=marks))
     return params
 
