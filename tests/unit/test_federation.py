@@ -241,14 +241,52 @@ def test_update_cannot_move_a_memory_between_tiers(ana: Memory) -> None:
         ana.update(mid, scope="shared", pool="team")
 
 
-def test_prune_reaches_every_tier(ana: Memory) -> None:
-    """prune() runs on the private file and the pool alike."""
+def test_an_agents_prune_touches_its_private_tier_only(ana: Memory) -> None:
+    """Pools and the global tier hold other agents' memories: Memory.prune leaves them alone."""
     ana.remember("low private", importance=0.1)
     ana.remember("low pooled", importance=0.1, scope="shared", pool="team")
-    ana.remember("kept", importance=0.8)
-    report = ana.prune(min_importance=0.5)
-    assert report.count == 2
-    assert [h.content for h in ana.recall("", k=10)] == ["kept"]
+    report = ana.prune(min_importance=0.5, action="purge")
+    assert report.count == 1
+    assert [h.content for h in ana.recall("", k=10)] == ["low pooled"]
+
+
+async def test_the_federation_prunes_every_tier(home: Path) -> None:
+    """MemoryFederation.prune (the operator's call) runs on every tier that can prune."""
+    from elastic_memory import AsyncMemory, PrunePolicy
+
+    async with await AsyncMemory.for_agent("ana", home=home, pools=["team"], embedder=FakeEmbedder()) as mem:
+        await mem.remember("low private", importance=0.1)
+        await mem.remember("low pooled", importance=0.1, scope="shared", pool="team")
+        await mem.remember("kept", importance=0.8)
+        assert mem.federation is not None
+        report = await mem.federation.prune(PrunePolicy(min_importance=0.5))
+        assert report.count == 2
+        assert [h.content for h in await mem.recall("", k=10)] == ["kept"]
+
+
+def test_update_of_a_note_in_a_read_only_tier_says_so(home: Path, tmp_path: Path) -> None:
+    """A memory only a Markdown folder holds cannot be updated through the federation."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("The wiki lives at wiki.local.")
+    folder = MarkdownFolder(vault, scope="shared", pool="notes").as_store()
+    with Memory.for_agent("ana", home=home, pools=[PoolConfig("notes", folder)], embedder=FakeEmbedder()) as mem:
+        note = mem.recall("wiki", mode="keyword")[0]
+        with pytest.raises(UsageError, match="read-only"):
+            mem.update(note.id, content="changed")
+
+
+def test_a_filter_that_is_not_a_dict_is_a_usage_error(ana: Memory) -> None:
+    """Bad filters are refused with the library's error, as on one file."""
+    with pytest.raises(UsageError, match="filters must be a dict"):
+        ana.recall("x", filters="abc")  # type: ignore[arg-type]
+
+
+def test_a_pool_store_without_the_protocol_is_refused_before_anything_opens(home: Path) -> None:
+    """A bad PoolConfig fails fast: no file is created for the agent."""
+    with pytest.raises(UsageError, match="store protocol"):
+        Memory.for_agent("ana", home=home, pools=["team", PoolConfig("x", object())], embedder=None)  # type: ignore[arg-type]
+    assert not (home / "agents").exists()
 
 
 # ---------------------------------------------------------------------- health, stats

@@ -943,3 +943,28 @@ class _astore:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.store.aclose()
+
+
+class Flaky(Words):
+    """Fails to embed any text containing "boom", as a provider outage would."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if any("boom" in t for t in texts):
+            msg = "provider down"
+            raise RuntimeError(msg)
+        return super().embed_documents(texts)
+
+
+def test_a_batch_whose_puts_fail_changes_nothing(clock: Clock) -> None:
+    """A delete and a put in one batch: when the put cannot be embedded, the delete is not applied either.
+
+    If this fails, check that ElasticMemoryStore._write upserts before it deletes.
+    """
+    with ElasticMemoryStore(
+        path=":memory:", index={"dims": DIMS, "embed": Flaky(), "fields": ["text"]}, clock=clock
+    ) as s:
+        s.put(("docs",), "a", {"text": "keep me"})
+        with pytest.raises(Exception, match="provider down"):
+            s.batch([PutOp(("docs",), "a", None), PutOp(("docs",), "b", {"text": "boom"})])
+        assert s.get(("docs",), "a") is not None
+        assert s.get(("docs",), "b") is None

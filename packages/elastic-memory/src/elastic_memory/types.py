@@ -163,6 +163,7 @@ class Hit:
     kind: str = "note"
     accessed_at: float | None = None
     tier: str | None = None
+    retention_strength: float | None = None
 
 
 @dataclass(frozen=True)

@@ -401,15 +401,22 @@ class ElasticMemoryStore(BaseStore):
         return [text for path in paths for text in get_text_at_path(value, path)]
 
     def _write(self, puts: dict[str, dict[str, Any] | None]) -> _Plan[None]:
-        """Erase deleted items and hidden leftovers (a re-put starts fresh), then upsert the rest in one transaction."""
+        """Erase hidden leftovers of re-put keys (a re-put starts fresh), upsert the puts, then delete.
+
+        The upsert (where embedding can fail) comes before any visible change: if it fails, the
+        batch has changed nothing a read can see.
+        """
         existing = yield ("get_many", (list(puts),), {})
         live = self._live(existing)
-        erase = [r.id for r in existing if r.id not in live or puts[r.id] is None]
-        if erase:
-            yield ("forget", (erase,), {"hard": True})
+        leftovers = [r.id for r in existing if r.id not in live and puts[r.id] is not None]
+        if leftovers:
+            yield ("forget", (leftovers,), {"hard": True})
         rows = [row for row in puts.values() if row is not None]
         if rows:
             yield ("remember_many", (rows,), {"dedupe": False})
+        deleted = [r.id for r in existing if puts[r.id] is None]
+        if deleted:
+            yield ("forget", (deleted,), {"hard": True})
 
 
 # ---------------------------------------------------------------- helpers

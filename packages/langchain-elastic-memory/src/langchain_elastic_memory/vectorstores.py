@@ -233,7 +233,8 @@ class ElasticMemoryVectorStore(VectorStore):
         return record.agent_id == self.collection and record.kind == "note"
 
     def _live(self, record: MemoryRecord) -> bool:
-        return self._owns(record) and record.deleted_at is None and not record.archived
+        expired = record.expires_at is not None and record.expires_at <= self.memory.clock()
+        return self._owns(record) and record.deleted_at is None and not record.archived and not expired
 
     @staticmethod
     def _ids_of(documents: Sequence[Document], ids: Sequence[str | None] | None) -> Sequence[str | None]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
 from ..types import Hit, MemoryId, MemoryRecord
-from .config import MemorySettings, load_budgets, load_settings
+from .config import MemorySettings, check_name, load_budgets, load_settings
 from .federation import MemoryFederation
 from .protocol import Entry, MemoryStore, TierHealth
 from .resilience import DegradedEvent
@@ -35,18 +34,6 @@ from .sqlite_tier import SQLiteMemoryStore
 __all__ = ["PoolConfig", "build_federation", "check_name"]
 
 log = logging.getLogger("elastic_memory.federation")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def check_name(value: Any, what: str) -> str:
-    """``value`` if it can name a folder (letters, digits, ``.``, ``_``, ``-``; no leading dot)."""
-    if not isinstance(value, str) or not _NAME.match(value) or value in (".", ".."):
-        msg = (
-            f"{what} must be 1-128 letters, digits, '.', '_' or '-' (not starting with a dot or dash) "
-            f"to name its folder, got {value!r}"
-        )
-        raise UsageError(msg)
-    return value
 
 
 @dataclass(frozen=True)
@@ -156,8 +143,17 @@ async def build_federation(
         raise UsageError(msg)
     budgets = load_budgets(root)
     given = list(pools or [])
-    for p in given:
-        if not isinstance(p, str | PoolConfig):
+    names: list[str] = list(settings.pools)
+    own: dict[str, MemoryStore] = {}  # the caller's PoolConfig stores: never closed here
+    for p in given:  # every argument is checked before any file is opened
+        if isinstance(p, str):
+            names.append(check_name(p, "a pool name"))
+        elif isinstance(p, PoolConfig):
+            if not isinstance(p.store, MemoryStore):
+                msg = f"PoolConfig({p.name!r}).store does not implement the store protocol (see MemoryStore)"
+                raise UsageError(msg)
+            own[MemoryRouter.check_pool_name(p.name)] = p.store
+        else:
             msg = f"pools takes pool names or PoolConfig(name, store), got {p!r}"
             raise UsageError(msg)
     candidates = _candidates(embedder)  # one embedder instance shared by every tier
@@ -166,32 +162,30 @@ async def build_federation(
     core, moved = await _open_private(
         root / "agents" / agent / "memory.db", {**shared_options, "loop": loop_config}, clock
     )
-    private = SQLiteMemoryStore(core, name="private")
-    private.quarantined_file = moved
-    router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
-    names = [*settings.pools, *(p for p in given if isinstance(p, str))]
-    stores: dict[str, MemoryStore] = {}
+    opened: list[MemoryStore] = []
     try:
+        # The model loads now, not inside the first write's time budget.
+        await core.embedder(quiet=True)
+        private = SQLiteMemoryStore(core, name="private")
+        private.quarantined_file = moved
+        router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
         for name in dict.fromkeys(names):
-            check_name(name, "a pool name")
-            stores[name] = await _open_shared(f"shared:{name}", root / "pools" / name / "memory.db", shared_options)
-        for p in given:
-            if isinstance(p, PoolConfig):
-                stores[MemoryRouter.check_pool_name(p.name)] = p.store
-        for name, store in stores.items():
+            store = await _open_shared(f"shared:{name}", root / "pools" / name / "memory.db", shared_options)
+            opened.append(store)
+            router.add_pool(name, store)
+        for name, store in own.items():
             router.add_pool(name, store)
         if candidates and settings.global_ != "none":
-            router.set_global(await _open_shared("global", root / "global" / "memory.db", shared_options))
+            glob = await _open_shared("global", root / "global" / "memory.db", shared_options)
+            opened.append(glob)
+            router.set_global(glob)
+        for store in opened:  # one query embedding serves every tier of a read
+            if isinstance(store, SQLiteMemoryStore):
+                store.core.share_query_memo(core)
+        vector_weight = core.recall_config.effective_vector_weight
+        return MemoryFederation(router, budgets=budgets, on_degraded=on_degraded, vector_weight=vector_weight)
     except BaseException:
-        for store in stores.values():
+        for store in opened:
             await store.aclose()
         await core.close()
         raise
-    for store in stores.values():  # one query embedding serves every tier of a read
-        if isinstance(store, SQLiteMemoryStore):
-            store.core.share_query_memo(core)
-    glob = router.tier("global").store if router.has_global else None
-    if isinstance(glob, SQLiteMemoryStore):
-        glob.core.share_query_memo(core)
-    vector_weight = core.recall_config.effective_vector_weight
-    return MemoryFederation(router, budgets=budgets, on_degraded=on_degraded, vector_weight=vector_weight)

@@ -25,6 +25,7 @@ elastic_memory.UsageError: config.json: memory.pols is not a setting; the settin
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -33,9 +34,8 @@ from typing import Any
 from ..errors import UsageError
 from ..extraction import ExtractionPolicy
 from .resilience import TierBudget
-from .router import MemoryRouter
 
-__all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "load_budgets", "load_settings"]
+__all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "check_name", "load_budgets", "load_settings"]
 
 CONFIG_FILE = "config.json"
 RESILIENCE_FILE = "resilience.json"
@@ -43,9 +43,23 @@ _BACKENDS = {"private": ("sqlite",), "global": ("sqlite", "none")}
 _MISSING: Any = object()  # what _read_json gives for a file that does not exist
 
 
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_name(value: Any, what: str) -> str:
+    """``value`` if it can name a folder (letters, digits, ``.``, ``_``, ``-``; no leading dot)."""
+    if not isinstance(value, str) or not _NAME.match(value) or value in (".", ".."):
+        msg = (
+            f"{what} must be 1-128 letters, digits, '.', '_' or '-' (not starting with a dot or dash) "
+            f"to name its folder, got {value!r}"
+        )
+        raise UsageError(msg)
+    return value
+
+
 def _pool_name_ok(name: Any) -> bool:
     try:
-        MemoryRouter.check_pool_name(name)
+        check_name(name, "a pool name")
     except UsageError:
         return False
     return True
@@ -86,8 +100,8 @@ class MemorySettings:
         pools = block.get("pools", [])
         if not isinstance(pools, list) or not all(_pool_name_ok(p) for p in pools):
             msg = (
-                f"{where}.pools must be a list of pool names (non-empty printable strings of at most 256 "
-                f'characters) such as ["team-research"], got {pools!r}'
+                f"{where}.pools must be a list of pool names (1-128 letters, digits, '.', '_' or '-', naming "
+                f'their folders) such as ["team-research"], got {pools!r}'
             )
             raise UsageError(msg)
         raw = block.get("extraction", {})

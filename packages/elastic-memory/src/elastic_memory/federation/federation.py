@@ -252,7 +252,7 @@ class MemoryFederation:
     def _read_scope(
         self, filters: Mapping[str, Any] | None, scope: Any, pool: Any
     ) -> tuple[list[TierRef[ResilientTier]], dict[str, Any] | None]:
-        parsed = Filters.parse(dict(filters) if filters is not None else None)
+        parsed = Filters.parse(filters)  # a bad filter is a UsageError before anything else
         scopes: Any = scope if scope is not None else (parsed.scopes or None)
         pools: Any = pool if pool is not None else (parsed.pools or None)
         merged = None if filters is None else dict(filters)
@@ -341,6 +341,7 @@ class MemoryFederation:
         ok = len(down) < len(healths)
         reason = None if not down else f"degraded tiers: {', '.join(down)}"
         detail = {
+            "writable": "private" not in down,  # a private write fails while the private tier is down
             "tiers": {h.name: {"ok": h.ok, "reason": h.reason, **dict(h.detail)} for h in healths},
             "promotion": "paused" if "global" in down else ("on" if self.router.has_global else "off"),
             "recent_degraded": [e.__dict__ for e in list(self.events)[-10:]],

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import _validate as v
 from .._core import MemoryCore
+from ..connectors.markdown import ReadOnlyError
 from ..errors import TierWriteError, UsageError
 from ..filters import with_scope
 from ..types import (
@@ -97,7 +98,9 @@ class FederatedOps:
         if not records or records[0].deleted_at is not None:
             msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
             raise UsageError(msg)
-        await self.federation.mutate([mid], "update", change)
+        if not await self.federation.mutate([mid], "update", change):
+            msg = f"the memory {mid!r} is in a read-only tier (a Markdown folder): edit its note instead"
+            raise ReadOnlyError(msg)
         record = (await self.federation.get([mid]))[0]
         router = self.federation.router
         if record.scope is Scope.PRIVATE and record.importance >= router.promote_at and router.has_global:
@@ -132,17 +135,15 @@ class FederatedOps:
         )
 
     async def purge(self, older_than: float = 0.0) -> int:
-        """Erase old soft-deleted memories in every writable tier."""
-        total = 0
-        for ref in self.federation.router.tiers:
-            inner = ref.store.inner
-            if isinstance(inner, SQLiteMemoryStore):
-                total += await ref.store.call_write(partial(inner.purge, older_than), "purge")
-        return total
+        """Erase old soft-deleted memories of the private tier (shared files belong to every agent)."""
+        return await self.core.purge(older_than)
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
-        """Prune every tier that can; see :meth:`MemoryFederation.prune`."""
-        return await self.federation.prune(MemoryCore.prune_policy(policy, **fields))
+        """Prune the private tier: pools and the global tier hold other agents' memories too.
+
+        An operator prunes every tier with :meth:`MemoryFederation.prune`.
+        """
+        return await self.core.prune(policy, **fields)
 
     # -------------------------------------------------------------------- reads
     async def recall(

@@ -294,15 +294,20 @@ class MemoryRouter(Generic[S]):
 
     # ------------------------------------------------------------------ ranking
     def retention_of(self, hit: Hit, now: float | None = None) -> float:
-        """How much of ``hit`` is retained now (1.0 when pinned): the decay the router ranks with."""
+        """How much of ``hit`` is retained now (1.0 when pinned): the decay the router ranks with.
+
+        Counted from the last access; recalls make a memory stronger (its ``retention_strength``),
+        so what is used fades slower, as in the forgetting sweep.
+        """
         if hit.pinned:
             return 1.0
         now = self._clock() if now is None else now
         last = hit.accessed_at if hit.accessed_at is not None else hit.created_at
+        strength = hit.retention_strength if hit.retention_strength is not None else 1.0
         return retention(
             age_seconds=now - last,
             importance=hit.importance,
-            strength=1.0,
+            strength=strength,
             half_life_seconds=self.decay.half_life(hit.type),
         )
 

@@ -78,6 +78,7 @@ def hit_from_record(
         vector_score=vector_score,
         kind=record.kind,
         accessed_at=record.accessed_at,
+        retention_strength=record.retention_strength,
     )
 
 
