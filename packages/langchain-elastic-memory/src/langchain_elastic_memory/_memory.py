@@ -10,6 +10,9 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from elastic_memory import AsyncMemory, Embedder, Memory, UsageError
+from elastic_memory.adapters import Opened
+from elastic_memory.adapters import aopen_memory as core_aopen
+from elastic_memory.adapters import open_memory as core_open
 
 __all__ = ["LangChainEmbedder", "Opened", "aopen_memory", "open_memory"]
 
@@ -60,20 +63,6 @@ def _model_id(embeddings: Embeddings) -> str:
     return f"langchain:{name}:{digest}"
 
 
-class Opened:
-    """The core's two facades over one open store, and whether the adapter opened it (and closes it)."""
-
-    def __init__(self, memory: Memory, *, owns: bool) -> None:
-        self.sync = memory
-        self.aio: AsyncMemory = memory.as_async()
-        self.owns = owns
-
-    def close(self) -> None:
-        """Close the store if the adapter opened it."""
-        if self.owns:
-            self.sync.close()
-
-
 def open_memory(
     path: str | Path | None,
     memory: Memory | AsyncMemory | None,
@@ -82,29 +71,13 @@ def open_memory(
     embedder: Embedder | str | None = "auto",
     **options: Any,
 ) -> Opened:
-    """The store an adapter works on: ``memory`` as given, or a file opened at ``path``.
+    """The store an adapter works on (see :func:`elastic_memory.adapters.open_memory`).
 
     ``embedding`` (a LangChain Embeddings) wins over ``embedder`` (the core's, ``"auto"`` is
     the built-in offline model, ``None`` keyword only). Exactly one of ``path``/``memory``.
     """
-    if (path is None) == (memory is None):
-        msg = "pass exactly one of path= (a database file or ':memory:') or memory= (an open Memory/AsyncMemory)"
-        raise UsageError(msg)
-    if memory is not None:
-        if embedding is not None:
-            msg = "embedding= applies when the adapter opens the store (path=); an open memory= has its embedder"
-            raise UsageError(msg)
-        if options:
-            msg = f"{sorted(options)} apply when the adapter opens the store (path=); an open memory= is already set up"
-            raise UsageError(msg)
-        if isinstance(memory, AsyncMemory):
-            return Opened(memory.as_sync(), owns=False)
-        if isinstance(memory, Memory):
-            return Opened(memory, owns=False)
-        msg = f"memory must be an elastic_memory Memory or AsyncMemory, got {type(memory).__name__}"
-        raise UsageError(msg)
-    chosen: Any = LangChainEmbedder(embedding) if embedding is not None else embedder
-    return Opened(Memory.open(path, embedder=chosen, **options), owns=True)  # type: ignore[arg-type]
+    chosen: Any = LangChainEmbedder(embedding) if embedding is not None and memory is None else embedder
+    return core_open(path, memory, embedder=chosen, embedder_arg=None if embedding is None else "embedding", **options)
 
 
 async def aopen_memory(
@@ -116,8 +89,7 @@ async def aopen_memory(
     **options: Any,
 ) -> Opened:
     """:func:`open_memory` for async code: a file is opened with ``AsyncMemory.open``, off the caller's loop."""
-    if path is None or memory is not None:
-        return open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
-    chosen: Any = LangChainEmbedder(embedding) if embedding is not None else embedder
-    opened = await AsyncMemory.open(path, embedder=chosen, **options)
-    return Opened(opened.as_sync(), owns=True)
+    chosen: Any = LangChainEmbedder(embedding) if embedding is not None and memory is None else embedder
+    return await core_aopen(
+        path, memory, embedder=chosen, embedder_arg=None if embedding is None else "embedding", **options
+    )

@@ -1,0 +1,104 @@
+"""What framework adapters share: the store an adapter works on, from its ``path=`` or ``memory=``.
+
+Every adapter class takes keyword-only ``path=`` (a database file, or ``":memory:"``, which the
+adapter opens and closes) or ``memory=`` (an open :class:`Memory` or :class:`AsyncMemory`, left
+open). :class:`Opened` holds both facades over that one store.
+
+>>> from elastic_memory.testing import FakeEmbedder
+>>> opened = open_memory(":memory:", None, embedder=FakeEmbedder())
+>>> opened.owns, opened.aio.path == opened.sync.path
+(True, True)
+>>> opened.close()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+from .memory import AsyncMemory, Memory
+
+__all__ = ["Opened", "aopen_memory", "open_memory"]
+
+
+class Opened:
+    """The core's two facades over one open store, and whether the adapter opened it (and closes it)."""
+
+    def __init__(self, memory: Memory, *, owns: bool) -> None:
+        self.sync = memory
+        self.aio: AsyncMemory = memory.as_async()
+        self.owns = owns
+
+    def close(self) -> None:
+        """Close the store if the adapter opened it (idempotent)."""
+        if self.owns:
+            self.sync.close()
+
+    async def aclose(self) -> None:
+        """Close the store if the adapter opened it, from async code (idempotent)."""
+        if self.owns:
+            await self.aio.close()
+
+
+def _given(memory: Memory | AsyncMemory, embedder_arg: str | None, options: dict[str, Any]) -> Opened:
+    if embedder_arg is not None:
+        msg = f"{embedder_arg}= applies when the adapter opens the store (path=); an open memory= has its embedder"
+        raise UsageError(msg)
+    if options:
+        msg = f"{sorted(options)} apply when the adapter opens the store (path=); an open memory= is already set up"
+        raise UsageError(msg)
+    if isinstance(memory, AsyncMemory):
+        return Opened(memory.as_sync(), owns=False)
+    if isinstance(memory, Memory):
+        return Opened(memory, owns=False)
+    msg = f"memory must be an elastic_memory Memory or AsyncMemory, got {type(memory).__name__}"
+    raise UsageError(msg)
+
+
+def _check(path: str | Path | None, memory: Memory | AsyncMemory | None) -> None:
+    if (path is None) == (memory is None):
+        msg = "pass exactly one of path= (a database file or ':memory:') or memory= (an open Memory/AsyncMemory)"
+        raise UsageError(msg)
+
+
+def open_memory(
+    path: str | Path | None,
+    memory: Memory | AsyncMemory | None,
+    *,
+    embedder: Any = "auto",
+    embedder_arg: str | None = None,
+    **options: Any,
+) -> Opened:
+    """The store an adapter works on: ``memory`` as given, or a file opened at ``path``.
+
+    ``embedder`` is what :meth:`Memory.open` takes (``"auto"``: the built-in offline model,
+    ``None``: keyword only, or an :class:`~elastic_memory.Embedder`); ``embedder_arg`` names the
+    framework argument the caller chose a model with (``"embedding"``, ``"embed_model"``), which
+    an already open ``memory`` refuses, as it refuses ``options``.
+
+    Raises:
+        UsageError: Neither or both of ``path``/``memory``, or options that cannot apply.
+    """
+    _check(path, memory)
+    if memory is not None:
+        return _given(memory, embedder_arg, options)
+    assert path is not None
+    return Opened(Memory.open(path, embedder=embedder, **options), owns=True)
+
+
+async def aopen_memory(
+    path: str | Path | None,
+    memory: Memory | AsyncMemory | None,
+    *,
+    embedder: Any = "auto",
+    embedder_arg: str | None = None,
+    **options: Any,
+) -> Opened:
+    """:func:`open_memory` for async code: a file is opened with :meth:`AsyncMemory.open`."""
+    _check(path, memory)
+    if memory is not None:
+        return _given(memory, embedder_arg, options)
+    assert path is not None
+    opened = await AsyncMemory.open(path, embedder=embedder, **options)
+    return Opened(opened.as_sync(), owns=True)
