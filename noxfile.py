@@ -14,34 +14,42 @@ nox.options.error_on_external_run = True
 nox.options.sessions = ["tests", "lint", "docs", "notebooks"]
 
 CORE = "packages/elastic-memory"
-LANGCHAIN = "packages/langchain-elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
-# langchain-tests is pinned exactly: its new releases add tests (LangChain's own advice).
-LANGCHAIN_TEST_DEPS = ["pytest>=9.0.3,<10", "pytest-asyncio>=1.3,<2", "langchain-tests==1.1.9"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
-# package name -> (folder, import name)
-PACKAGES = {
-    "elastic-memory": (CORE, "elastic_memory"),
-    "langchain-elastic-memory": (LANGCHAIN, "langchain_elastic_memory"),
+LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers")
+# package name -> (folder, modules whose doctests run, extra test dependencies)
+PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "elastic-memory": (CORE, ("elastic_memory",), ()),
+    # langchain-tests is pinned exactly: its new releases add tests (LangChain's own advice).
+    "langchain-elastic-memory": (
+        "packages/langchain-elastic-memory",
+        ("langchain_elastic_memory",),
+        ("pytest>=9.0.3,<10", "pytest-asyncio>=1.3,<2", "langchain-tests==1.1.9"),
+    ),
+    "llama-index-elastic-memory": (
+        "packages/llama-index-elastic-memory",
+        tuple(f"llama_index.{m}.elastic_memory" for m in LLAMA_MODULES),
+        (),
+    ),
 }
-ADAPTERS = [folder for name, (folder, _) in PACKAGES.items() if name != "elastic-memory"]
+ADAPTERS = [folder for name, (folder, _, _) in PACKAGES.items() if name != "elastic-memory"]
 
 
 @nox.session
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests and doctests; an adapter also runs the shared conformance suite through its drivers."""
-    folder, module = PACKAGES[package]
+    folder, modules, extra = PACKAGES[package]
     if folder == CORE:
         session.install("-e", CORE, *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
-        session.install("-e", CORE, "-e", folder, *TEST_DEPS, *LANGCHAIN_TEST_DEPS)
+        session.install("-e", CORE, "-e", folder, *TEST_DEPS, *extra)
         session.run("pytest", f"{folder}/tests", *session.posargs)
         # the shared conformance suite through this adapter's drivers, and its guide's examples
         session.run("pytest", "tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
-    session.run("pytest", "--doctest-modules", "--pyargs", module, "-p", "no:cacheprovider")
+    session.run("pytest", "--doctest-modules", "--pyargs", *modules, "-p", "no:cacheprovider")
 
 
 @nox.session

@@ -283,4 +283,8 @@ try:
     from .drivers_langchain import LANGCHAIN_DRIVERS
 except ImportError:  # langchain-elastic-memory is not installed here
     LANGCHAIN_DRIVERS = []
-DRIVERS += LANGCHAIN_DRIVERS
+try:
+    from .drivers_llamaindex import LLAMAINDEX_DRIVERS
+except ImportError:  # llama-index-elastic-memory is not installed here
+    LLAMAINDEX_DRIVERS = []
+DRIVERS += LANGCHAIN_DRIVERS + LLAMAINDEX_DRIVERS

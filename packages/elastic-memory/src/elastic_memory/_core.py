@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 import warnings
@@ -59,6 +60,8 @@ _REMEMBER_FIELDS = (
 
 #: Query vectors remembered (a plan recalls the same query for several sections).
 _QUERY_MEMO = 32
+#: The model a database is pinned to when its first vectors come from the caller and no embedder is configured.
+SUPPLIED = "supplied"
 
 
 class RecallWarning(UserWarning):
@@ -96,25 +99,25 @@ def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     return unit
 
 
-def _given_vector(vector: Any) -> F32:
-    """recall()'s ``vector=`` as a unit float32 vector, or a :class:`UsageError` saying what is wrong."""
+def _given_vector(vector: Any, name: str = "vector") -> F32:
+    """recall()'s ``vector=`` (or a supplied write vector) as a unit float32 vector, or a :class:`UsageError`."""
     if isinstance(vector, str | bytes | Mapping) or not isinstance(vector, Sequence | np.ndarray):
-        msg = f"vector must be a list of floats, got {type(vector).__name__}"
+        msg = f"{name} must be a list of floats, got {type(vector).__name__}"
         raise UsageError(msg)
     try:
         array = np.asarray(vector, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        msg = f"vector must be a list of floats: {e}"
+        msg = f"{name} must be a list of floats: {e}"
         raise UsageError(msg) from e
     if array.ndim != 1 or array.size == 0:
-        msg = f"vector must be one non-empty list of floats, got shape {array.shape}"
+        msg = f"{name} must be one non-empty list of floats, got shape {array.shape}"
         raise UsageError(msg)
     if not np.isfinite(array).all():
-        msg = "vector holds NaN or infinite values"
+        msg = f"{name} holds NaN or infinite values"
         raise UsageError(msg)
     norm = float(np.linalg.norm(array))
     if norm == 0.0:
-        msg = "vector is all zeros: it has no direction to search"
+        msg = f"{name} is all zeros: it has no direction"
         raise UsageError(msg)
     unit: F32 = (array / norm).astype(np.float32)
     return unit
@@ -354,10 +357,29 @@ class MemoryCore:
         given = fields.get("id") is not None
         return (await self._write_rows([self._row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
 
-    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
+    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
         rows, per_row = self.rows_of(items, dedupe)
-        return await self._write_rows(rows, dedupe=per_row, flag=dedupe)
+        given = self.supplied_vectors(vectors, len(rows))
+        return await self._write_rows(rows, dedupe=per_row, flag=dedupe, vectors=given)
+
+    @staticmethod
+    def supplied_vectors(vectors: Any, count: int) -> list[F32 | None] | None:
+        """remember_many()'s ``vectors``: one unit vector (or ``None``: embed it) per item, all of one width."""
+        if vectors is None:
+            return None
+        if isinstance(vectors, str | bytes | Mapping) or not isinstance(vectors, Sequence | np.ndarray):
+            msg = f"vectors must be a list with one vector (or None) per item, got {type(vectors).__name__}"
+            raise UsageError(msg)
+        if len(vectors) != count:
+            msg = f"got {len(vectors)} vectors for {count} items; pass one per item (None to embed that item)"
+            raise UsageError(msg)
+        out = [None if vector is None else _given_vector(vector, f"vectors[{n}]") for n, vector in enumerate(vectors)]
+        widths = sorted({vector.shape[0] for vector in out if vector is not None})
+        if len(widths) > 1:
+            msg = f"vectors have different widths {widths}; one store holds vectors of one width"
+            raise UsageError(msg)
+        return out
 
     def rows_of(self, items: Iterable[Any], dedupe: bool) -> tuple[list[dict[str, Any]], list[bool]]:
         """Validated rows for :meth:`remember_many`'s items, and whether each may be deduplicated."""
@@ -400,15 +422,23 @@ class MemoryCore:
         mode: WriteMode = "upsert",
         vectors: list[Any] | None = None,
     ) -> list[MemoryId]:
-        """Embed (unless ``vectors`` are given) and write ``rows``; ``dedupe[i]`` per row."""
+        """Embed (unless ``vectors`` are given) and write ``rows``; ``dedupe[i]`` per row.
+
+        A vector given for a row is stored as it is (the caller vouches that it comes from the
+        database's model); without an embedder, given vectors pin an unpinned database to
+        :data:`SUPPLIED` and rows without one are stored without a vector.
+        """
         if not isinstance(flag, bool):
             msg = f"dedupe must be True or False, got {flag!r}"
             raise UsageError(msg)
         if not rows:
             return []
         embedder = await self.embedder()
+        vectors = list(vectors) if vectors is not None else [None] * len(rows)
         pin = self._pin_for(embedder) if embedder is not None else None
-        vectors = list(vectors) if vectors is not None and embedder is not None else [None] * len(rows)
+        first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
+        if pin is None and first is not None:
+            pin = EmbeddingPin(SUPPLIED, int(first.shape[0]), SUPPLIED)
         missing = [i for i, vector in enumerate(vectors) if vector is None]
         if embedder is not None and missing:
             embedded = await self._embed(embedder, [rows[i]["content"] for i in missing])
@@ -553,10 +583,19 @@ class MemoryCore:
         scope: Any = None,
         pool: Any = None,
         vector: Any = None,
+        vector_weight: Any = None,
     ) -> list[Hit]:
         """Recall memories; see :meth:`AsyncMemory.recall`."""
         explanation = await self.explain(
-            query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+            query,
+            k=k,
+            mode=mode,
+            filters=filters,
+            touch=touch,
+            scope=scope,
+            pool=pool,
+            vector=vector,
+            vector_weight=vector_weight,
         )
         return explanation.hits
 
@@ -571,11 +610,13 @@ class MemoryCore:
         scope: Any = None,
         pool: Any = None,
         vector: Any = None,
+        vector_weight: Any = None,
     ) -> Explanation:
         """Recall, and say how: legs, candidates, tier, fusion, timings.
 
         ``vector`` is a query vector searched instead of embedding ``query`` (semantic or
-        hybrid mode; with an empty query only the vector leg runs).
+        hybrid mode; with an empty query only the vector leg runs). ``vector_weight``
+        replaces the store's :attr:`RecallConfig.vector_weight` for this recall.
         """
         filters = with_scope(filters, scope, pool)
         if query is None:
@@ -592,6 +633,9 @@ class MemoryCore:
         if not isinstance(touch, bool):
             msg = f"touch must be True, False or None, got {touch!r}"
             raise UsageError(msg)
+        config = self.recall_config
+        if vector_weight is not None:
+            config = dataclasses.replace(config, vector_weight=vector_weight)  # validated by RecallConfig
         given = None
         if vector is not None:
             if mode is RecallMode.KEYWORD:
@@ -610,7 +654,7 @@ class MemoryCore:
 
         result = await recall.run(
             self.store,
-            self.recall_config,
+            config,
             query=query,
             k=k,
             mode=mode,

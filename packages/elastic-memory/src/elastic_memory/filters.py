@@ -17,10 +17,27 @@ from typing import Any
 from .errors import UsageError
 from .types import KINDS, MemoryType, Scope, Source
 
-__all__ = ["METADATA_OPERATORS", "Filters", "with_scope"]
+__all__ = ["METADATA_LOGIC", "METADATA_OPERATORS", "Filters", "with_scope"]
 
 #: Operators accepted in ``filters={"metadata": {key: {op: value}}}``.
-METADATA_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
+METADATA_OPERATORS = (
+    "$eq",
+    "$ne",
+    "$gt",
+    "$gte",
+    "$lt",
+    "$lte",
+    "$in",
+    "$nin",
+    "$exists",
+    "$contains",
+    "$icontains",
+    "$empty",
+)
+#: Keys of a metadata filter that combine other metadata filters (lists of them, or one for ``$not``).
+METADATA_LOGIC = ("$and", "$or", "$not")
+#: How deep ``$and``/``$or``/``$not`` may nest.
+_MAX_DEPTH = 32
 
 _KEYS = (
     "agent_id",
@@ -126,16 +143,59 @@ def _scalar(key: str, value: Any) -> Scalar:
     raise UsageError(msg)
 
 
-def _metadata(value: Any) -> tuple[tuple[str, str, Any], ...]:
+def _logic(op: str, operand: Any, depth: int) -> tuple[str, str, Any]:
+    """A ``("", "$and"|"$or"|"$not", ...)`` condition; its operand is parsed metadata filters."""
+    if depth >= _MAX_DEPTH:
+        msg = f"metadata filters nest {op} deeper than {_MAX_DEPTH} levels; flatten them"
+        raise UsageError(msg)
+    if op == "$not":
+        return ("", op, _metadata(operand, depth + 1))
+    if not isinstance(operand, list | tuple) or not operand:
+        msg = f"metadata filter {op} takes a non-empty list of metadata filters, got {operand!r}"
+        raise UsageError(msg)
+    return ("", op, tuple(_metadata(item, depth + 1) for item in operand))
+
+
+def _operand(key: str, op: str, raw: Any) -> Any:
+    """The validated operand of one ``{key: {op: raw}}`` condition."""
+    if op in ("$in", "$nin"):
+        if not isinstance(raw, list | tuple | set | frozenset):
+            msg = f"metadata filter on {key!r}: {op} takes a list, got {raw!r}"
+            raise UsageError(msg)
+        return tuple(_scalar(key, v) for v in raw)
+    if op in ("$exists", "$empty"):
+        if not isinstance(raw, bool):
+            msg = f"metadata filter on {key!r}: {op} takes true or false, got {raw!r}"
+            raise UsageError(msg)
+        return raw
+    if op == "$icontains" and not isinstance(raw, str):
+        msg = f"metadata filter on {key!r}: $icontains takes a string, got {raw!r}"
+        raise UsageError(msg)
+    operand = _scalar(key, raw)
+    if op in ("$gt", "$gte", "$lt", "$lte") and (operand is None or isinstance(operand, bool)):
+        msg = f"metadata filter on {key!r}: {op} compares numbers or strings, got {operand!r}"
+        raise UsageError(msg)
+    return operand
+
+
+def _metadata(value: Any, depth: int = 0) -> tuple[tuple[str, str, Any], ...]:
+    """Parsed ``filters["metadata"]``: ``(key, op, operand)`` conditions, all of which must hold.
+
+    ``$and``/``$or``/``$not`` become ``("", op, operand)`` whose operand is a tuple of parsed
+    filters (``$and``, ``$or``) or one parsed filter (``$not``).
+    """
     if not isinstance(value, Mapping) or not value:
         msg = 'filters["metadata"] must be a non-empty dict like {"lang": "en", "n": {"$gt": 2}}'
         raise UsageError(msg)
     out: list[tuple[str, str, Any]] = []
     for key, cond in value.items():
+        if key in METADATA_LOGIC:
+            out.append(_logic(key, cond, depth))
+            continue
         if not isinstance(key, str) or not _METADATA_KEY.match(key):
             msg = (
                 f"metadata filter key {key!r} is not allowed: use letters, digits, '_' or '-', "
-                "with '.' between nested keys"
+                f"with '.' between nested keys (or one of {METADATA_LOGIC})"
             )
             raise UsageError(msg)
         conds = cond.items() if isinstance(cond, Mapping) else [("$eq", cond)]
@@ -143,25 +203,10 @@ def _metadata(value: Any) -> tuple[tuple[str, str, Any], ...]:
             msg = f"metadata filter on {key!r} is an empty dict; give an operator such as $eq"
             raise UsageError(msg)
         for op, raw in conds:
-            operand = raw
             if op not in METADATA_OPERATORS:
                 msg = f"metadata filter on {key!r}: unknown operator {op!r}; use one of {METADATA_OPERATORS}"
                 raise UsageError(msg)
-            if op in ("$in", "$nin"):
-                if not isinstance(operand, list | tuple | set | frozenset):
-                    msg = f"metadata filter on {key!r}: {op} takes a list, got {operand!r}"
-                    raise UsageError(msg)
-                operand = tuple(_scalar(key, v) for v in operand)
-            elif op == "$exists":
-                if not isinstance(operand, bool):
-                    msg = f"metadata filter on {key!r}: $exists takes true or false, got {operand!r}"
-                    raise UsageError(msg)
-            else:
-                operand = _scalar(key, operand)
-                if op in ("$gt", "$gte", "$lt", "$lte") and (operand is None or isinstance(operand, bool)):
-                    msg = f"metadata filter on {key!r}: {op} compares numbers or strings, got {operand!r}"
-                    raise UsageError(msg)
-            out.append((key, op, operand))
+            out.append((key, op, _operand(key, op, raw)))
     return tuple(out)
 
 

@@ -228,9 +228,21 @@ class AsyncMemory(_Facade):
             )
         )
 
-    async def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
-        """Store many memories (strings, or dicts of :meth:`remember`'s fields) in one transaction."""
-        return await _runner.arun(self._ops.remember_many(items, dedupe=dedupe))
+    async def remember_many(
+        self,
+        items: Iterable[str | dict[str, Any]],
+        *,
+        dedupe: bool = True,
+        vectors: Sequence[Sequence[float] | None] | None = None,
+    ) -> list[MemoryId]:
+        """Store many memories (strings, or dicts of :meth:`remember`'s fields) in one transaction.
+
+        ``vectors``: one vector per item, computed by the caller with the store's model, stored
+        instead of embedding the item (``None`` for an item: the embedder embeds it). Without an
+        embedder, supplied vectors pin a new store to the model ``"supplied"`` of their width;
+        every vector must fit the store's pin. Single stores only.
+        """
+        return await _runner.arun(self._ops.remember_many(items, dedupe=dedupe, vectors=vectors))
 
     async def recall(
         self,
@@ -243,6 +255,7 @@ class AsyncMemory(_Facade):
         scope: str | None = None,
         pool: str | None = None,
         vector: Sequence[float] | None = None,
+        vector_weight: float | None = None,
     ) -> list[Hit]:
         """The ``k`` memories that best match ``query``, best first.
 
@@ -251,14 +264,27 @@ class AsyncMemory(_Facade):
         ``filters``: agent_id, scope, pool, type, source, session_id, tags (any of),
         tags_all, min_confidence, min_importance, since, until, pinned, metadata
         (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
-        $in $nin $exists). ``touch`` records an access (default: the store's RecallConfig).
+        $in $nin $exists $contains $icontains $empty; ``$and``/``$or`` take lists of such
+        dicts, ``$not`` one). ``touch`` records an access (default: the store's RecallConfig).
         ``scope`` and ``pool`` are shorthands for those filters; on a federation they pick
         the tiers asked (no scope: every tier, merged). ``vector``: a query vector of the
         store's embedding width, searched instead of embedding ``query`` (mode ``"semantic"``
         or ``"hybrid"``; with an empty query only the vector leg runs; single stores only).
+        ``vector_weight``: the vector leg's weight in [0, 1] for this hybrid recall, instead of
+        the store's :class:`RecallConfig` one (single stores only).
         """
         return await _runner.arun(
-            self._ops.recall(query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector)
+            self._ops.recall(
+                query,
+                k=k,
+                mode=mode,
+                filters=filters,
+                touch=touch,
+                scope=scope,
+                pool=pool,
+                vector=vector,
+                vector_weight=vector_weight,
+            )
         )
 
     async def explain(
@@ -271,10 +297,20 @@ class AsyncMemory(_Facade):
         scope: str | None = None,
         pool: str | None = None,
         vector: Sequence[float] | None = None,
+        vector_weight: float | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how the result was made."""
         return await _runner.arun(
-            self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, vector=vector)
+            self._ops.explain(
+                query,
+                k=k,
+                mode=mode,
+                filters=filters,
+                scope=scope,
+                pool=pool,
+                vector=vector,
+                vector_weight=vector_weight,
+            )
         )
 
     async def get(self, id: str) -> MemoryRecord | None:
@@ -547,9 +583,15 @@ class Memory(_Facade):
             "remember",
         )
 
-    def remember_many(self, items: Iterable[str | dict[str, Any]], *, dedupe: bool = True) -> list[MemoryId]:
+    def remember_many(
+        self,
+        items: Iterable[str | dict[str, Any]],
+        *,
+        dedupe: bool = True,
+        vectors: Sequence[Sequence[float] | None] | None = None,
+    ) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
-        return _runner.run(self._ops.remember_many(items, dedupe=dedupe), "remember_many")
+        return _runner.run(self._ops.remember_many(items, dedupe=dedupe, vectors=vectors), "remember_many")
 
     def recall(
         self,
@@ -562,11 +604,20 @@ class Memory(_Facade):
         scope: str | None = None,
         pool: str | None = None,
         vector: Sequence[float] | None = None,
+        vector_weight: float | None = None,
     ) -> list[Hit]:
         """The ``k`` best memories for ``query``; see :meth:`AsyncMemory.recall`."""
         return _runner.run(
             self._ops.recall(
-                query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+                query,
+                k=k,
+                mode=mode,
+                filters=filters,
+                touch=touch,
+                scope=scope,
+                pool=pool,
+                vector=vector,
+                vector_weight=vector_weight,
             ),
             "recall",
         )
@@ -581,10 +632,21 @@ class Memory(_Facade):
         scope: str | None = None,
         pool: str | None = None,
         vector: Sequence[float] | None = None,
+        vector_weight: float | None = None,
     ) -> Explanation:
         """Recall without recording access, and say how; see :meth:`AsyncMemory.explain`."""
         return _runner.run(
-            self._ops.explain(query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, vector=vector), "explain"
+            self._ops.explain(
+                query,
+                k=k,
+                mode=mode,
+                filters=filters,
+                scope=scope,
+                pool=pool,
+                vector=vector,
+                vector_weight=vector_weight,
+            ),
+            "explain",
         )
 
     def get(self, id: str) -> MemoryRecord | None:

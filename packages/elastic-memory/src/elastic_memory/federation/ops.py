@@ -70,8 +70,11 @@ class FederatedOps:
         row = self.core._row(content, fields)
         return (await self.federation.write([self._entry(row, dedupe and fields.get("id") is None)]))[0]
 
-    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True) -> list[MemoryId]:
+    async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many memories; each tier's share is one transaction."""
+        if vectors is not None:
+            msg = "vectors= is not available on a federation (Memory.for_agent): each tier embeds with its own model"
+            raise UsageError(msg)
         if not isinstance(dedupe, bool):
             msg = f"dedupe must be True or False, got {dedupe!r}"
             raise UsageError(msg)
@@ -157,10 +160,19 @@ class FederatedOps:
         scope: Any = None,
         pool: Any = None,
         vector: Any = None,
+        vector_weight: Any = None,
     ) -> list[Hit]:
         """Merged recall over the tiers ``scope``/``pool`` (or the filters') route to."""
         explanation = await self.explain(
-            query, k=k, mode=mode, filters=filters, touch=touch, scope=scope, pool=pool, vector=vector
+            query,
+            k=k,
+            mode=mode,
+            filters=filters,
+            touch=touch,
+            scope=scope,
+            pool=pool,
+            vector=vector,
+            vector_weight=vector_weight,
         )
         return explanation.hits
 
@@ -175,10 +187,14 @@ class FederatedOps:
         scope: Any = None,
         pool: Any = None,
         vector: Any = None,
+        vector_weight: Any = None,
     ) -> Explanation:
         """Merged recall, and per tier how many hits, how long, and which tiers degraded."""
         if vector is not None:
             msg = "vector= search is not available on a federation (Memory.for_agent): recall by query text"
+            raise UsageError(msg)
+        if vector_weight is not None:
+            msg = "vector_weight= is not available on a federation (Memory.for_agent): each tier fuses with its own"
             raise UsageError(msg)
         if query is None:
             query = ""

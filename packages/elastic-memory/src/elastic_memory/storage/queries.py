@@ -108,6 +108,14 @@ def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
         return (f"({typed} AND {value} {sym} ?)", [path, path, operand])
+    if op == "$empty":
+        empty = (
+            f"({kind} IS NULL OR {kind} = 'null' OR ({kind} = 'text' AND {value} = '') "
+            f"OR ({kind} = 'array' AND json_array_length({alias}.\"metadata\", ?) = 0))"
+        )
+        return ((empty if operand else f"NOT {empty}"), [path, path, path, path, path, path])
+    if op in ("$contains", "$icontains"):
+        return _contains(path, operand, alias, fold=op == "$icontains")
     # $in / $nin: each value matches like $eq (typed); None matches a missing or null key.
     texts = [v for v in operand if isinstance(v, str)]
     numbers = [v for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
@@ -127,6 +135,56 @@ def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared
     if op == "$nin":
         return (f"NOT coalesce({cond}, 0)", params)
     return (cond, params)
+
+
+def _contains(path: str, operand: Any, alias: str, *, fold: bool) -> Prepared:
+    """A list value holding ``operand`` (typed, like ``$eq``), or a string value holding it as a substring.
+
+    With ``fold`` text is compared ignoring the case of ASCII letters (SQLite's ``lower``).
+    """
+    kind = f'json_type({alias}."metadata", ?)'
+    each = f'SELECT 1 FROM json_each({alias}."metadata", ?) AS e WHERE '
+    if operand is None:
+        element, params = "e.type = 'null'", []
+    elif isinstance(operand, bool):
+        element, params = "e.type = ?", ["true" if operand else "false"]
+    elif isinstance(operand, str):
+        element = "e.type = 'text' AND " + ("lower(e.value) = lower(?)" if fold else "e.value = ?")
+        params = [operand]
+    else:
+        element, params = "e.type IN ('integer', 'real') AND e.value = ?", [operand]
+    sql = f"({kind} = 'array' AND EXISTS ({each}{element}))"
+    out: list[Any] = [path, path, *params]
+    if isinstance(operand, str):
+        value = f'json_extract({alias}."metadata", ?)'
+        found = f"instr(lower({value}), lower(?)) > 0" if fold else f"instr({value}, ?) > 0"
+        sql = f"({sql} OR ({kind} = 'text' AND {found}))"
+        out += [path, path, operand]
+    return sql, out
+
+
+def _metadata_clause(conditions: Sequence[tuple[str, str, Any]], alias: str) -> Prepared:
+    """Every condition of a parsed metadata filter, as a two-valued (0/1) SQL expression."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for condition in conditions:
+        sql, p = _metadata_node(condition, alias)
+        parts.append(f"coalesce({sql}, 0)")
+        params += p
+    return "(" + " AND ".join(parts) + ")", params
+
+
+def _metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
+    """One condition: a ``(key, op, operand)`` test, or ``$and``/``$or``/``$not`` of parsed filters."""
+    key, op, operand = condition
+    if op == "$not":
+        sql, params = _metadata_clause(operand, alias)
+        return f"NOT {sql}", params
+    if op in ("$and", "$or"):
+        compiled = [_metadata_clause(branch, alias) for branch in operand]
+        joiner = " AND " if op == "$and" else " OR "
+        return "(" + joiner.join(sql for sql, _ in compiled) + ")", [p for _, ps in compiled for p in ps]
+    return _metadata_condition(key, op, operand, alias)
 
 
 def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
@@ -176,8 +234,8 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
     if filters.pinned is not None:
         parts.append(f'{a}."pinned" = ?')
         params.append(int(filters.pinned))
-    for key, op, operand in filters.metadata:
-        sql, p = _metadata_condition(key, op, operand, a)
+    for condition in filters.metadata:
+        sql, p = _metadata_node(condition, a)
         parts.append(sql)
         params += p
     return " AND ".join(parts), params
