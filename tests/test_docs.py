@@ -103,7 +103,10 @@ _NEEDS = {"langchain.md": "langchain_elastic_memory", "llamaindex.md": "llama_in
 
 
 def _installed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package (llama_index) is missing
+        return False
 
 
 def _params() -> list[object]:
