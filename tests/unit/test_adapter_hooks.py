@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from elastic_memory import AsyncMemory, Memory
 from elastic_memory.testing import FakeEmbedder
@@ -90,3 +91,10 @@ def test_clock_is_the_one_the_store_was_opened_with(db_path: Path, clock: Any) -
     with Memory.open(db_path, embedder=None, clock=clock) as mem:
         assert mem.clock is clock
         assert mem.as_async().clock is clock
+
+
+def test_a_relative_path_comes_back_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mem.path is absolute: what an adapter serialises reopens the same file from any folder."""
+    monkeypatch.chdir(tmp_path)
+    with Memory.open("relative.db", embedder=None) as mem:
+        assert mem.path == str(tmp_path / "relative.db")

@@ -423,3 +423,12 @@ async def test_recording_never_raises_into_llamaindex(mem: CoreMemory, monkeypat
     monkeypatch.setattr(memory.block._store().aio, "record_turn", fail)
     await memory.aput_messages([user(FACT), assistant("Nice.")])
     assert [m.content for m in await memory.aget_all()] == [FACT, "Nice."]
+
+
+def test_serialisation_keeps_the_blocks_settings(tmp_path: Path) -> None:
+    """A recall-only memory stays recall-only after to_dict/from_dict, with its token share."""
+    memory = open_memory(tmp_path / "m.db", "s", record=False, max_tokens=77)
+    data = memory.to_dict()
+    memory.close()
+    with ElasticMemory.from_dict(data, embedder=None) as rebuilt:
+        assert (rebuilt.block.record, rebuilt.block.max_tokens) == (False, 77)

@@ -1072,3 +1072,12 @@ async def test_vector_memory_block_keeps_sessions_apart(store: ElasticMemoryVect
     for session, sees in (("s1", False), ("s2", True)):
         block = VectorMemoryBlock(vector_store=store, embed_model=embed, similarity_top_k=5)  # one per session
         assert ("secret of session two" in await block.aget(asked, session_id=session)) is sees
+
+
+def test_prune_never_archives_nodes(seeded: ElasticMemoryVectorStore) -> None:
+    """Nodes are pinned: a prune of the file leaves every node of the collection searchable.
+
+    If this fails, check that add() writes the notes pinned.
+    """
+    seeded.memory.prune(max_entries=1)
+    assert sorted(n.node_id for n in seeded.get_nodes()) == sorted(GEOMETRY)

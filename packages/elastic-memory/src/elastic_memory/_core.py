@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -195,8 +196,10 @@ class MemoryCore:
             msg = f"loop must be a LoopConfig, got {type(loop).__name__}"
             raise UsageError(msg)
         check_loop_args(llm, context_tokens)
+        # An absolute path: what adapters serialise must reopen the same file from any folder.
+        where = str(path) if str(path) == ":memory:" else os.path.abspath(path)
         store = await SQLiteStore.open(
-            str(path), timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
+            where, timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
         )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)

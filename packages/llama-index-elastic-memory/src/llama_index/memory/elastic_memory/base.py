@@ -406,6 +406,12 @@ class ElasticMemory(Memory):
             block.session_id = built.session_id
         return built
 
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """LlamaIndex's dict, plus the block's own settings (``record``, ``max_tokens``) under ``"elastic_memory"``."""
+        data = super().to_dict(**kwargs)
+        data["elastic_memory"] = {"record": self.block.record, "max_tokens": self.block.max_tokens}
+        return data
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> ElasticMemory:
         """Rebuild from :meth:`to_dict` (reopens :attr:`path`); ``kwargs`` are :meth:`from_defaults`'s."""
@@ -416,6 +422,8 @@ class ElasticMemory(Memory):
         ours = next((b for b in data.get("memory_blocks") or [] if isinstance(b, dict)), None)
         if ours is not None:
             chosen.update(block_name=ours.get("name", "ElasticMemory"), block_priority=ours.get("priority", 1))
+
+        chosen.update(data.get("elastic_memory") or {})
         chosen.update(kwargs)
         if "memory" not in chosen:
             chosen.setdefault("path", data.get("path"))

@@ -492,7 +492,7 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
                 raise UsageError(msg) from e
             metadata[NODE_ID_KEY] = node.node_id
             item = {"content": text, "id": node.node_id, "metadata": metadata, "agent_id": self.collection}
-            batch.items.append({**item, "kind": "note"})
+            batch.items.append({**item, "kind": "note", "pinned": True})  # prune never archives nodes
             batch.vectors.append(_embedding(node))
             batch.nodes.append(node)
         return batch
