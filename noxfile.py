@@ -18,6 +18,7 @@ TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypoth
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
 LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers")
+HAYSTACK_MODULES = ("document_stores", "components.retrievers", "memory_stores")
 # package name -> (folder, modules whose doctests run, extra test dependencies)
 PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "elastic-memory": (CORE, ("elastic_memory",), ()),
@@ -31,6 +32,12 @@ PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         "packages/llama-index-elastic-memory",
         tuple(f"llama_index.{m}.elastic_memory" for m in LLAMA_MODULES),
         (),
+    ),
+    # haystack-experimental only for the tests: the memory stores duck-type its protocols.
+    "elastic-memory-haystack": (
+        "packages/elastic-memory-haystack",
+        tuple(f"haystack_integrations.{m}.elastic_memory" for m in HAYSTACK_MODULES),
+        ("haystack-experimental==0.19.0.post1",),
     ),
 }
 ADAPTERS = [folder for name, (folder, _, _) in PACKAGES.items() if name != "elastic-memory"]

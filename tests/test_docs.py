@@ -99,7 +99,11 @@ def _doc_files() -> list[Path]:
 
 
 #: The adapter package a guide's examples need; the guide is tested where that package is installed.
-_NEEDS = {"langchain.md": "langchain_elastic_memory", "llamaindex.md": "llama_index.memory.elastic_memory"}
+_NEEDS = {
+    "langchain.md": "langchain_elastic_memory",
+    "llamaindex.md": "llama_index.memory.elastic_memory",
+    "haystack.md": "haystack_integrations.memory_stores.elastic_memory",
+}
 
 
 def _installed(module: str) -> bool:

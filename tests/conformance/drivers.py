@@ -287,4 +287,8 @@ try:
     from .drivers_llamaindex import LLAMAINDEX_DRIVERS
 except ImportError:  # llama-index-elastic-memory is not installed here
     LLAMAINDEX_DRIVERS = []
-DRIVERS += LANGCHAIN_DRIVERS + LLAMAINDEX_DRIVERS
+try:
+    from .drivers_haystack import HAYSTACK_DRIVERS
+except ImportError:  # elastic-memory-haystack is not installed here
+    HAYSTACK_DRIVERS = []
+DRIVERS += LANGCHAIN_DRIVERS + LLAMAINDEX_DRIVERS + HAYSTACK_DRIVERS

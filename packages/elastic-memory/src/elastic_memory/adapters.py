@@ -13,13 +13,27 @@ open). :class:`Opened` holds both facades over that one store.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from . import _runner
 from .errors import UsageError
 from .memory import AsyncMemory, Memory
 
-__all__ = ["Opened", "aopen_memory", "open_memory"]
+__all__ = ["Opened", "aopen_memory", "open_memory", "run_sync"]
+
+T = TypeVar("T")
+
+
+def run_sync(coro: Coroutine[Any, Any, T], name: str = "call") -> T:
+    """Run a coroutine of :class:`AsyncMemory` calls on the library's loop and wait: an adapter's sync twin.
+
+    An adapter writes each operation once, as a coroutine, and offers it both ways: awaited
+    (async) and through this (sync). Calling it from the library's own loop raises a
+    :class:`UsageError` naming ``name`` instead of deadlocking.
+    """
+    return _runner.run(coro, name)
 
 
 class Opened:

@@ -1,0 +1,699 @@
+"""A Haystack ``DocumentStore`` over one elastic-memory SQLite file.
+
+>>> from haystack import Document
+>>> store = ElasticMemoryDocumentStore(path=":memory:")
+>>> store.write_documents([
+...     Document(id="cat", content="The cat sat on the mat.", embedding=[1.0, 0.0], meta={"topic": "pets"}),
+...     Document(id="paris", content="Paris is in France.", embedding=[0.0, 1.0], meta={"topic": "geo"}),
+... ])
+2
+>>> [d.id for d in store.filter_documents({"field": "meta.topic", "operator": "==", "value": "pets"})]
+['cat']
+>>> [d.id for d in store.embedding_retrieval([0.1, 1.0], top_k=1)]
+['paris']
+>>> [d.id for d in store.bm25_retrieval("cat mat")]
+['cat']
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import time
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+from haystack import Document, default_from_dict, default_to_dict
+from haystack.document_stores.errors import DocumentStoreError, DuplicateDocumentError
+from haystack.document_stores.types import DuplicatePolicy
+from haystack.utils.misc import expit
+
+from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord
+from elastic_memory.adapters import Opened, open_memory, run_sync
+
+from .filters import select, validate_filters
+
+__all__ = ["DEFAULT_COLLECTION", "DOCUMENT_TAG", "ElasticMemoryDocumentStore"]
+
+T = TypeVar("T")
+
+#: The agent id documents are written under unless told otherwise.
+DEFAULT_COLLECTION = "haystack"
+#: The tag every document note carries: with the agent id and ``kind="note"`` it marks the store's rows.
+DOCUMENT_TAG = "haystack-document"
+#: Metadata keys of a document note: the Haystack id, the insertion sequence, the exact document
+#: (without its embedding) and the exact embedding (base64 of little-endian float64: exact, and
+#: about four times faster for the core to read back than a JSON list of floats).
+_ID, _SEQ, _DOC, _EMB = "_hs_id", "_hs_seq", "_hs_doc", "_hs_emb"
+#: The most memories one core recall returns.
+_PAGE = 1000
+#: The note content of documents without text (the core needs some; the document keeps ``content=None``).
+_NO_TEXT = "\u200b"
+#: ``scale_score`` of BM25 scores, as Haystack's reference store does it.
+_BM25_SCALING = 8
+_Mode = Literal["keyword", "semantic", "hybrid"]
+
+
+def _absolute(path: str) -> str:
+    """``path`` made absolute, so a serialised store reopens the same file from any folder."""
+    return path if path == ":memory:" else os.path.abspath(path)
+
+
+def _vector(embedding: Sequence[float] | None) -> list[float] | None:
+    """The vector to index for ``embedding``: ``None`` when it has no direction (the document keeps it anyway)."""
+    if embedding is None or len(embedding) == 0:
+        return None
+    try:
+        values = [float(x) for x in embedding]
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(x) for x in values) or not any(values):
+        return None
+    return values
+
+
+def _pack(document: Document) -> str | None:
+    """The document's embedding as base64 float64 (exact for Python floats), or ``None``."""
+    if document.embedding is None:
+        return None
+    try:
+        array = np.asarray(document.embedding, dtype="<f8")
+    except (TypeError, ValueError) as e:
+        msg = f"document {document.id!r} has an embedding that is not a list of floats: {e}"
+        raise ValueError(msg) from e
+    if array.ndim != 1:
+        msg = f"document {document.id!r} has an embedding that is not a flat list of floats"
+        raise ValueError(msg)
+    return base64.b64encode(array.tobytes()).decode("ascii")
+
+
+def _unpack(packed: str) -> list[float]:
+    values: list[float] = np.frombuffer(base64.b64decode(packed), dtype="<f8").tolist()
+    return values
+
+
+def _check_documents(documents: Any) -> list[Document]:
+    if (
+        not isinstance(documents, Iterable)
+        or isinstance(documents, str | bytes | Mapping)
+        or any(not isinstance(d, Document) for d in documents)
+    ):
+        msg = "Please provide a list of Documents."
+        raise ValueError(msg)
+    return list(documents)
+
+
+def _meta_key(field: str) -> str:
+    return field.removeprefix("meta.")
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable stand-in for a metadata value (lists, tuples and dicts by content), as the reference's."""
+    if isinstance(value, list):
+        return ("list", tuple(_hashable(item) for item in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_hashable(item) for item in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((_hashable(k), _hashable(v)) for k, v in value.items()))
+    return value
+
+
+class ElasticMemoryDocumentStore:
+    """Haystack's ``DocumentStore`` on one elastic-memory SQLite file, sync and truly async.
+
+    Args:
+        path: a database file (created if missing) or ``":memory:"``, opened and closed by the
+            store (keyword search, and vector search over the embeddings the documents carry); or else
+        memory: an open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by the store).
+        collection: the agent id documents are written under (default ``"haystack"``).
+        strict_datetime_comparison: as ``InMemoryDocumentStore``'s: refuse comparing naive and
+            aware datetimes in filters instead of reconciling them.
+
+    **Collection.** Every document is one note (``kind="note"``) of the collection's agent id,
+    tagged :data:`DOCUMENT_TAG` and pinned (so forgetting and consolidation never archive it).
+    The store reads, counts, deletes and clears only such notes, so it shares a database with
+    the memory loop (turns, facts, lessons) and with ``Memory.remember`` notes without touching
+    them. Memory ids are unique across the database: a document id held by another memory is
+    refused with ``DocumentStoreError``.
+
+    **What is stored.** The note's content is the document's text (BM25 searches it); its
+    metadata holds the document exactly (``Document.to_dict(flatten=False)``: meta, blob, sparse
+    embedding; the embedding beside it as the original float64 values, base64-encoded), its id
+    and an insertion sequence. The
+    embedding is also indexed as a unit float32 vector for search (a file opened by the store
+    is pinned to the model ``"supplied"`` by the first embedding it indexes; all embeddings of
+    one file share its width). Documents come back exactly as written, in insertion order,
+    with ``score=None`` from :meth:`filter_documents`.
+
+    **Filters.** Haystack's filter DSL is evaluated with Haystack's own
+    ``document_matches_filter`` over the collection's documents (see ``filters.py``): exact
+    semantics and the reference's errors (``ValueError`` for the legacy syntax,
+    ``FilterError`` for malformed conditions). Retrieval narrows the core's search to the
+    matching ids.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: str | Path | None = None,
+        memory: Memory | AsyncMemory | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        strict_datetime_comparison: bool = False,
+    ) -> None:
+        if not isinstance(collection, str) or not collection.strip() or len(collection) > 256:
+            msg = f"collection must be a non-empty agent id of at most 256 characters, got {collection!r}"
+            raise ValueError(msg)
+        self.collection = collection
+        self.strict_datetime_comparison = bool(strict_datetime_comparison)
+        self._opened: Opened = open_memory(path, memory, embedder=None)
+        self.path = _absolute(self._opened.sync.path)
+        self._last_seq = 0
+
+    # ------------------------------------------------------------- plumbing
+    @property
+    def memory(self) -> Memory:
+        """The core's sync facade over the store's database."""
+        return self._opened.sync
+
+    @property
+    def amemory(self) -> AsyncMemory:
+        """The core's async facade over the store's database."""
+        return self._opened.aio
+
+    def _run(self, coro: Coroutine[Any, Any, T], name: str) -> T:
+        """Run one of the async implementations to completion from sync code (on the core's loop)."""
+        return run_sync(coro, name)
+
+    def close(self) -> None:
+        """Close the database if the store opened it (idempotent)."""
+        self._opened.close()
+
+    async def close_async(self) -> None:
+        """Async :meth:`close`."""
+        await self._opened.aclose()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise the store: its (absolute) database path and collection."""
+        return default_to_dict(
+            self,
+            path=self.path,
+            collection=self.collection,
+            strict_datetime_comparison=self.strict_datetime_comparison,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ElasticMemoryDocumentStore:
+        """Rebuild a store from :meth:`to_dict` (opening the file at its path)."""
+        return default_from_dict(cls, data)
+
+    def _base(self, ids: list[str] | None = None) -> dict[str, Any]:
+        """Core filters of the collection's documents (among ``ids`` when given)."""
+        base: dict[str, Any] = {"agent_id": self.collection, "kind": "note", "tags": [DOCUMENT_TAG]}
+        if ids is not None:
+            base["metadata"] = {_ID: {"$in": ids}}
+        return base
+
+    def _ours(self, record: MemoryRecord | Hit) -> bool:
+        return (
+            record.agent_id == self.collection
+            and record.kind == "note"
+            and DOCUMENT_TAG in record.tags
+            and isinstance(record.metadata.get(_DOC), dict)
+        )
+
+    @staticmethod
+    def _document(found: MemoryRecord | Hit, score: float | None = None) -> Document:
+        data = dict(found.metadata[_DOC])
+        data["score"] = score
+        packed = found.metadata.get(_EMB)
+        data["embedding"] = None if packed is None else _unpack(packed)
+        return Document.from_dict(data)
+
+    def _next_seq(self, count: int) -> int:
+        base = max(time.time_ns(), self._last_seq + 1)
+        self._last_seq = base + count
+        return base
+
+    def _item(self, document: Document, seq: int) -> dict[str, Any]:
+        packed = _pack(document)
+        payload = document.to_dict(flatten=False)
+        payload["score"] = None
+        payload["embedding"] = None
+        text = document.content if isinstance(document.content, str) and document.content.strip() else _NO_TEXT
+        return {
+            "content": text,
+            "id": document.id,
+            "agent_id": self.collection,
+            "tags": [DOCUMENT_TAG],
+            "pinned": True,
+            "metadata": {_ID: document.id, _SEQ: seq, _DOC: payload, _EMB: packed},
+        }
+
+    # ----------------------------------------------------------------- reads
+    async def _hits(self) -> list[Hit]:
+        """Every live document note of the collection, in insertion order."""
+        found: list[Hit] = []
+        seen: list[str] = []
+        while True:
+            filters = self._base()
+            if seen:
+                filters["metadata"] = {_ID: {"$nin": seen}}
+            page = await self.amemory.recall("", k=_PAGE, filters=filters, touch=False)
+            page = [h for h in page if self._ours(h)]
+            found += page
+            seen += [h.id for h in page]
+            if len(page) < _PAGE:
+                break
+        found.sort(key=lambda h: h.metadata.get(_SEQ, 0))
+        return found
+
+    async def _all(self) -> list[Document]:
+        return [self._document(h) for h in await self._hits()]
+
+    async def _select(self, filters: dict[str, Any] | None) -> list[Document]:
+        if filters:
+            validate_filters(filters)
+        return select(await self._all(), filters, strict_datetime_comparison=self.strict_datetime_comparison)
+
+    async def _count(self) -> int:
+        counts = await self.amemory.tags(filters=self._base(), prefix=DOCUMENT_TAG)
+        return counts.get(DOCUMENT_TAG, 0)
+
+    # ---------------------------------------------------------------- writes
+    async def _write(self, documents: Any, policy: DuplicatePolicy) -> int:
+        docs = _check_documents(documents)
+        if policy == DuplicatePolicy.NONE:
+            policy = DuplicatePolicy.FAIL
+        if not docs:
+            return 0
+        chosen: dict[str, Document] = {}
+        for doc in docs:
+            if doc.id in chosen:
+                if policy == DuplicatePolicy.FAIL:
+                    msg = f"ID '{doc.id}' already exists."
+                    raise DuplicateDocumentError(msg)
+                if policy == DuplicatePolicy.SKIP:
+                    continue
+                del chosen[doc.id]  # OVERWRITE: the last one wins, and is the newest
+            chosen[doc.id] = doc
+        existing = await self.amemory.get_many(list(chosen))
+        for record in existing:
+            if not self._ours(record):
+                msg = f"ID '{record.id}' is held by another memory of this database (not a document of this store)."
+                raise DocumentStoreError(msg)
+            if record.deleted_at is not None or record.archived:
+                continue  # hidden: replaced like a new document
+            if policy == DuplicatePolicy.FAIL:
+                msg = f"ID '{record.id}' already exists."
+                raise DuplicateDocumentError(msg)
+            if policy == DuplicatePolicy.SKIP:
+                del chosen[record.id]
+        written = list(chosen.values())
+        if written:
+            seq = self._next_seq(len(written))
+            items = [self._item(doc, seq + n) for n, doc in enumerate(written)]
+            vectors = [_vector(doc.embedding) for doc in written]
+            await self.amemory.remember_many(items, dedupe=False, vectors=vectors)
+        return len(docs) if policy == DuplicatePolicy.OVERWRITE else len(written)
+
+    async def _rewrite(self, hits: list[tuple[Hit, Document]]) -> None:
+        """Store changed documents in place (same ids and insertion positions)."""
+        if not hits:
+            return
+        items = [self._item(doc, int(hit.metadata.get(_SEQ, 0))) for hit, doc in hits]
+        await self.amemory.remember_many(items, dedupe=False, vectors=[_vector(doc.embedding) for _, doc in hits])
+
+    async def _delete_ids(self, ids: Any) -> int:
+        if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+            msg = f"document_ids must be a list of strings, got {type(ids).__name__}"
+            raise ValueError(msg)
+        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]
+        if not wanted:
+            return 0
+        ours = [r.id for r in await self.amemory.get_many(wanted) if self._ours(r)]
+        if ours:
+            await self.amemory.forget(ours, hard=True)
+        return len(ours)
+
+    async def _delete_all(self) -> None:
+        while True:
+            page = await self.amemory.recall("", k=_PAGE, filters=self._base(), touch=False)
+            page = [h for h in page if self._ours(h)]
+            if page:
+                await self.amemory.forget([h.id for h in page], hard=True)
+            if len(page) < _PAGE:
+                return
+
+    async def _delete_by_filter(self, filters: dict[str, Any]) -> int:
+        validate_filters(filters)
+        matching = await self._select(filters)
+        if matching:
+            await self.amemory.forget([d.id for d in matching], hard=True)
+        return len(matching)
+
+    async def _update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        validate_filters(filters)
+        if not isinstance(meta, Mapping):
+            msg = f"meta must be a dict, got {type(meta).__name__}"
+            raise ValueError(msg)
+        hits = await self._hits()
+        docs = [self._document(h) for h in hits]
+        keep = {id(d) for d in select(docs, filters, strict_datetime_comparison=self.strict_datetime_comparison)}
+        changed = [(h, replace(d, meta={**d.meta, **meta})) for h, d in zip(hits, docs, strict=True) if id(d) in keep]
+        await self._rewrite(changed)
+        return len(changed)
+
+    # ------------------------------------------------------- metadata reports
+    async def _count_unique(self, filters: dict[str, Any] | None, metadata_fields: list[str]) -> dict[str, int]:
+        docs = await self._select(filters)
+        result: dict[str, int] = {}
+        for field in metadata_fields:
+            key = _meta_key(field)
+            result[key] = len({_hashable(d.meta[key]) for d in docs if d.meta.get(key) is not None})
+        return result
+
+    async def _fields_info(self) -> dict[str, dict[str, str]]:
+        types: dict[str, str] = {}
+        for doc in await self._all():
+            for key, value in doc.meta.items():
+                if value is None:
+                    continue
+                if isinstance(value, bool):
+                    types[key] = "boolean"
+                elif isinstance(value, int):
+                    types[key] = "int"
+                elif isinstance(value, float):
+                    types[key] = "float"
+                else:
+                    types[key] = "keyword"
+        return {k: {"type": v} for k, v in types.items()}
+
+    async def _min_max(self, metadata_field: str) -> dict[str, Any]:
+        key = _meta_key(metadata_field)
+        values = [
+            d.meta[key]
+            for d in await self._all()
+            if d.meta.get(key) is not None and isinstance(d.meta[key], int | float | str)
+        ]
+        if not values:
+            return {"min": None, "max": None}
+        try:
+            return {"min": min(values), "max": max(values)}
+        except TypeError:
+            return {"min": None, "max": None}
+
+    async def _unique_values(
+        self, metadata_field: str, search_term: str | None, from_: int, size: int, filters: dict[str, Any] | None
+    ) -> tuple[list[Any], int]:
+        key = _meta_key(metadata_field)
+        unique: dict[tuple[str, Any], Any] = {}
+        for doc in await self._select(filters):
+            value = doc.meta.get(key)
+            if value is not None:
+                unique.setdefault((type(value).__name__, _hashable(value)), value)
+        if search_term:
+            term = search_term.lower()
+            unique = {k: v for k, v in unique.items() if term in str(v).lower()}
+        ordered = sorted(unique, key=lambda k: (str(unique[k]), k[0]))
+        return [unique[k] for k in ordered[from_ : from_ + size]], len(ordered)
+
+    # ------------------------------------------------------------- retrieval
+    async def _retrieve(
+        self,
+        mode: _Mode,
+        query: str,
+        vector: list[float] | None,
+        filters: dict[str, Any] | None,
+        top_k: int,
+        scale_score: bool,
+        return_embedding: bool,
+        vector_weight: float | None = None,
+    ) -> list[Document]:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            msg = f"top_k must be a positive integer, got {top_k!r}"
+            raise ValueError(msg)
+        ids: list[str] | None = None
+        if filters:
+            ids = [d.id for d in await self._select(filters)]
+            if not ids:
+                return []
+        hits = await self.amemory.recall(
+            query,
+            k=min(top_k, _PAGE),
+            mode=mode,
+            filters=self._base(ids),
+            touch=False,
+            vector=vector,
+            vector_weight=vector_weight,
+        )
+        out: list[Document] = []
+        for hit in hits:
+            if not self._ours(hit):
+                continue
+            if mode == "keyword":
+                raw = hit.keyword_score
+                score = None if raw is None else (expit(raw / _BM25_SCALING) if scale_score else raw)
+            elif mode == "semantic":
+                raw = hit.vector_score
+                score = None if raw is None else ((raw + 1) / 2 if scale_score else raw)
+            else:
+                score = hit.score
+            if score is None:
+                continue
+            doc = self._document(hit, float(score))
+            if mode == "semantic" and doc.embedding is None:
+                continue
+            out.append(doc if return_embedding else replace(doc, embedding=None))
+        out.sort(key=lambda d: -(d.score or 0.0))
+        return out[:top_k]
+
+    @staticmethod
+    def _query(query: Any) -> str:
+        if not isinstance(query, str) or not query.strip():
+            msg = "Query should be a non-empty string"
+            raise ValueError(msg)
+        return query
+
+    @staticmethod
+    def _query_vector(query_embedding: Any, *, optional: bool = False) -> list[float] | None:
+        if query_embedding is None and optional:
+            return None
+        if isinstance(query_embedding, str | bytes) or not isinstance(query_embedding, Sequence):
+            msg = "query_embedding should be a non-empty list of floats."
+            raise ValueError(msg)
+        vector = _vector(query_embedding)
+        if vector is None:
+            msg = "query_embedding should be a non-empty list of finite floats, not all zero."
+            raise ValueError(msg)
+        return vector
+
+    # ============================================================ public API
+    def count_documents(self) -> int:
+        """How many documents the store holds."""
+        return self._run(self._count(), "count_documents")
+
+    async def count_documents_async(self) -> int:
+        """Async :meth:`count_documents`."""
+        return await self._count()
+
+    def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        """The documents matching ``filters`` (all without), in insertion order, ``score=None``."""
+        return self._run(self._select(filters), "filter_documents")
+
+    async def filter_documents_async(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        """Async :meth:`filter_documents`."""
+        return await self._select(filters)
+
+    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        """Write ``documents`` in one transaction; returns how many were written.
+
+        ``policy``: ``NONE`` and ``FAIL`` raise ``DuplicateDocumentError`` (nothing written) when
+        an id exists or repeats; ``SKIP`` keeps the stored document (and the first of repeated
+        ids); ``OVERWRITE`` replaces it (the last of repeated ids wins) and returns ``len(documents)``.
+        """
+        return self._run(self._write(documents, policy), "write_documents")
+
+    async def write_documents_async(
+        self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
+    ) -> int:
+        """Async :meth:`write_documents`."""
+        return await self._write(documents, policy)
+
+    def delete_documents(self, document_ids: list[str]) -> None:
+        """Delete the documents with these ids (unknown ids are ignored)."""
+        self._run(self._delete_ids(document_ids), "delete_documents")
+
+    async def delete_documents_async(self, document_ids: list[str]) -> None:
+        """Async :meth:`delete_documents`."""
+        await self._delete_ids(document_ids)
+
+    def delete_all_documents(self, recreate_index: bool = False) -> None:
+        """Delete every document of the collection (nothing else in the database).
+
+        ``recreate_index`` is accepted for Haystack's protocol; there is no index to recreate
+        (the database's vector pin stays).
+        """
+        self._run(self._delete_all(), "delete_all_documents")
+
+    async def delete_all_documents_async(self, recreate_index: bool = False) -> None:
+        """Async :meth:`delete_all_documents`."""
+        await self._delete_all()
+
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the documents matching ``filters``; returns how many."""
+        return self._run(self._delete_by_filter(filters), "delete_by_filter")
+
+    async def delete_by_filter_async(self, filters: dict[str, Any]) -> int:
+        """Async :meth:`delete_by_filter`."""
+        return await self._delete_by_filter(filters)
+
+    def update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        """Merge ``meta`` into the metadata of the documents matching ``filters``; returns how many."""
+        return self._run(self._update_by_filter(filters, meta), "update_by_filter")
+
+    async def update_by_filter_async(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        """Async :meth:`update_by_filter`."""
+        return await self._update_by_filter(filters, meta)
+
+    def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
+        """How many documents match ``filters`` (all without)."""
+        if not filters:
+            return self.count_documents()
+        return len(self.filter_documents(filters))
+
+    async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
+        """Async :meth:`count_documents_by_filter`."""
+        if not filters:
+            return await self._count()
+        return len(await self._select(filters))
+
+    def count_unique_metadata_by_filter(self, filters: dict[str, Any], metadata_fields: list[str]) -> dict[str, int]:
+        """How many distinct non-null values each field (``meta.`` optional) has among the matching documents."""
+        return self._run(self._count_unique(filters, metadata_fields), "count_unique_metadata_by_filter")
+
+    async def count_unique_metadata_by_filter_async(
+        self, filters: dict[str, Any], metadata_fields: list[str]
+    ) -> dict[str, int]:
+        """Async :meth:`count_unique_metadata_by_filter`."""
+        return await self._count_unique(filters, metadata_fields)
+
+    def get_metadata_fields_info(self) -> dict[str, dict[str, str]]:
+        """Each metadata field's type (``keyword``, ``int``, ``float``, ``boolean``), from the stored values."""
+        return self._run(self._fields_info(), "get_metadata_fields_info")
+
+    async def get_metadata_fields_info_async(self) -> dict[str, dict[str, str]]:
+        """Async :meth:`get_metadata_fields_info`."""
+        return await self._fields_info()
+
+    def get_metadata_field_min_max(self, metadata_field: str) -> dict[str, Any]:
+        """``{"min": ..., "max": ...}`` of a metadata field (``None``s when it has no values)."""
+        return self._run(self._min_max(metadata_field), "get_metadata_field_min_max")
+
+    async def get_metadata_field_min_max_async(self, metadata_field: str) -> dict[str, Any]:
+        """Async :meth:`get_metadata_field_min_max`."""
+        return await self._min_max(metadata_field)
+
+    def get_metadata_field_unique_values(
+        self,
+        metadata_field: str,
+        search_term: str | None = None,
+        from_: int = 0,
+        size: int = 10,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[list[Any], int]:
+        """A page of a field's distinct values (optionally containing ``search_term``), and how many there are."""
+        return self._run(
+            self._unique_values(metadata_field, search_term, from_, size, filters), "get_metadata_field_unique_values"
+        )
+
+    async def get_metadata_field_unique_values_async(
+        self,
+        metadata_field: str,
+        search_term: str | None = None,
+        from_: int = 0,
+        size: int = 10,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[list[Any], int]:
+        """Async :meth:`get_metadata_field_unique_values`."""
+        return await self._unique_values(metadata_field, search_term, from_, size, filters)
+
+    def bm25_retrieval(
+        self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
+    ) -> list[Document]:
+        """The ``top_k`` documents best matching ``query`` by BM25 (SQLite FTS5), best first."""
+        return self._run(
+            self._retrieve("keyword", self._query(query), None, filters, top_k, scale_score, True), "bm25_retrieval"
+        )
+
+    async def bm25_retrieval_async(
+        self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
+    ) -> list[Document]:
+        """Async :meth:`bm25_retrieval`."""
+        return await self._retrieve("keyword", self._query(query), None, filters, top_k, scale_score, True)
+
+    def embedding_retrieval(
+        self,
+        query_embedding: list[float],
+        filters: dict[str, Any] | None = None,
+        top_k: int = 10,
+        scale_score: bool = False,
+        return_embedding: bool = False,
+    ) -> list[Document]:
+        """The ``top_k`` documents most cosine-similar to ``query_embedding``, best first."""
+        vector = self._query_vector(query_embedding)
+        return self._run(
+            self._retrieve("semantic", "", vector, filters, top_k, scale_score, return_embedding),
+            "embedding_retrieval",
+        )
+
+    async def embedding_retrieval_async(
+        self,
+        query_embedding: list[float],
+        filters: dict[str, Any] | None = None,
+        top_k: int = 10,
+        scale_score: bool = False,
+        return_embedding: bool = False,
+    ) -> list[Document]:
+        """Async :meth:`embedding_retrieval`."""
+        vector = self._query_vector(query_embedding)
+        return await self._retrieve("semantic", "", vector, filters, top_k, scale_score, return_embedding)
+
+    def hybrid_retrieval(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        top_k: int = 10,
+        vector_weight: float | None = None,
+        return_embedding: bool = False,
+    ) -> list[Document]:
+        """The ``top_k`` documents by the core's hybrid recall, best first.
+
+        With ``query_embedding`` the BM25 and vector legs are fused (``vector_weight`` in [0, 1]
+        weighs the vector leg; ``score`` is the fused score); without it the search is BM25 only.
+        """
+        text, vector = self._query(query), self._query_vector(query_embedding, optional=True)
+        mode: _Mode = "hybrid" if vector is not None else "keyword"
+        return self._run(
+            self._retrieve(mode, text, vector, filters, top_k, False, return_embedding, vector_weight),
+            "hybrid_retrieval",
+        )
+
+    async def hybrid_retrieval_async(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        top_k: int = 10,
+        vector_weight: float | None = None,
+        return_embedding: bool = False,
+    ) -> list[Document]:
+        """Async :meth:`hybrid_retrieval`."""
+        text, vector = self._query(query), self._query_vector(query_embedding, optional=True)
+        mode: _Mode = "hybrid" if vector is not None else "keyword"
+        return await self._retrieve(mode, text, vector, filters, top_k, False, return_embedding, vector_weight)

@@ -1,0 +1,85 @@
+"""What the memory store, the chat message store and the hooks share: opening the core and serialising it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from elastic_memory import AsyncMemory, Memory, UsageError
+from elastic_memory.adapters import Opened, open_memory
+
+__all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name"]
+
+IN_MEMORY = ":memory:"
+
+
+def _absolute(path: str | Path) -> str:
+    text = str(path)
+    return text if text == IN_MEMORY else str(Path(text).expanduser().resolve())
+
+
+def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:
+    """``value`` if it is a non-empty string (or ``None`` where allowed), else :class:`UsageError`."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        msg = f"{name} must be a non-empty string{' or None' if optional else ''}, got {value!r}"
+        raise UsageError(msg)
+    return value
+
+
+def agent_suffix(opened: Opened, agent_id: str | None, suffix: str) -> str:
+    """The dedicated agent id: ``agent_id`` as given, else ``"<store agent id><suffix>"``."""
+    return check_name("agent_id", agent_id, optional=True) or f"{opened.sync.agent_id}{suffix}"
+
+
+class StoreOwner:
+    """Holds the open store of one integration object: ``path=`` (opened and closed here) or ``memory=``."""
+
+    def __init__(
+        self,
+        *,
+        path: str | Path | None,
+        memory: Memory | AsyncMemory | None,
+        embedder: Any,
+        options: dict[str, Any],
+    ) -> None:
+        self._opened = open_memory(path, memory, embedder=embedder, **options)
+        self._path = _absolute(path if path is not None else self._opened.sync.path)
+        self._embedder = embedder
+        self._options = options
+
+    @property
+    def memory(self) -> Memory:
+        """The store underneath (sync facade; ``.as_async()`` for the async one)."""
+        return self._opened.sync
+
+    @property
+    def async_memory(self) -> AsyncMemory:
+        """The store underneath (async facade)."""
+        return self._opened.aio
+
+    @property
+    def path(self) -> str:
+        """The database file (absolute) or ``":memory:"``: what :meth:`to_dict` records."""
+        return self._path
+
+    def serialise_like(self, other: StoreOwner) -> None:
+        """Serialise as ``other`` does (its path and open options): for an object given ``other``'s store."""
+        self._path, self._embedder, self._options = other._path, other._embedder, dict(other._options)
+
+    def _store_params(self) -> dict[str, Any]:
+        """``path`` and, when they are plain data, the embedder choice and the open options."""
+        params: dict[str, Any] = {"path": self._path}
+        if self._embedder is None or isinstance(self._embedder, str):
+            params["embedder"] = self._embedder
+        params.update({k: v for k, v in self._options.items() if v is None or isinstance(v, str | int | float | bool)})
+        return params
+
+    def close(self) -> None:
+        """Close the store if this object opened it (``path=``); an own ``memory=`` stays open."""
+        self._opened.close()
+
+    async def close_async(self) -> None:
+        """Close the store from async code, if this object opened it."""
+        await self._opened.aclose()
