@@ -10,6 +10,7 @@ from haystack import Document
 from haystack.dataclasses import ByteStream, SparseEmbedding
 from haystack.document_stores.errors import DocumentStoreError, DuplicateDocumentError
 from haystack.document_stores.types import DocumentStore, DuplicatePolicy
+from haystack.errors import FilterError
 from haystack.testing.document_store import (
     CountDocumentsByFilterTest,
     CountUniqueMetadataByFilterTest,
@@ -149,3 +150,41 @@ async def test_update_by_filter_keeps_position_and_embedding() -> None:
         assert hits[0].id == "2" and hits[0].embedding == [1.0, 2.0] and hits[0].meta["tag"] == "x"
     finally:
         await store.close_async()
+
+
+@pytest.fixture
+def fresh() -> Iterator[ElasticMemoryDocumentStore]:
+    """An empty in-memory store."""
+    store = ElasticMemoryDocumentStore(path=":memory:")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def test_delete_by_an_empty_filter_is_refused_and_deletes_nothing(fresh: ElasticMemoryDocumentStore) -> None:
+    """An empty filter never means "everything": FilterError, as Haystack's reference raises."""
+    fresh.write_documents([Document(content="kept")])
+    with pytest.raises(FilterError):
+        fresh.delete_by_filter({})
+    with pytest.raises(FilterError):
+        fresh.update_by_filter({}, {"a": 1})
+    assert fresh.count_documents() == 1
+
+
+def test_a_generator_of_documents_is_written(fresh: ElasticMemoryDocumentStore) -> None:
+    """write_documents reads an iterable once: a generator's documents are all stored."""
+    assert fresh.write_documents(Document(content=f"d{i}") for i in range(3)) == 3
+    assert fresh.count_documents() == 3
+
+
+def test_a_stray_note_of_the_collection_does_not_stop_paging(fresh: ElasticMemoryDocumentStore) -> None:
+    """More than a page of documents plus a foreign note tagged like them: every document is listed and deleted.
+
+    If this fails, check ElasticMemoryDocumentStore._hits (paging must move past rows that are not documents).
+    """
+    fresh.memory.remember("stray", agent_id="haystack", tags=["haystack-document"], pinned=True)
+    fresh.write_documents([Document(content=f"doc {i}") for i in range(1100)])
+    assert len(fresh.filter_documents()) == fresh.count_documents() == 1100
+    fresh.delete_all_documents()
+    assert fresh.count_documents() == 0

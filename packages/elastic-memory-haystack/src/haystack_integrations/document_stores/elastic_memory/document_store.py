@@ -31,6 +31,7 @@ import numpy as np
 from haystack import Document, default_from_dict, default_to_dict
 from haystack.document_stores.errors import DocumentStoreError, DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.errors import FilterError
 from haystack.utils.misc import expit
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord
@@ -98,14 +99,23 @@ def _unpack(packed: str) -> list[float]:
 
 
 def _check_documents(documents: Any) -> list[Document]:
-    if (
-        not isinstance(documents, Iterable)
-        or isinstance(documents, str | bytes | Mapping)
-        or any(not isinstance(d, Document) for d in documents)
-    ):
+    if not isinstance(documents, Iterable) or isinstance(documents, str | bytes | Mapping):
         msg = "Please provide a list of Documents."
         raise ValueError(msg)
-    return list(documents)
+    docs = list(documents)  # a generator is read once, here
+    if any(not isinstance(d, Document) for d in docs):
+        msg = "Please provide a list of Documents."
+        raise ValueError(msg)
+    return docs
+
+
+def _check_required(filters: Any) -> None:
+    """delete_by_filter and update_by_filter need a real filter: an empty one never means "everything"."""
+    if not filters:
+        msg = (
+            f"'operator' key missing in {filters!r}: pass a filter (to delete every document, use delete_all_documents)"
+        )
+        raise FilterError(msg)
 
 
 def _meta_key(field: str) -> str:
@@ -261,12 +271,11 @@ class ElasticMemoryDocumentStore:
         seen: list[str] = []
         while True:
             filters = self._base()
-            if seen:
-                filters["metadata"] = {_ID: {"$nin": seen}}
+            # Only document notes (a stray note of the collection is never paged over and over).
+            filters["metadata"] = {_DOC: {"$exists": True}, **({_ID: {"$nin": seen}} if seen else {})}
             page = await self.amemory.recall("", k=_PAGE, filters=filters, touch=False)
-            page = [h for h in page if self._ours(h)]
-            found += page
-            seen += [h.id for h in page]
+            seen += [str(h.metadata.get(_ID)) for h in page]  # every row seen, ours or not: paging moves on
+            found += [h for h in page if self._ours(h)]
             if len(page) < _PAGE:
                 break
         found.sort(key=lambda h: h.metadata.get(_SEQ, 0))
@@ -281,7 +290,8 @@ class ElasticMemoryDocumentStore:
         return select(await self._all(), filters, strict_datetime_comparison=self.strict_datetime_comparison)
 
     async def _count(self) -> int:
-        counts = await self.amemory.tags(filters=self._base(), prefix=DOCUMENT_TAG)
+        filters = {**self._base(), "metadata": {_DOC: {"$exists": True}}}
+        counts = await self.amemory.tags(filters=filters, prefix=DOCUMENT_TAG)
         return counts.get(DOCUMENT_TAG, 0)
 
     # ---------------------------------------------------------------- writes
@@ -341,15 +351,12 @@ class ElasticMemoryDocumentStore:
         return len(ours)
 
     async def _delete_all(self) -> None:
-        while True:
-            page = await self.amemory.recall("", k=_PAGE, filters=self._base(), touch=False)
-            page = [h for h in page if self._ours(h)]
-            if page:
-                await self.amemory.forget([h.id for h in page], hard=True)
-            if len(page) < _PAGE:
-                return
+        ours = [h.id for h in await self._hits()]
+        for start in range(0, len(ours), _PAGE):
+            await self.amemory.forget(ours[start : start + _PAGE], hard=True)
 
     async def _delete_by_filter(self, filters: dict[str, Any]) -> int:
+        _check_required(filters)
         validate_filters(filters)
         matching = await self._select(filters)
         if matching:
@@ -357,6 +364,7 @@ class ElasticMemoryDocumentStore:
         return len(matching)
 
     async def _update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
+        _check_required(filters)
         validate_filters(filters)
         if not isinstance(meta, Mapping):
             msg = f"meta must be a dict, got {type(meta).__name__}"
