@@ -16,7 +16,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from elastic_memory import AsyncMemory, ContextPlan, Embedder, Fact, Hit, Memory, MemoryRecord, TurnReceipt
+from elastic_memory import (
+    AsyncMemory,
+    ContextPlan,
+    Embedder,
+    Fact,
+    Hit,
+    Memory,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Source,
+    TurnReceipt,
+)
 
 
 class Capability(enum.Enum):
@@ -104,6 +116,31 @@ class MemoryDriver(abc.ABC):
 
     async def health(self) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def hit_from_provenance(meta: dict[str, Any], content: str, score: float) -> Hit:
+    """The hit an adapter's document describes: its metadata is ``elastic_memory.adapters.provenance``."""
+    return Hit(
+        id=meta["id"],
+        content=content,
+        score=score,
+        type=MemoryType(meta["type"]),
+        metadata=meta["metadata"],
+        tags=tuple(meta["tags"]),
+        agent_id=meta["agent_id"],
+        scope=Scope(meta["scope"]),
+        pool=meta["pool"],
+        session_id=meta["session_id"],
+        importance=meta["importance"],
+        confidence=meta["confidence"],
+        pinned=meta["pinned"],
+        source=Source(meta["source"]),
+        created_at=meta["created_at"],
+        keyword_score=meta["keyword_score"],
+        vector_score=meta["vector_score"],
+        kind=meta["kind"],
+        tier=meta["tier"],
+    )
 
 
 class CoreAsyncDriver(MemoryDriver):

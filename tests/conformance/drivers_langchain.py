@@ -13,36 +13,15 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from elastic_memory import Hit, MemoryType, Scope, Source
+from elastic_memory import Hit
 from langchain_elastic_memory import ElasticMemoryRetriever
 
-from .drivers import CoreAsyncDriver, CoreSyncDriver, MemoryDriver
+from .drivers import CoreAsyncDriver, CoreSyncDriver, MemoryDriver, hit_from_provenance
 
 
 def _hit(doc: Document) -> Hit:
     """The hit a retriever document describes (its metadata is the hit's provenance)."""
-    md = doc.metadata
-    return Hit(
-        id=md["id"],
-        content=doc.page_content,
-        score=md["score"],
-        type=MemoryType(md["type"]),
-        metadata=md["metadata"],
-        tags=tuple(md["tags"]),
-        agent_id=md["agent_id"],
-        scope=Scope(md["scope"]),
-        pool=md["pool"],
-        session_id=md["session_id"],
-        importance=md["importance"],
-        confidence=md["confidence"],
-        pinned=md["pinned"],
-        source=Source(md["source"]),
-        created_at=md["created_at"],
-        keyword_score=md["keyword_score"],
-        vector_score=md["vector_score"],
-        kind=md["kind"],
-        tier=md["tier"],
-    )
+    return hit_from_provenance(doc.metadata, doc.page_content, doc.metadata["score"])
 
 
 class LangChainAsyncDriver(CoreAsyncDriver):

@@ -13,36 +13,15 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
-from elastic_memory import Hit, MemoryType, Scope, Source
+from elastic_memory import Hit
 from llama_index.retrievers.elastic_memory import ElasticMemoryRetriever
 
-from .drivers import CoreAsyncDriver, CoreSyncDriver, MemoryDriver
+from .drivers import CoreAsyncDriver, CoreSyncDriver, MemoryDriver, hit_from_provenance
 
 
 def _hit(found: NodeWithScore) -> Hit:
     """The hit a retrieved node describes (its metadata is the hit's provenance)."""
-    md = found.node.metadata
-    return Hit(
-        id=md["id"],
-        content=found.node.get_content(),
-        score=md["score"],
-        type=MemoryType(md["type"]),
-        metadata=md["metadata"],
-        tags=tuple(md["tags"]),
-        agent_id=md["agent_id"],
-        scope=Scope(md["scope"]),
-        pool=md["pool"],
-        session_id=md["session_id"],
-        importance=md["importance"],
-        confidence=md["confidence"],
-        pinned=md["pinned"],
-        source=Source(md["source"]),
-        created_at=md["created_at"],
-        keyword_score=md["keyword_score"],
-        vector_score=md["vector_score"],
-        kind=md["kind"],
-        tier=md["tier"],
-    )
+    return hit_from_provenance(found.node.metadata, found.node.get_content(), found.node.metadata["score"])
 
 
 class LlamaIndexAsyncDriver(CoreAsyncDriver):

@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 from . import _runner
 from .errors import UsageError
 from .memory import AsyncMemory, Memory
+from .types import Hit
 
-__all__ = ["Opened", "aopen_memory", "open_memory", "run_sync"]
+__all__ = ["Opened", "aopen_memory", "open_memory", "provenance", "run_sync"]
 
 T = TypeVar("T")
 
@@ -116,3 +117,37 @@ async def aopen_memory(
     assert path is not None
     opened = await AsyncMemory.open(path, embedder=embedder, **options)
     return Opened(opened.as_sync(), owns=True)
+
+
+def provenance(hit: Hit) -> dict[str, Any]:
+    """Where a recalled memory came from, as a framework document's metadata (JSON values).
+
+    The memory's own metadata sits under ``"metadata"``, so its keys never collide with these.
+
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+    ...     _ = mem.remember("tea", metadata={"from": "chat"})
+    ...     meta = provenance(mem.recall("tea")[0])
+    >>> meta["type"], meta["tags"], meta["metadata"]
+    ('semantic', [], {'from': 'chat'})
+    """
+    return {
+        "id": hit.id,
+        "score": hit.score,
+        "keyword_score": hit.keyword_score,
+        "vector_score": hit.vector_score,
+        "tier": hit.tier,
+        "type": hit.type.value,
+        "kind": hit.kind,
+        "source": hit.source.value,
+        "agent_id": hit.agent_id,
+        "scope": hit.scope.value,
+        "pool": hit.pool,
+        "session_id": hit.session_id,
+        "created_at": hit.created_at,
+        "importance": hit.importance,
+        "confidence": hit.confidence,
+        "pinned": hit.pinned,
+        "tags": list(hit.tags),
+        "metadata": dict(hit.metadata),
+    }

@@ -27,6 +27,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory
+from elastic_memory.adapters import provenance
 
 from ._memory import Opened, open_memory
 
@@ -38,27 +39,7 @@ RecallMode = Literal["keyword", "semantic", "hybrid"]
 
 def _document(hit: Hit) -> Document:
     """The memory as a document; provenance in metadata, the memory's own metadata under ``"metadata"``."""
-    provenance: dict[str, Any] = {
-        "id": hit.id,
-        "score": hit.score,
-        "keyword_score": hit.keyword_score,
-        "vector_score": hit.vector_score,
-        "tier": hit.tier,
-        "type": hit.type.value,
-        "kind": hit.kind,
-        "source": hit.source.value,
-        "agent_id": hit.agent_id,
-        "scope": hit.scope.value,
-        "pool": hit.pool,
-        "session_id": hit.session_id,
-        "created_at": hit.created_at,
-        "importance": hit.importance,
-        "confidence": hit.confidence,
-        "pinned": hit.pinned,
-        "tags": list(hit.tags),
-        "metadata": dict(hit.metadata),
-    }
-    return Document(id=hit.id, page_content=hit.content, metadata=provenance)
+    return Document(id=hit.id, page_content=hit.content, metadata=provenance(hit))
 
 
 class ElasticMemoryRetriever(BaseRetriever):

@@ -25,36 +25,12 @@ from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened, open_memory, provenance
 from llama_index.vector_stores.elastic_memory._embedder import LlamaIndexEmbedder
 
 __all__ = ["ElasticMemoryRetriever"]
 
 _MODES = ("keyword", "semantic", "hybrid")
-
-
-def provenance(hit: Hit) -> dict[str, Any]:
-    """Where a hit came from, as node metadata; the memory's own metadata sits under ``"metadata"``."""
-    return {
-        "id": hit.id,
-        "score": hit.score,
-        "keyword_score": hit.keyword_score,
-        "vector_score": hit.vector_score,
-        "tier": hit.tier,
-        "type": hit.type.value,
-        "kind": hit.kind,
-        "source": hit.source.value,
-        "agent_id": hit.agent_id,
-        "scope": hit.scope.value,
-        "pool": hit.pool,
-        "session_id": hit.session_id,
-        "created_at": hit.created_at,
-        "importance": hit.importance,
-        "confidence": hit.confidence,
-        "pinned": hit.pinned,
-        "tags": list(hit.tags),
-        "metadata": dict(hit.metadata),
-    }
 
 
 class ElasticMemoryRetriever(BaseRetriever):

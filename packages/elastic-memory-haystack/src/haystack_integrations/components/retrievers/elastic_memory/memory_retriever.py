@@ -22,7 +22,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened, open_memory, provenance
 
 __all__ = ["ElasticMemoryRetriever"]
 
@@ -38,25 +38,7 @@ def _top_k(value: Any) -> int:
 
 def _document(hit: Hit) -> Document:
     """The memory as a document: provenance in ``meta``, the memory's own metadata under ``"metadata"``."""
-    meta: dict[str, Any] = {
-        "id": hit.id,
-        "keyword_score": hit.keyword_score,
-        "vector_score": hit.vector_score,
-        "tier": hit.tier,
-        "type": hit.type.value,
-        "kind": hit.kind,
-        "source": hit.source.value,
-        "agent_id": hit.agent_id,
-        "scope": hit.scope.value,
-        "pool": hit.pool,
-        "session_id": hit.session_id,
-        "created_at": hit.created_at,
-        "importance": hit.importance,
-        "confidence": hit.confidence,
-        "pinned": hit.pinned,
-        "tags": list(hit.tags),
-        "metadata": dict(hit.metadata),
-    }
+    meta = {key: value for key, value in provenance(hit).items() if key != "score"}  # the score is the document's
     return Document(id=hit.id, content=hit.content, meta=meta, score=hit.score)
 
 
