@@ -49,7 +49,7 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests and doctests; an adapter also runs the shared conformance suite through its drivers."""
     folder, modules, extra = PACKAGES[package]
     if folder == CORE:
-        session.install("-e", CORE, *TEST_DEPS, *DOCS_DEPS)
+        session.install("-e", f"{CORE}[ann]", *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
         session.install("-e", CORE, "-e", folder, *TEST_DEPS, *extra)

@@ -23,7 +23,9 @@ from .filters import Filters, finite, with_scope
 from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, SQLiteStore
+from .storage import ann_index
 from .storage.sqlite import VectorTier, WriteMode
+from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
     Explanation,
     Hit,
@@ -162,6 +164,7 @@ class MemoryCore:
         recall: RecallConfig | None = None,
         vector_index: VectorTier = "auto",
         ram_budget_bytes: int | None = None,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         llm: Callable[..., str] | None = None,
@@ -178,8 +181,14 @@ class MemoryCore:
         if recall is not None and not isinstance(recall, RecallConfig):
             msg = f"recall must be a RecallConfig, got {type(recall).__name__}"
             raise UsageError(msg)
-        if vector_index not in ("auto", "ram", "vec0"):
-            msg = f"vector_index must be 'auto', 'ram' or 'vec0', got {vector_index!r}"
+        if vector_index not in ("auto", "ram", "vec0", "ann"):
+            msg = f"vector_index must be 'auto', 'ram', 'vec0' or 'ann', got {vector_index!r}"
+            raise UsageError(msg)
+        if vector_index == "ann" and not ann_index.available():
+            msg = "vector_index='ann' needs faiss: pip install 'elastic-memory[ann]' (or use 'auto', 'ram' or 'vec0')"
+            raise UsageError(msg)
+        if isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 0:
+            msg = f"ann_threshold must be a non-negative integer (vectors), got {ann_threshold!r}"
             raise UsageError(msg)
         if finite(timeout) is None or timeout < 0:
             msg = f"timeout must be a non-negative number of seconds, got {timeout!r}"
@@ -199,7 +208,12 @@ class MemoryCore:
         # An absolute path: what adapters serialise must reopen the same file from any folder.
         where = str(path) if str(path) == ":memory:" else os.path.abspath(path)
         store = await SQLiteStore.open(
-            where, timeout=float(timeout), clock=clock, vector_tier=vector_index, ram_budget_bytes=ram_budget_bytes
+            where,
+            timeout=float(timeout),
+            clock=clock,
+            vector_tier=vector_index,
+            ram_budget_bytes=ram_budget_bytes,
+            ann_threshold=ann_threshold,
         )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
@@ -566,6 +580,10 @@ class MemoryCore:
     async def health(self) -> dict[str, Any]:
         """The memory loop's state; see :meth:`AsyncMemory.health`."""
         return await self.loop.health()
+
+    async def load_index(self) -> str:
+        """Load the vector index now; see :meth:`AsyncMemory.load_index`."""
+        return await self.store.load_index()
 
     async def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""

@@ -29,6 +29,7 @@ from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .loop.graph_api import AsyncGraph, Graph
 from .storage.sqlite import VectorTier
+from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
     Explanation,
     Hit,
@@ -109,6 +110,7 @@ class AsyncMemory(_Facade):
         recall: RecallConfig | None = None,
         vector_index: VectorTier = "auto",
         ram_budget_bytes: int | None = None,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         llm: Callable[..., str] | None = None,
@@ -119,8 +121,10 @@ class AsyncMemory(_Facade):
 
         ``embedder``: ``"auto"`` (the built-in offline MiniLM), ``None`` (keyword only), an
         :class:`Embedder`, or a list in priority order (see the embedding gateway).
-        ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0),
-        ``"ram"`` or ``"vec0"``. ``timeout``: seconds to wait for another writer's lock.
+        ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0; from
+        ``ann_threshold`` vectors on, an ANN index when faiss is installed), ``"ram"``
+        (exact), ``"vec0"`` (sqlite-vec's scan, no RAM) or ``"ann"`` (needs the ``ann``
+        extra); see ``docs/performance.md``. ``timeout``: seconds to wait for another writer's lock.
         ``llm``: the host's text completion (``str -> str``), used only by background
         extraction and summaries, never on the write path; ``None`` means rule-based and
         heuristic capture only. ``context_tokens``: the model's context size, which the
@@ -134,6 +138,7 @@ class AsyncMemory(_Facade):
                 recall=recall,
                 vector_index=vector_index,
                 ram_budget_bytes=ram_budget_bytes,
+                ann_threshold=ann_threshold,
                 timeout=timeout,
                 clock=clock,
                 llm=llm,
@@ -346,8 +351,16 @@ class AsyncMemory(_Facade):
         return await _runner.arun(self._ops.prune(policy, **fields))
 
     async def stats(self) -> dict[str, Any]:
-        """Counts, vector index, embedding pin, driver and file size."""
+        """Counts, vector index (tier, vectors, dimension, RAM bytes, ANN), embedding pin, driver and file size."""
         return await _runner.arun(self._ops.stats())
+
+    async def load_index(self) -> str:
+        """Load the vector index now, and wait for the ANN index when the tier builds one; returns the tier.
+
+        Recall loads it on first use anyway (and serves exactly while an ANN index is built
+        in the background); call this after opening to pay that cost up front.
+        """
+        return await _runner.arun(self._ops.load_index())
 
     async def embed_query(self, text: str) -> list[float]:
         """The unit vector recall searches with for ``text`` (raises when the store has no usable embedder)."""
@@ -475,6 +488,7 @@ class Memory(_Facade):
         recall: RecallConfig | None = None,
         vector_index: VectorTier = "auto",
         ram_budget_bytes: int | None = None,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         llm: Callable[..., str] | None = None,
@@ -490,6 +504,7 @@ class Memory(_Facade):
                 recall=recall,
                 vector_index=vector_index,
                 ram_budget_bytes=ram_budget_bytes,
+                ann_threshold=ann_threshold,
                 timeout=timeout,
                 clock=clock,
                 llm=llm,
@@ -684,6 +699,10 @@ class Memory(_Facade):
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         return _runner.run(self._ops.stats(), "stats")
+
+    def load_index(self) -> str:
+        """Load the vector index now (and the ANN index); see :meth:`AsyncMemory.load_index`."""
+        return _runner.run(self._ops.load_index(), "load_index")
 
     def embed_query(self, text: str) -> list[float]:
         """The query vector recall uses for ``text``; see :meth:`AsyncMemory.embed_query`."""

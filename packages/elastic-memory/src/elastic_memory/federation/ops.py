@@ -273,6 +273,17 @@ class FederatedOps:
                     out[tag] = out.get(tag, 0) + count
         return dict(sorted(out.items()))
 
+    async def load_index(self) -> str:
+        """Load every open SQLite tier's vector index; the private tier's vector tier."""
+        for ref in self.federation.router.tiers:
+            inner = ref.store.inner
+            if isinstance(inner, SQLiteMemoryStore) and inner.core is not self.core and not inner.core.store.closed:
+                try:
+                    await inner.core.load_index()
+                except Exception as e:  # noqa: BLE001 - a broken tier is reported by health(), not raised here
+                    log.warning("elastic-memory: tier %s could not load its vector index: %s", ref.name, e)
+        return await self.core.load_index()
+
     async def stats(self) -> dict[str, Any]:
         """The private tier's stats, plus ``tiers``: every SQLite tier's counts."""
         out = await self.core.stats()

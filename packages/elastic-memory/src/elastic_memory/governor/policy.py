@@ -195,6 +195,12 @@ class MemoryProfile:
     """Most graph rows (nodes and edges) a traversal returns."""
     ram_vector_index: bool
     """Keep the vector matrix in RAM (STANDARD+); below, vectors are scanned in sqlite-vec."""
+    ann_vector_index: bool
+    """Also build an ANN index over the matrix from ``ann_threshold`` vectors on, within the RAM budget (STANDARD+).
+
+    FULL differs from STANDARD by the host's llm, which says nothing about vectors; what an
+    ANN index costs (about 0.4 KB a vector beyond the matrix) is checked against the RAM budget.
+    """
     embedder: bool
     """Embed and search by vector with a host-supplied embedder (LITE+)."""
     builtin_embedder: bool
@@ -356,6 +362,7 @@ def profile_for(
         graph_hops=knobs.graph_hops,
         graph_rows_max=knobs.graph_rows_max,
         ram_vector_index=standard,
+        ann_vector_index=standard,
         embedder=tier >= Tier.LITE,
         builtin_embedder=standard,
         llm_extraction=llm,

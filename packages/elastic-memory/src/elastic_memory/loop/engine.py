@@ -150,7 +150,7 @@ class MemoryLoop:
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
-        core.store.allow_ram_index(self.profile.ram_vector_index)
+        core.store.allow_ram_index(self.profile.ram_vector_index, ann=self.profile.ann_vector_index)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -166,7 +166,7 @@ class MemoryLoop:
     def _retune(self) -> MemoryProfile:
         """Re-check the governor; apply what its tier says to the store (the RAM vector index)."""
         profile = self.governor.tick()
-        self.core.store.allow_ram_index(profile.ram_vector_index)
+        self.core.store.allow_ram_index(profile.ram_vector_index, ann=profile.ann_vector_index)
         return profile
 
     def _failed(self, what: str, error: BaseException) -> str:

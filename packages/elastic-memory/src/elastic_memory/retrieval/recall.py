@@ -77,7 +77,8 @@ async def run(
         details["embed_ms"] = _ms(t)
     if qvec is not None:
         t = time.perf_counter()
-        vec, details["vector_index"] = await store.vector(qvec, filters, pool)
+        vec, how = await store.vector(qvec, filters, pool)
+        details.update(how)
         details["vector_ms"] = _ms(t)
     details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
     kw_scores, vec_scores = dict(kw), dict(vec)

@@ -83,25 +83,29 @@ class RamIndex:
             self._codes[attr][pos] = self._code(attr, attrs.get(attr))
 
     def bulk_load(self, seqs: Sequence[int], matrix: F32, attrs: Mapping[str, Sequence[str | None]]) -> None:
-        """Replace the whole index at once (used on open and after a foreign write)."""
+        """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied."""
         n = len(seqs)
-        self._n = 0
-        self._pos = {}
         self._vocab = {a: {} for a in ATTRS}
-        self._mat = np.zeros((max(n, 1024), self.dimension), dtype=np.float32)
-        self._seqs = np.zeros(len(self._mat), dtype=np.int64)
-        self._codes = {a: np.zeros(len(self._mat), dtype=np.int32) for a in ATTRS}
-        if n:
+        if n and matrix.dtype == np.float32 and matrix.flags["C_CONTIGUOUS"] and matrix.shape == (n, self.dimension):
+            self._mat = matrix  # grown (copied) by the first write that needs room
+        else:
+            self._mat = np.zeros((max(n, 1024), self.dimension), dtype=np.float32)
             self._mat[:n] = matrix
-            self._seqs[:n] = seqs
+        capacity = len(self._mat)
+        self._seqs = np.zeros(capacity, dtype=np.int64)
+        self._codes = {a: np.zeros(capacity, dtype=np.int32) for a in ATTRS}
+        seq_list = [int(s) for s in seqs]
+        if n:
+            self._seqs[:n] = seq_list
             for attr in ATTRS:
                 values = attrs.get(attr, [None] * n)
                 vocab = self._vocab[attr]
                 for value in dict.fromkeys(values):
                     vocab.setdefault(value, len(vocab))
-                self._codes[attr][:n] = np.fromiter((vocab[v] for v in values), dtype=np.int32, count=n)
+                if len(vocab) > 1:
+                    self._codes[attr][:n] = np.array(list(map(vocab.__getitem__, values)), dtype=np.int32)
         self._n = n
-        self._pos = {int(s): i for i, s in enumerate(self._seqs[:n])}
+        self._pos = dict(zip(seq_list, range(n)))
 
     def remove(self, seq: int) -> None:
         """Drop the entry ``seq`` if present (swap with the last entry)."""
@@ -123,37 +127,71 @@ class RamIndex:
         pos = self._pos.get(seq)
         return None if pos is None else self._mat[pos].copy()
 
+    def mask(
+        self, where: Mapping[str, Sequence[str | None]] | None, allowed: npt.NDArray[np.int64] | None = None
+    ) -> npt.NDArray[np.bool_] | None:
+        """Which entries match ``where`` and ``allowed`` (``None``: all of them, no mask needed)."""
+        n = self._n
+        mask: npt.NDArray[np.bool_] | None = None if allowed is None else np.isin(self._seqs[:n], allowed)
+        for attr, values in (where or {}).items():
+            vocab = self._vocab[attr]
+            codes = [vocab[v] for v in values if v in vocab]
+            if len(codes) == len(vocab):
+                continue  # every value present is allowed: this condition excludes nothing
+            hit = np.isin(self._codes[attr][:n], np.asarray(codes, dtype=np.int32))
+            mask = hit if mask is None else mask & hit
+        return mask
+
     def search(
         self,
         query: F32,
         k: int,
         where: Mapping[str, Sequence[str | None]] | None = None,
         allowed: npt.NDArray[np.int64] | None = None,
+        *,
+        mask: npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(seq, cosine)`` pairs, best first, among entries matching ``where``.
 
         ``where`` maps an attribute of :data:`ATTRS` to the values allowed for it;
-        ``allowed``, when given, lists the only seqs that may be returned.
+        ``allowed``, when given, lists the only seqs that may be returned; ``mask``, when
+        given, is :meth:`mask`'s answer for them, computed once by the caller.
         """
         n = self._n
         if n == 0 or k <= 0:
             return []
-        scores = self._mat[:n] @ query
-        if where or allowed is not None:
-            mask = np.ones(n, dtype=bool) if allowed is None else np.isin(self._seqs[:n], allowed)
-            for attr, values in (where or {}).items():
-                vocab = self._vocab[attr]
-                codes = [vocab[v] for v in values if v in vocab]
-                mask &= np.isin(self._codes[attr][:n], np.asarray(codes, dtype=np.int32))
-            candidates = np.flatnonzero(mask)
-            if len(candidates) == 0:
-                return []
-            sub = scores[candidates]
-            top = self._top(sub, k)
-            picked = candidates[top]
+        if mask is None and (where or allowed is not None):
+            mask = self.mask(where, allowed)
+        if mask is None:
+            scores = self._mat[:n] @ query
+            return [(int(self._seqs[i]), float(scores[i])) for i in self._top(scores, k)]
+        candidates = np.flatnonzero(mask)
+        if len(candidates) == 0:
+            return []
+        if len(candidates) * 4 < n:  # a selective filter: score only the rows that pass it
+            sub = self._mat[candidates] @ query
         else:
-            picked = self._top(scores, k)
-        return [(int(self._seqs[i]), float(scores[i])) for i in picked]
+            sub = (self._mat[:n] @ query)[candidates]
+        top = self._top(sub, k)
+        return [(int(self._seqs[candidates[i]]), float(sub[i])) for i in top]
+
+    def rescore(
+        self, query: F32, seqs: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None
+    ) -> list[tuple[int, float]]:
+        """Exact ``(seq, cosine)`` of the present ``seqs`` that pass ``mask``, best first."""
+        pos = np.fromiter((self._pos.get(int(s), -1) for s in seqs), dtype=np.int64, count=len(seqs))
+        pos = pos[pos >= 0]
+        if mask is not None:
+            pos = pos[mask[pos]]
+        if len(pos) == 0:
+            return []
+        scores = self._mat[pos] @ query
+        order = np.argsort(-scores, kind="stable")
+        return [(int(self._seqs[pos[i]]), float(scores[i])) for i in order]
+
+    def snapshot(self) -> tuple[npt.NDArray[np.int64], F32]:
+        """Copies of the seqs and the matrix as they are now (to build another index from)."""
+        return self._seqs[: self._n].copy(), self._mat[: self._n].copy()
 
     @staticmethod
     def _top(scores: F32, k: int) -> npt.NDArray[np.intp]:

@@ -33,12 +33,12 @@ from . import migrations
 from . import queries as q
 from .driver import Driver, driver
 from .rows import from_blob, record_from_row, seq_of, to_blob
-from .vectors import KEEP, VectorLeg, chunks, verified
+from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
 
 F32 = npt.NDArray[np.float32]
-VectorTier = Literal["auto", "ram", "vec0"]
+VectorTier = Literal["auto", "ram", "vec0", "ann"]
 WriteMode = Literal["upsert", "update", "import"]
 
 
@@ -72,6 +72,7 @@ class SQLiteStore:
         clock: Callable[[], float],
         vector_tier: VectorTier,
         ram_budget_bytes: int | None,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
     ) -> None:
         self._conn = conn
         self._driver = drv
@@ -79,7 +80,12 @@ class SQLiteStore:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._vectors = VectorLeg(
-            self._all, self._snapshot, tier=vector_tier, ram_budget_bytes=ram_budget_bytes, clock=clock
+            self._all,
+            self._snapshot,
+            tier=vector_tier,
+            ram_budget_bytes=ram_budget_bytes,
+            clock=clock,
+            ann_threshold=ann_threshold,
         )
         self._data_version = 0
         self._generation: int | None = None
@@ -96,6 +102,7 @@ class SQLiteStore:
         clock: Callable[[], float] = time.time,
         vector_tier: VectorTier = "auto",
         ram_budget_bytes: int | None = None,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
     ) -> SQLiteStore:
         """Open (creating if needed) and migrate the database at ``path``."""
         drv = driver()
@@ -103,7 +110,15 @@ class SQLiteStore:
             conn = await aiosqlite.Connection(lambda: drv.connect(path, timeout=timeout), iter_chunk_size=256)
         except drv.module.Error as e:
             raise _storage_error(e, path, f"open {path!r}", at_open=True) from e
-        store = cls(conn, drv, path, clock=clock, vector_tier=vector_tier, ram_budget_bytes=ram_budget_bytes)
+        store = cls(
+            conn,
+            drv,
+            path,
+            clock=clock,
+            vector_tier=vector_tier,
+            ram_budget_bytes=ram_budget_bytes,
+            ann_threshold=ann_threshold,
+        )
         try:
             await store._prepare(timeout)
         except BaseException:
@@ -172,6 +187,7 @@ class SQLiteStore:
         if self.closed:
             return
         self.closed = True
+        await self._vectors.close()
         async with self._lock:
             with contextlib.suppress(self._driver.module.Error):
                 await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -734,7 +750,8 @@ class SQLiteStore:
             size = os.path.getsize(self.path) + (
                 os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
             )
-        ram = self._vectors.ram
+        vectors_leg = self._vectors
+        ram, ann = vectors_leg.ram, vectors_leg.ann
         return {
             "path": self.path,
             "total_memories": total,
@@ -747,7 +764,14 @@ class SQLiteStore:
             "vectors": vectors,
             "vector_index": self.vector_tier(),
             "vector_index_loaded": len(ram) if ram is not None else 0,
-            "vector_index_bytes": ram.nbytes if ram is not None else 0,
+            "vector_index_bytes": (ram.nbytes if ram is not None else 0) + (ann.nbytes if ann is not None else 0),
+            "vector_index_dimension": ram.dimension if ram is not None else None,
+            "vector_index_skipped": vectors_leg.skipped,
+            "ann_vectors": len(ann) if ann is not None else 0,
+            "ann_type": f"IVF{ann.nlist},SQ8 nprobe={ann.nprobe}" if ann is not None else None,
+            "ann_building": vectors_leg.building,
+            "ann_threshold": vectors_leg.ann_threshold,
+            "ann_error": vectors_leg.ann_error,
             "embedding_model": self.pin.model_id if self.pin else None,
             "embedding_dimension": self.pin.dimension if self.pin else None,
             "embedding_family": self.pin.family if self.pin else None,
@@ -759,12 +783,24 @@ class SQLiteStore:
         }
 
     # ------------------------------------------------------------ vector search
-    def allow_ram_index(self, allowed: bool) -> None:
-        """Whether ``vector_index="auto"`` may keep vectors in RAM (the governor's decision)."""
-        self._vectors.allow_ram(allowed)
+    def allow_ram_index(self, allowed: bool, *, ann: bool = True) -> None:
+        """Whether ``vector_index="auto"`` may keep vectors in RAM, and build an ANN index (the governor's decision)."""
+        self._vectors.allow_ram(allowed, ann=ann)
+
+    async def load_index(self) -> str:
+        """Load the vector index now (and finish building the ANN index when the tier wants one); the tier."""
+        self._check_open()
+        async with self._lock:
+            with self._errors("load the vector index"):
+                await self._sync_foreign()
+                if not self.has_vec or self.pin is None:
+                    return "none"
+                await self._vectors.ensure(self.pin.dimension)
+        await self._vectors.wait_for_ann()
+        return self.vector_tier()
 
     def vector_tier(self) -> str:
-        """``"none"`` without vectors, else ``"ram"`` or ``"vec0"`` (what serves searches)."""
+        """``"none"`` without vectors, else ``"ann"``, ``"ram"`` or ``"vec0"`` (what serves searches)."""
         if not self.has_vec or self.pin is None:
             return "none"
         return self._vectors.tier()
@@ -796,8 +832,10 @@ class SQLiteStore:
             with self._errors("read the store state"):
                 await self._sync_foreign()
 
-    async def vector(self, vector: F32, filters: Filters, limit: int) -> tuple[list[tuple[int, float]], str]:
-        """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier used.
+    async def vector(
+        self, vector: F32, filters: Filters, limit: int
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """``(seq, cosine)`` best first among live rows matching ``filters``, and how (``vector_index``: the tier).
 
         Never returns fewer than ``limit`` rows when that many match (see ``vectors.py``).
         """
@@ -806,7 +844,7 @@ class SQLiteStore:
             with self._errors("search vectors"):
                 await self._sync_foreign()
                 if not self.has_vec or self.pin is None:
-                    return [], "none"
+                    return [], {"vector_index": "none"}
                 self._check_vector_against(vector, self.pin)
                 return await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension)
 

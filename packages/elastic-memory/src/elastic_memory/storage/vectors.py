@@ -1,19 +1,32 @@
 """The vector leg of a store: which tier serves it, and searching it without losing rows.
 
-Tiers: ``"ram"`` (an exact float32 matrix, :class:`RamIndex`, loaded lazily from the
-vec0 table and kept in step with committed writes) or ``"vec0"`` (sqlite-vec's own scan,
-no RAM beyond SQLite's cache). ``"auto"`` picks RAM while the matrix fits the RAM budget.
+Tiers:
 
-Both tiers filter during the scan where they can (agent, scope, pool, type, session) and
-check every other condition against the row afterwards, fetching more candidates until
+- ``"vec0"``: sqlite-vec's own scan, no RAM beyond SQLite's cache (the governor's LITE);
+- ``"ram"``: an exact float32 matrix, :class:`RamIndex`, loaded lazily from the vec0 table
+  and kept in step with committed writes (STANDARD);
+- ``"ann"``: the RAM matrix plus an IVF index (:class:`AnnIndex`, faiss) that proposes an
+  oversampled candidate list, re-scored exactly against the matrix (FULL, above
+  ``ann_threshold`` vectors).
+
+``"auto"`` picks RAM while the matrix fits the RAM budget, and ANN above the threshold when
+faiss is installed and the governor allows it; the ANN index is then built in a worker
+thread while the exact matrix serves. A forced ``"ann"`` builds it before its first search.
+
+Every tier filters during the scan where it can (agent, scope, pool, type, session) and
+checks every other condition against the row afterwards, fetching more candidates until
 ``limit`` rows pass or none are left, so a filter never silently returns fewer rows than
-exist. The caller holds the store's lock around every call.
+exist; ANN falls back to the exact matrix when a filter is too selective for its candidate
+list. The vectors live only in the database: indexes are rebuilt from it on open. The
+caller holds the store's lock around every call.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -22,10 +35,14 @@ import numpy.typing as npt
 
 from ..filters import Filters
 from . import queries as q
+from . import ann_index
+from .ann_index import AnnIndex
 from .ram_index import ATTRS, RamIndex
 from .rows import from_blob, to_blob
 
-__all__ = ["KEEP", "Query", "VectorLeg", "chunks", "verified"]
+__all__ = ["DEFAULT_ANN_THRESHOLD", "KEEP", "Query", "VectorLeg", "chunks", "verified"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 Query = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
@@ -34,6 +51,14 @@ _VEC0_MAX_K = 4096
 _THREAD_CELLS = 2_000_000
 #: A tag filter matching fewer than 1 / _SELECTIVE of the indexed rows masks the RAM scan.
 _SELECTIVE = 10
+#: ``"auto"`` builds the ANN index from this many vectors on (below, the exact scan is as fast).
+DEFAULT_ANN_THRESHOLD = 50_000
+#: ANN candidates per row wanted, before exact re-scoring.
+_OVERSAMPLE = 4
+#: Above this many ANN candidates for one search, the exact scan is the cheaper way.
+_ANN_MAX_FETCH = 8192
+#: RAM an ANN entry needs beyond its matrix row: SQ8 codes (one byte a dimension) + id + map.
+_ANN_EXTRA_BYTES = 24
 
 
 class _Keep:
@@ -86,6 +111,7 @@ class VectorLeg:
         tier: str,
         ram_budget_bytes: int | None,
         clock: Callable[[], float],
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
     ) -> None:
         self._query = query
         self._snapshot = snapshot
@@ -93,27 +119,123 @@ class VectorLeg:
         self._budget = ram_budget_bytes
         self._clock = clock
         self._fits: bool | None = None
+        self.ann_threshold = ann_threshold
         self.ram: RamIndex | None = None
         self.ram_allowed = True
+        self.ann: AnnIndex | None = None
+        self.ann_allowed = True
+        self._ann_task: asyncio.Future[None] | None = None
+        self._ann_dirty: set[int] = set()
+        self.ann_error: str | None = None
+        self._ann_failed_for: RamIndex | None = None
+        #: Rows left out of the last index load because their stored vector is unusable.
+        self.skipped = 0
 
     def tier(self) -> str:
-        """``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
+        """``"ann"``, ``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
         if self._setting != "auto":
             return self._setting
         if not self.ram_allowed:
             return "vec0"
+        if self.ann is not None:
+            return "ann"
         return "ram" if self.ram is not None or self._fits is not False else "vec0"
 
-    def allow_ram(self, allowed: bool) -> None:
-        """Let ``"auto"`` use the RAM index or not (the governor's tier); refusing frees it now."""
+    def allow_ram(self, allowed: bool, *, ann: bool = True) -> None:
+        """Let ``"auto"`` use the RAM index (and the ANN index) or not: the governor's tier; refusing frees them now."""
         self.ram_allowed = allowed
-        if not allowed and self._setting == "auto":
-            self.invalidate()
+        self.ann_allowed = ann
+        if self._setting == "auto":
+            if not allowed:
+                self.invalidate()
+            elif not ann:
+                self._drop_ann()
 
     def invalidate(self) -> None:
-        """Forget the RAM index (another connection changed the file); reloaded on demand."""
+        """Forget the RAM and ANN indexes (another connection changed the file); reloaded on demand."""
         self.ram = None
         self._fits = None
+        self._drop_ann()
+
+    def _drop_ann(self) -> None:
+        self.ann = None
+        self._ann_task = None  # a build still running finds the index changed and discards its work
+        self._ann_dirty = set()
+
+    async def close(self) -> None:
+        """Let a running ANN build finish (its thread cannot be interrupted) and drop the indexes."""
+        task = self._ann_task
+        self.invalidate()
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    @property
+    def building(self) -> bool:
+        """True while an ANN index is being built in a worker thread."""
+        return self._ann_task is not None
+
+    async def ensure(self, dimension: int) -> None:
+        """Load the RAM index and start (forced tier: finish) the ANN build when this tier wants them."""
+        ram = await self._ensure_ram(dimension)
+        if ram is not None:
+            await self._ensure_ann(ram)
+
+    async def wait_for_ann(self) -> None:
+        """Wait until a running ANN build has finished (or failed: see :attr:`ann_error`)."""
+        while self._ann_task is not None:
+            await asyncio.shield(self._ann_task)
+
+    def _wants_ann(self, ram: RamIndex) -> bool:
+        if self._setting == "ann":
+            return True
+        if self._setting != "auto" or not self.ann_allowed or len(ram) < self.ann_threshold:
+            return False
+        if not ann_index.available():
+            return False
+        budget = self._budget if self._budget is not None else default_ram_budget()
+        return len(ram) * (ram.dimension * 5 + _ANN_EXTRA_BYTES) <= budget
+
+    async def _ensure_ann(self, ram: RamIndex) -> AnnIndex | None:
+        """The ANN index when this tier wants one: started in the background (auto) or built now (forced)."""
+        if not self._wants_ann(ram):
+            if self.ann is not None:
+                self._drop_ann()  # the store shrank below the threshold, or the setting changed
+            return None
+        stale = self.ann is not None and ann_index.nlist_for(len(ram)) >= 2 * self.ann.nlist
+        if (self.ann is None or stale) and self._ann_task is None and self._ann_failed_for is not ram:
+            self._ann_dirty = set()
+            self._ann_task = asyncio.ensure_future(self._build_ann(ram))
+        if self.ann is None and self._setting == "ann":
+            await self.wait_for_ann()
+        return self.ann
+
+    async def _build_ann(self, ram: RamIndex) -> None:
+        """Build from a snapshot of the matrix in a worker thread, then replay what changed meanwhile."""
+        me = asyncio.current_task()
+        try:
+            seqs, matrix = ram.snapshot()
+            built = await asyncio.to_thread(AnnIndex.build, seqs, matrix)
+            if self.ram is not ram or self._ann_task is not me:
+                return  # the index was dropped while building: this result is stale
+            dirty = np.fromiter(self._ann_dirty, dtype=np.int64, count=len(self._ann_dirty))
+            built.remove(dirty)
+            self._ann_add(built, ram, dirty)
+            self.ann, self.ann_error = built, None
+        except Exception as e:  # noqa: BLE001 - a failed build leaves the exact matrix serving
+            self.ann_error = f"{type(e).__name__}: {e}"
+            self._ann_failed_for = ram  # not retried until the index reloads
+            log.warning("elastic-memory: the ANN index could not be built (%s); exact search serves", self.ann_error)
+        finally:
+            if self._ann_task is me:
+                self._ann_task = None
+                self._ann_dirty = set()
+
+    @staticmethod
+    def _ann_add(ann: AnnIndex, ram: RamIndex, seqs: npt.NDArray[np.int64]) -> None:
+        """Add the ``seqs`` that the RAM index holds (their vectors from it)."""
+        present = [(int(s), v) for s in seqs if (v := ram.vector(int(s))) is not None]
+        if present:
+            ann.add(np.array([s for s, _ in present], dtype=np.int64), np.stack([v for _, v in present]))
 
     async def _ensure_ram(self, dimension: int) -> RamIndex | None:
         if self.ram is not None:
@@ -124,12 +246,12 @@ class VectorLeg:
             rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
             need = int(rows[0][0]) * dimension * 4
             budget = self._budget if self._budget is not None else default_ram_budget()
-            self._fits = self._setting == "ram" or need <= budget
+            self._fits = self._setting in ("ram", "ann") or need <= budget
             if not self._fits:
                 return None
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
-                "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1 ORDER BY seq",
+                "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
                 (),
             )
             seqs = [int(r[0]) for r in rows]
@@ -137,18 +259,28 @@ class VectorLeg:
             if matrix is None:
                 present, matrix = await self._matrix_from_rows(seqs, dimension)
                 rows = [r for r, keep in zip(rows, present, strict=True) if keep]
-                seqs = [int(r[0]) for r in rows]
+        usable = _usable(matrix)
+        self.skipped = int(len(usable) - usable.sum())
+        if self.skipped:
+            log.warning(
+                "elastic-memory: %d stored vectors are not finite unit vectors and were left out of the index; "
+                "re-embed those memories (update them with a new vector)",
+                self.skipped,
+            )
+            rows = [r for r, ok in zip(rows, usable, strict=True) if ok]
+            matrix = matrix[usable]
         index = RamIndex(dimension)
-        if seqs:
-            index.bulk_load(seqs, matrix, {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)})
+        if rows:
+            index.bulk_load([int(r[0]) for r in rows], matrix, {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)})
         self.ram = index
         return index
 
     async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> tuple[list[bool], F32]:
-        """Which of ``seqs`` have a vector, and those vectors in order, read through vec0 (~10 us a row)."""
+        """Which of ``seqs`` have a well-sized vector, and those vectors in order, read through vec0 (~10 us a row)."""
         found: dict[int, bytes] = {}
+        width = 4 * dimension
         for chunk in chunks(list(seqs), 10_000):
-            found.update(await self._query(*q.vec_by_rowids(chunk)))
+            found.update((s, b) for s, b in await self._query(*q.vec_by_rowids(chunk)) if len(b) == width)
         present = [s in found for s in seqs]
         blob = b"".join(found[s] for s in seqs if s in found)
         return present, np.frombuffer(blob, dtype="<f4").reshape(-1, dimension).astype(np.float32)
@@ -177,10 +309,15 @@ class VectorLeg:
             if (at >= len(table)).any() or (table[np.minimum(at, len(table) - 1), 0] != wanted).any():
                 return None  # a live memory without a vec0 row: let the public path decide
             places = table[at, 1:]
-            matrix = np.empty((len(seqs), dimension), dtype=np.float32)
-            for cid in np.unique(places[:, 0]):
-                rows = np.flatnonzero(places[:, 0] == cid)
-                matrix[rows] = blocks[int(cid)][places[rows, 1]]
+            order = sorted(blocks)
+            base, total = {}, 0
+            for cid in order:
+                base[cid], total = total, total + len(blocks[cid])
+            starts = np.array([base.get(int(c), -1) for c in range(int(places[:, 0].max()) + 1)], dtype=np.int64)
+            if (starts[places[:, 0]] < 0).any():
+                return None  # a rowid points at a chunk that is not there
+            flat = np.concatenate([blocks[cid] for cid in order]) if len(order) > 1 else blocks[order[0]]
+            matrix = np.ascontiguousarray(flat[starts[places[:, 0]] + places[:, 1]], dtype=np.float32)
             picks = np.unique(np.linspace(0, len(seqs) - 1, num=min(16, len(seqs)), dtype=np.int64))
             sample = dict(await self._query(*q.vec_by_rowids([seqs[i] for i in picks])))
             if any(not np.array_equal(from_blob(sample.get(seqs[i], b"")), matrix[i]) for i in picks):
@@ -191,17 +328,34 @@ class VectorLeg:
 
     async def search(
         self, vector: F32, filters: Filters, limit: int, *, dimension: int
-    ) -> tuple[list[tuple[int, float]], str]:
-        """``(seq, cosine)`` best first among live rows matching ``filters``, and the tier."""
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """``(seq, cosine)`` best first among live rows matching ``filters``, and how it was served.
+
+        The second value holds ``vector_index`` (the tier that answered) and, for ANN,
+        ``ann_candidates`` or ``ann_fallback`` (why the exact matrix answered instead).
+        """
         ram = await self._ensure_ram(dimension)
-        if ram is not None:
-            return await self._search_ram(ram, vector, filters, limit), "ram"
-        return await self._search_vec0(vector, filters, limit), "vec0"
+        if ram is None:
+            return await self._search_vec0(vector, filters, limit), {"vector_index": "vec0"}
+        where, allowed = await self._prefilter(ram, filters)
+        ann = await self._ensure_ann(ram) if self._setting == "ann" else self.ann
+        if ann is not None:
+            found, how = await self._search_ann(ram, ann, vector, filters, limit, where, allowed)
+        else:
+            found, how = await self._search_ram(ram, vector, filters, limit, where, allowed), {"vector_index": "ram"}
+            if self._setting == "ann" and self.ann_error is not None:
+                how["ann_fallback"] = f"the ANN index could not be built: {self.ann_error}"
+        if self._setting == "auto":
+            await self._ensure_ann(ram)  # after this answer: a build does not slow the query that starts it
+        return found, how
 
     async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
         return await verified(self._query, candidates, filters, now=self._clock())
 
-    async def _search_ram(self, ram: RamIndex, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
+    async def _prefilter(
+        self, ram: RamIndex, filters: Filters
+    ) -> tuple[dict[str, Sequence[str | None]], npt.NDArray[np.int64] | None]:
+        """The filters a RAM scan applies itself: indexed attributes, and a selective tag filter's seqs."""
         columns = (filters.agent_ids, filters.scopes, filters.pools, filters.types, filters.session_ids)
         where = {attr: values for attr, values in zip(ATTRS, columns, strict=True) if values}
         allowed = None
@@ -213,16 +367,64 @@ class VectorLeg:
             if count * _SELECTIVE < len(ram):
                 rows = await self._query(sql, params)
                 allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return where, allowed
+
+    async def _search_ram(
+        self,
+        ram: RamIndex,
+        vector: F32,
+        filters: Filters,
+        limit: int,
+        where: Mapping[str, Sequence[str | None]],
+        allowed: npt.NDArray[np.int64] | None,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> list[tuple[int, float]]:
+        if mask is None and (where or allowed is not None):
+            mask = ram.mask(where, allowed)
         fetch = limit * (4 if filters.needs_row_check else 1) + 8
         while True:
             if len(ram) * ram.dimension > _THREAD_CELLS:
-                candidates = await asyncio.to_thread(ram.search, vector, fetch, where, allowed)
+                candidates = await asyncio.to_thread(ram.search, vector, fetch, mask=mask)
             else:
-                candidates = ram.search(vector, fetch, where, allowed)
+                candidates = ram.search(vector, fetch, mask=mask)
             kept = await self._verified(candidates, filters)
             if len(kept) >= limit or len(candidates) < fetch:
                 return kept[:limit]
             fetch *= 4
+
+    async def _search_ann(
+        self,
+        ram: RamIndex,
+        ann: AnnIndex,
+        vector: F32,
+        filters: Filters,
+        limit: int,
+        where: Mapping[str, Sequence[str | None]],
+        allowed: npt.NDArray[np.int64] | None,
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """ANN candidates, oversampled by the filter's selectivity, re-scored exactly; else the exact scan."""
+        mask = ram.mask(where, allowed) if where or allowed is not None else None
+        matching = len(ram) if mask is None else int(mask.sum())
+        how: dict[str, Any] = {"vector_index": "ann", "ann_nprobe": ann.nprobe}
+        if matching == 0:
+            return [], how
+        want = limit * (4 if filters.needs_row_check else 1) + 8
+        spread = len(ram) / matching  # candidates needed per passing row
+        while True:
+            fetch = math.ceil(_OVERSAMPLE * want * spread)
+            if fetch > _ANN_MAX_FETCH or fetch >= len(ram):
+                how = {"vector_index": "ram", "ann_fallback": f"a filter matches {matching} of {len(ram)} vectors"}
+                break
+            candidates = ann.candidates(vector, fetch)
+            kept = await self._verified(ram.rescore(vector, candidates, mask)[:want], filters)
+            if len(kept) >= limit:
+                how["ann_candidates"] = len(candidates)
+                return kept[:limit], how
+            if len(candidates) < fetch:
+                how = {"vector_index": "ram", "ann_fallback": f"the ANN cells held fewer than {limit} matching rows"}
+                break
+            want *= 4
+        return await self._search_ram(ram, vector, filters, limit, where, allowed, mask), how
 
     async def _search_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
         blob = to_blob(vector)
@@ -251,7 +453,7 @@ class VectorLeg:
         return out
 
     async def apply(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:
-        """Bring the RAM index in step with committed rows ``(seq, row, vector | None | KEEP)``."""
+        """Bring the RAM and ANN indexes in step with committed rows ``(seq, row, vector | None | KEEP)``."""
         ram = self.ram
         if ram is None:
             return
@@ -263,14 +465,39 @@ class VectorLeg:
             vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
             if vec is None:
                 rows = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
-                if not rows:
+                vec = from_blob(rows[0][0]) if rows else None
+                if vec is None or not _usable(vec[None])[0]:
                     ram.remove(seq)
                     continue
-                vec = from_blob(rows[0][0])
             ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
+        self._ann_changed([seq for seq, _, _ in changed])
 
     def remove(self, seqs: Iterable[int]) -> None:
-        """Drop committed deletions from the RAM index."""
+        """Drop committed deletions from the RAM and ANN indexes."""
         if self.ram is not None:
-            for seq in seqs:
+            gone = list(seqs)
+            for seq in gone:
                 self.ram.remove(seq)
+            self._ann_changed(gone)
+
+    def _ann_changed(self, seqs: Sequence[int]) -> None:
+        """Re-file ``seqs`` in the ANN index from the RAM index (removed there: removed here too)."""
+        if self._ann_task is not None:
+            self._ann_dirty.update(seqs)
+        if self.ann is not None and self.ram is not None and seqs:
+            ids = np.asarray(seqs, dtype=np.int64)
+            self.ann.remove(ids)
+            self._ann_add(self.ann, self.ram, ids)
+
+
+def _usable(matrix: F32) -> npt.NDArray[np.bool_]:
+    """Rows that are finite unit vectors (what every write stores); anything else is a damaged BLOB.
+
+    One pass: a NaN or infinity makes the squared norm non-finite too.
+    """
+    if matrix.size == 0:
+        return np.ones(len(matrix), dtype=bool)
+    with np.errstate(all="ignore"):
+        squared = np.einsum("ij,ij->i", matrix, matrix)
+        usable: npt.NDArray[np.bool_] = np.isfinite(squared) & (np.abs(squared - 1.0) < 2e-3)
+    return usable
