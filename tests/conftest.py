@@ -10,7 +10,8 @@ import pytest
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
 from elastic_memory.testing import FakeEmbedder
 
-BACKENDS = ["sqlite-file", "sqlite-memory"]
+#: Where a conformance store lives: a file, memory, or a file with the ANN vector tier forced.
+BACKENDS = ["sqlite-file", "sqlite-memory", "sqlite-ann"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,7 +51,7 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def location(backend: str, db_path: Path) -> str:
     """Where the store of one conformance test lives."""
-    return str(db_path) if backend == "sqlite-file" else ":memory:"
+    return ":memory:" if backend == "sqlite-memory" else str(db_path)
 
 
 @pytest.fixture

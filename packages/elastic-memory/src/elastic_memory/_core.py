@@ -22,8 +22,7 @@ from .errors import EmbedderError, UsageError
 from .filters import Filters, finite, with_scope
 from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
-from .storage import KEEP, EmbeddingPin, SQLiteStore
-from .storage import ann_index
+from .storage import KEEP, EmbeddingPin, SQLiteStore, ann_index
 from .storage.sqlite import VectorTier, WriteMode
 from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
@@ -124,6 +123,28 @@ def _given_vector(vector: Any, name: str = "vector") -> F32:
         raise UsageError(msg)
     unit: F32 = (array / norm).astype(np.float32)
     return unit
+
+
+def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None] | None:
+    """Many supplied vectors checked at once (what :func:`_given_vector` checks one by one), or ``None``.
+
+    ``None`` means: not a clean batch of equal-width numeric vectors; the caller then checks
+    each vector on its own, which names the first bad one.
+    """
+    if not len(vectors) or any(v is None or isinstance(v, str | bytes | Mapping) for v in vectors):
+        return None
+    try:
+        matrix = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if matrix.ndim != 2 or matrix.shape[1] == 0:
+        return None
+    with np.errstate(all="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    if not (np.isfinite(norms).all() and (norms > 0).all()):
+        return None
+    unit = (matrix / norms[:, None]).astype(np.float32)
+    return list(unit)
 
 
 class MemoryCore:
@@ -391,7 +412,9 @@ class MemoryCore:
         if len(vectors) != count:
             msg = f"got {len(vectors)} vectors for {count} items; pass one per item (None to embed that item)"
             raise UsageError(msg)
-        out = [None if vector is None else _given_vector(vector, f"vectors[{n}]") for n, vector in enumerate(vectors)]
+        out = _given_matrix(vectors)
+        if out is None:  # ragged, None entries or odd types: one by one, for the exact message
+            out = [None if v is None else _given_vector(v, f"vectors[{n}]") for n, v in enumerate(vectors)]
         widths = sorted({vector.shape[0] for vector in out if vector is not None})
         if len(widths) > 1:
             msg = f"vectors have different widths {widths}; one store holds vectors of one width"

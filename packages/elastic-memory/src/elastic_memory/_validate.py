@@ -42,7 +42,19 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalise(content).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_MEMBERS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _members(enum: type[Any]) -> dict[str, Any]:
+    members = _MEMBERS.get(enum)
+    if members is None:
+        members = _MEMBERS[enum] = {e.value: e for e in enum}
+    return members
+
+
 def _enum(name: str, value: Any, enum: type[Any]) -> Any:
+    if isinstance(value, str) and (member := _members(enum).get(value)) is not None:
+        return member  # the common case, without Enum's call machinery
     try:
         return enum(value)
     except ValueError:
@@ -149,6 +161,27 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
         raise UsageError(msg) from e
 
 
+def encode_metadata(metadata: Any) -> str:
+    """:func:`check_metadata` and the column's compact, key-sorted JSON in one pass.
+
+    >>> encode_metadata({"b": 1, "a": [True, None]})
+    '{"a":[true,null],"b":1}'
+    """
+    if not metadata and isinstance(metadata, Mapping | type(None)):
+        return "{}"
+    if not isinstance(metadata, Mapping):
+        msg = f"metadata must be a dict, got {type(metadata).__name__}"
+        raise UsageError(msg)
+    if any(not isinstance(k, str) for k in metadata):
+        msg = "metadata keys must be strings"
+        raise UsageError(msg)
+    try:
+        return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        msg = f"metadata must be JSON-serialisable (str, numbers, bool, None, lists, dicts): {e}"
+        raise UsageError(msg) from e
+
+
 def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
     """A scope and its pool: SHARED needs a pool name, the others take none."""
     s = _enum("scope", scope, Scope)
@@ -232,8 +265,8 @@ def build_row(
         "confidence": _unit("confidence", confidence),
         "source": _enum("source", source, Source).value,
         "pinned": int(pinned),
-        "tags": encode_json(check_tags(tags)),
-        "metadata": encode_json(check_metadata(metadata)),
+        "tags": "[]" if tags is None else encode_json(check_tags(tags)),
+        "metadata": encode_metadata(metadata),
         "session_id": _optional_str("session_id", session_id),
         "created_at": now,
         "updated_at": now,

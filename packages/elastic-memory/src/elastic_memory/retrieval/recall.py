@@ -19,7 +19,7 @@ from ..filters import Filters
 from ..storage import SQLiteStore
 from ..storage.fts import match_expression
 from ..storage.rows import hit_from_record
-from ..types import Explanation, Fusion, RecallMode
+from ..types import Explanation, Fusion, MemoryRecord, RecallMode
 from . import fusion
 
 __all__ = ["EmbedQuery", "run"]
@@ -65,6 +65,7 @@ async def run(
     kw: Ranking = []
     vec: Ranking = []
     qvec: F32 | None = None
+    read: dict[int, MemoryRecord] = {}  # rows the vector leg read while checking its candidates
     if effective is not RecallMode.SEMANTIC and match is not None:
         t = time.perf_counter()
         kw = await store.keyword(match, filters, pool)
@@ -77,7 +78,7 @@ async def run(
         details["embed_ms"] = _ms(t)
     if qvec is not None:
         t = time.perf_counter()
-        vec, how = await store.vector(qvec, filters, pool)
+        vec, how = await store.vector(qvec, filters, pool, records=read)
         details.update(how)
         details["vector_ms"] = _ms(t)
     details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
@@ -91,7 +92,7 @@ async def run(
         ranked = await _fuse(store, config, match, qvec, kw, vec, kw_scores, vec_scores, details)
         details["fusion_ms"] = _ms(t)
     ranked = ranked[:k]
-    records = await store.rows_for([s for s, _ in ranked], filters)
+    records = await store.rows_for([s for s, _ in ranked], filters, known=read)
     kept = [(s, score) for s, score in ranked if s in records]
     hits = [hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in kept]
     if touch:

@@ -39,6 +39,9 @@ F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
 #: Training points per inverted list (faiss warns below 39).
 _TRAIN_PER_LIST = 40
+#: Below this many rows the 8-bit codes use the fixed range of a unit vector's coordinates,
+#: [-1, 1]: a range trained on a handful of rows would squash later vectors to one code.
+_MIN_TRAIN_ROWS = 1000
 _MIN_NPROBE = 8
 
 
@@ -67,9 +70,11 @@ def nlist_for(count: int) -> int:
 class AnnIndex:
     """IVF-SQ8 candidates by inner product (cosine on unit vectors)."""
 
-    def __init__(self, index: Any, dimension: int) -> None:
+    def __init__(self, index: Any, dimension: int, built_for: int = 0) -> None:
         self._index = index
         self.dimension = dimension
+        #: Rows the index was built from: once the store doubles past it, it is rebuilt.
+        self.built_for = built_for
 
     @classmethod
     def build(cls, seqs: Sequence[int] | I64, matrix: F32, *, seed: int = 0) -> AnnIndex:
@@ -81,6 +86,7 @@ class AnnIndex:
         index = faiss.IndexIVFScalarQuantizer(
             quantizer, dimension, nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
+        index.by_residual = False  # codes of the vectors themselves: their coordinates lie in [-1, 1]
         index.cp.seed = seed
         index.cp.min_points_per_centroid = 1  # small stores train on what they have, silently
         data = np.ascontiguousarray(matrix, dtype=np.float32)
@@ -93,9 +99,12 @@ class AnnIndex:
             index.train(sample)
         else:  # an empty store: train on one placeholder direction so writes can be added later
             index.train(np.eye(1, dimension, dtype=np.float32))
+        if n < _MIN_TRAIN_ROWS:
+            fixed = np.concatenate([np.full(dimension, -1.0), np.full(dimension, 2.0)]).astype(np.float32)
+            faiss.copy_array_to_vector(fixed, index.sq.trained)  # per dimension: min -1, width 2
         index.set_direct_map_type(faiss.DirectMap.Hashtable)  # O(1) removal by id
         index.nprobe = min(nlist, max(_MIN_NPROBE, nlist // 50))
-        out = cls(index, dimension)
+        out = cls(index, dimension, built_for=n)
         if n:
             out.add(np.asarray(seqs, dtype=np.int64), data)
         return out

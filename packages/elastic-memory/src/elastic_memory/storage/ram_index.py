@@ -105,7 +105,7 @@ class RamIndex:
                 if len(vocab) > 1:
                     self._codes[attr][:n] = np.array(list(map(vocab.__getitem__, values)), dtype=np.int32)
         self._n = n
-        self._pos = dict(zip(seq_list, range(n)))
+        self._pos = dict(zip(seq_list, range(n), strict=True))
 
     def remove(self, seq: int) -> None:
         """Drop the entry ``seq`` if present (swap with the last entry)."""
@@ -168,10 +168,8 @@ class RamIndex:
         candidates = np.flatnonzero(mask)
         if len(candidates) == 0:
             return []
-        if len(candidates) * 4 < n:  # a selective filter: score only the rows that pass it
-            sub = self._mat[candidates] @ query
-        else:
-            sub = (self._mat[:n] @ query)[candidates]
+        # A selective filter scores only the rows that pass it; a broad one scans and picks.
+        sub = self._mat[candidates] @ query if len(candidates) * 4 < n else (self._mat[:n] @ query)[candidates]
         top = self._top(sub, k)
         return [(int(self._seqs[candidates[i]]), float(sub[i])) for i in top]
 

@@ -14,6 +14,14 @@ from .queries import COLUMNS
 __all__ = ["from_blob", "hit_from_record", "record_from_row", "to_blob"]
 
 _INDEX = {name: i for i, name in enumerate(COLUMNS)}
+# Lookups instead of Enum calls: a recall converts every hit's row.
+_SCOPES = {s.value: s for s in Scope}
+_TYPES = {t.value: t for t in MemoryType}
+_SOURCES = {s.value: s for s in Source}
+
+
+def _json(text: str, empty: Any) -> Any:
+    return empty if text in ("[]", "{}") else json.loads(text)
 
 
 def record_from_row(row: Any) -> MemoryRecord:
@@ -25,16 +33,16 @@ def record_from_row(row: Any) -> MemoryRecord:
         id=get(_INDEX["id"]),
         content=get(_INDEX["content"]),
         agent_id=get(_INDEX["agent_id"]),
-        scope=Scope(get(_INDEX["scope"])),
+        scope=_SCOPES[get(_INDEX["scope"])],
         pool=get(_INDEX["pool"]),
-        type=MemoryType(get(_INDEX["type"])),
+        type=_TYPES[get(_INDEX["type"])],
         content_hash=get(_INDEX["content_hash"]),
         importance=float(get(_INDEX["importance"])),
         confidence=float(get(_INDEX["confidence"])),
-        source=Source(get(_INDEX["source"])),
+        source=_SOURCES[get(_INDEX["source"])],
         pinned=bool(get(_INDEX["pinned"])),
-        tags=tuple(json.loads(get(_INDEX["tags"]))),
-        metadata=json.loads(get(_INDEX["metadata"])),
+        tags=tuple(_json(get(_INDEX["tags"]), ())),
+        metadata=_json(get(_INDEX["metadata"]), {}),
         session_id=get(_INDEX["session_id"]),
         created_at=float(get(_INDEX["created_at"])),
         updated_at=float(get(_INDEX["updated_at"])),

@@ -34,11 +34,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..filters import Filters
-from . import queries as q
+from ..types import MemoryRecord
 from . import ann_index
+from . import queries as q
 from .ann_index import AnnIndex
 from .ram_index import ATTRS, RamIndex
-from .rows import from_blob, to_blob
+from .rows import from_blob, record_from_row, seq_of, to_blob
 
 __all__ = ["DEFAULT_ANN_THRESHOLD", "KEEP", "Query", "VectorLeg", "chunks", "verified"]
 
@@ -47,8 +48,9 @@ log = logging.getLogger("elastic_memory")
 F32 = npt.NDArray[np.float32]
 Query = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 _VEC0_MAX_K = 4096
-#: Above this many matrix cells a RAM scan runs in a worker thread, off the event loop.
-_THREAD_CELLS = 2_000_000
+#: Above this many matrix cells (about 50k 384-d vectors, ~3 ms) a RAM scan runs in a worker
+#: thread, off the event loop; below, the thread hop would cost as much as the scan.
+_THREAD_CELLS = 20_000_000
 #: A tag filter matching fewer than 1 / _SELECTIVE of the indexed rows masks the RAM scan.
 _SELECTIVE = 10
 #: ``"auto"`` builds the ANN index from this many vectors on (below, the exact scan is as fast).
@@ -88,15 +90,30 @@ def default_ram_budget() -> int:
 
 
 async def verified(
-    query: Query, candidates: list[tuple[int, float]], filters: Filters, *, now: float
+    query: Query,
+    candidates: list[tuple[int, float]],
+    filters: Filters,
+    *,
+    now: float,
+    records: dict[int, MemoryRecord] | None = None,
 ) -> list[tuple[int, float]]:
-    """The candidates ``(seq, score)`` that are live and match ``filters``, order kept."""
-    where, params = q.live_filter(filters, now=now)
+    """The candidates ``(seq, score)`` that are live and match ``filters``, order kept.
+
+    With ``records``, the same query reads whole rows and files them there by seq, so the
+    caller need not read the hits again.
+    """
     ok: set[int] = set()
     for chunk in chunks([s for s, _ in candidates]):
-        sql, p = q.in_list("m.seq", chunk)
-        rows = await query(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
-        ok.update(int(r[0]) for r in rows)
+        if records is None:
+            where, params = q.live_filter(filters, now=now)
+            sql, p = q.in_list("m.seq", chunk)
+            rows = await query(f"SELECT m.seq FROM memories AS m WHERE {sql} AND {where}", [*p, *params])
+            ok.update(int(r[0]) for r in rows)
+        else:
+            for row in await query(*q.select_rows(by="seq", values=chunk, filters=filters, now=now)):
+                record = record_from_row(row)
+                records[seq_of(row)] = record
+                ok.add(seq_of(row))
     return [c for c in candidates if c[0] in ok]
 
 
@@ -130,6 +147,7 @@ class VectorLeg:
         self._ann_failed_for: RamIndex | None = None
         #: Rows left out of the last index load because their stored vector is unusable.
         self.skipped = 0
+        self._records: dict[int, MemoryRecord] | None = None  # filled by the search running now
 
     def tier(self) -> str:
         """``"ann"``, ``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
@@ -201,7 +219,9 @@ class VectorLeg:
             if self.ann is not None:
                 self._drop_ann()  # the store shrank below the threshold, or the setting changed
             return None
-        stale = self.ann is not None and ann_index.nlist_for(len(ram)) >= 2 * self.ann.nlist
+        # Rebuilt (in the background, the old index serving meanwhile) each time the store
+        # doubles: the cells and the codes' ranges were fitted to the rows it was built from.
+        stale = self.ann is not None and len(ram) >= 2 * max(self.ann.built_for, 1)
         if (self.ann is None or stale) and self._ann_task is None and self._ann_failed_for is not ram:
             self._ann_dirty = set()
             self._ann_task = asyncio.ensure_future(self._build_ann(ram))
@@ -271,7 +291,8 @@ class VectorLeg:
             matrix = matrix[usable]
         index = RamIndex(dimension)
         if rows:
-            index.bulk_load([int(r[0]) for r in rows], matrix, {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)})
+            attrs = {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)}
+            index.bulk_load([int(r[0]) for r in rows], matrix, attrs)
         self.ram = index
         return index
 
@@ -327,13 +348,29 @@ class VectorLeg:
         return matrix
 
     async def search(
-        self, vector: F32, filters: Filters, limit: int, *, dimension: int
+        self,
+        vector: F32,
+        filters: Filters,
+        limit: int,
+        *,
+        dimension: int,
+        records: dict[int, MemoryRecord] | None = None,
     ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
         """``(seq, cosine)`` best first among live rows matching ``filters``, and how it was served.
 
         The second value holds ``vector_index`` (the tier that answered) and, for ANN,
         ``ann_candidates`` or ``ann_fallback`` (why the exact matrix answered instead).
+        ``records``, when given, receives the rows read while checking the candidates.
         """
+        self._records = records
+        try:
+            return await self._search(vector, filters, limit, dimension)
+        finally:
+            self._records = None
+
+    async def _search(
+        self, vector: F32, filters: Filters, limit: int, dimension: int
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
         ram = await self._ensure_ram(dimension)
         if ram is None:
             return await self._search_vec0(vector, filters, limit), {"vector_index": "vec0"}
@@ -350,14 +387,16 @@ class VectorLeg:
         return found, how
 
     async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
-        return await verified(self._query, candidates, filters, now=self._clock())
+        return await verified(self._query, candidates, filters, now=self._clock(), records=self._records)
 
     async def _prefilter(
         self, ram: RamIndex, filters: Filters
     ) -> tuple[dict[str, Sequence[str | None]], npt.NDArray[np.int64] | None]:
         """The filters a RAM scan applies itself: indexed attributes, and a selective tag filter's seqs."""
         columns = (filters.agent_ids, filters.scopes, filters.pools, filters.types, filters.session_ids)
-        where = {attr: values for attr, values in zip(ATTRS, columns, strict=True) if values}
+        where: dict[str, Sequence[str | None]] = {
+            attr: values for attr, values in zip(ATTRS, columns, strict=True) if values
+        }
         allowed = None
         if filters.tags_any or filters.tags_all:
             # A selective tag filter masks the scan; a broad one is left to the row check,
@@ -381,7 +420,9 @@ class VectorLeg:
     ) -> list[tuple[int, float]]:
         if mask is None and (where or allowed is not None):
             mask = ram.mask(where, allowed)
-        fetch = limit * (4 if filters.needs_row_check else 1) + 8
+        # The matrix holds live rows only: without row conditions a candidate fails its check
+        # only when it expired or changed a moment ago, so the first pass fetches just ``limit``.
+        fetch = limit * 4 + 8 if filters.needs_row_check else limit
         while True:
             if len(ram) * ram.dimension > _THREAD_CELLS:
                 candidates = await asyncio.to_thread(ram.search, vector, fetch, mask=mask)
@@ -408,12 +449,15 @@ class VectorLeg:
         how: dict[str, Any] = {"vector_index": "ann", "ann_nprobe": ann.nprobe}
         if matching == 0:
             return [], how
-        want = limit * (4 if filters.needs_row_check else 1) + 8
+        want = limit * 4 + 8 if filters.needs_row_check else limit
         spread = len(ram) / matching  # candidates needed per passing row
         while True:
             fetch = math.ceil(_OVERSAMPLE * want * spread)
             if fetch > _ANN_MAX_FETCH or fetch >= len(ram):
-                how = {"vector_index": "ram", "ann_fallback": f"a filter matches {matching} of {len(ram)} vectors"}
+                why = f"{want} rows need {fetch} ANN candidates of {len(ram)} vectors"
+                if matching < len(ram):
+                    why += f" (a filter matches {matching} of {len(ram)})"
+                how = {"vector_index": "ram", "ann_fallback": why + ": the exact scan is cheaper"}
                 break
             candidates = ann.candidates(vector, fetch)
             kept = await self._verified(ram.rescore(vector, candidates, mask)[:want], filters)
@@ -439,7 +483,7 @@ class VectorLeg:
                 return kept[:limit]
             fetch *= 4
         sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
-        return [(int(r[0]), float(r[1])) for r in await self._query(sql, params)]
+        return [(int(r[0]), float(r[1])) for r in await self._query(sql, params)]  # rows read later
 
     async def scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories (absent: no stored vector)."""

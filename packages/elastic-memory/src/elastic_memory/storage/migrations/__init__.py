@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import v001_initial, v002_memory_loop, v003_graph
+from . import v001_initial, v002_memory_loop, v003_graph, v004_write_path
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
 
@@ -26,6 +26,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v001_initial.VERSION, v001_initial.STATEMENTS),
     Migration(v002_memory_loop.VERSION, v002_memory_loop.STATEMENTS),
     Migration(v003_graph.VERSION, v003_graph.STATEMENTS),
+    Migration(v004_write_path.VERSION, v004_write_path.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
