@@ -687,7 +687,8 @@ class MemoryCore:
                 raise UsageError(msg)
             given = _given_vector(vector)
         embed = None
-        await self.store.refresh()  # another process may have pinned a model or changed rows
+        if self.store.pin is None:
+            await self.store.refresh()  # another process may have pinned a model (the vector leg syncs itself)
         if given is None and mode is not RecallMode.KEYWORD and query.strip():
             embedder = await self.embedder()
             if embedder is not None:

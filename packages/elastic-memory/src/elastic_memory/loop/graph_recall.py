@@ -84,8 +84,9 @@ LINKED_FROM = 5
 
 async def _link_hops(graph: GraphStore, hits: list[Hit], context: GraphContext, *, rows: int) -> None:
     """Memories one memory edge away from the best hits (a note's ``[[links]]``) join the matches."""
+    linked = await graph.neighbors_many([h.id for h in hits[:LINKED_FROM]], limit=rows)  # one query
     for hit in hits[:LINKED_FROM]:
-        for neighbour in (await graph.neighbors(hit.id, limit=rows))[:rows]:
+        for neighbour in linked[hit.id][:rows]:
             if neighbour != hit.id:
                 match = GraphMatch(
                     entity_id=0, name=hit.id, confidence=1.0, mentions=0, words=1, hops=1, path=(hit.id, neighbour)

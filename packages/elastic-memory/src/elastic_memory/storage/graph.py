@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from ..graph.names import canonical
 from ..types import Edge, Entity, Relation
-from .queries import encode_json, in_list
+from .queries import MAX_PARAMS, encode_json, in_list
 from .sqlite import SQLiteStore
 from .vectors import chunks
 
@@ -298,6 +298,27 @@ class GraphStore:
             [node_id, relation, relation, node_id, relation, relation, limit],
         )
         return list(dict.fromkeys(r[0] for r in rows))
+
+    async def neighbors_many(self, node_ids: Sequence[str], limit: int = 1_000) -> dict[str, list[str]]:
+        """:meth:`neighbors` of several nodes in one query (each node's list as :meth:`neighbors` gives it)."""
+        out: dict[str, list[str]] = {n: [] for n in node_ids}
+        if not node_ids:
+            return out
+        taken: dict[str, int] = {}
+        for chunk in chunks(list(dict.fromkeys(node_ids)), MAX_PARAMS // 2):
+            src, params = in_list("src_id", chunk)
+            dst, more = in_list("dst_id", chunk)
+            rows = await self.store._read(
+                f"SELECT src_id, dst_id, 0 AS o FROM memory_edges WHERE {src} "
+                f"UNION ALL SELECT dst_id, src_id, 1 FROM memory_edges WHERE {dst} ORDER BY 1, 3, 2",
+                [*params, *more],
+            )
+            for node, other, _ in rows:
+                if taken.get(node, 0) < limit:
+                    taken[node] = taken.get(node, 0) + 1
+                    if other not in out[node]:
+                        out[node].append(other)
+        return out
 
     async def edges_of(self, node_id: str) -> list[Edge]:
         """Every memory edge touching ``node_id``."""
