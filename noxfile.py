@@ -86,9 +86,18 @@ def notebooks(session: nox.Session) -> None:
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Ingest/recall latency against the raw engines, and LoCoMo recall@10 (prints figures)."""
-    session.install("-e", CORE)
+    session.install("-e", f"{CORE}[ann]")
     session.run("python", "benchmarks/ingest_recall.py", *session.posargs)
+    session.run("python", "benchmarks/vector_tiers.py")
     session.run("python", "benchmarks/locomo_recall.py")
+
+
+@nox.session
+def peers(session: nox.Session) -> None:
+    """The peer benchmark: elastic-memory beside Chroma, LanceDB, LangGraph, mem0, ... in one process (~30 min)."""
+    session.install("-r", "benchmarks/peers/requirements.txt", "-e", f"{CORE}[ann]")
+    args = session.posargs or ["--sizes", "10000", "100000"]
+    session.run("python", "benchmarks/peers/run.py", *args)
 
 
 @nox.session

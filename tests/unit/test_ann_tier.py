@@ -698,10 +698,26 @@ def test_a_failing_ann_build_leaves_exact_search_serving(db_path: Path, monkeypa
         _fill(mem, matrix)
         details = _details(mem, query)
         got = _ids(mem, query)
-        assert mem.load_index() == "ann"
+        assert mem.load_index() == "ram"  # what serves: the exact matrix
         stats = mem.stats()
     assert got == _exact(matrix, query, 10)
     assert details["vector_index"] == "ram"
     assert "could not be built" in details["ann_fallback"] and "no room for the codes" in details["ann_fallback"]
     assert stats["ann_error"] == "RuntimeError: no room for the codes"
     assert stats["ann_vectors"] == 0 and stats["ann_building"] is False
+    assert stats["vector_index"] == "ram"
+
+
+@needs_faiss
+def test_an_auto_ann_index_stays_until_the_store_falls_to_half_the_threshold(db_path: Path) -> None:
+    """Hysteresis: deleting a few rows just below the threshold does not drop and rebuild the index."""
+    matrix, _ = _mixture(400, 16)
+    with Memory.open(db_path, embedder=None, ann_threshold=400) as mem:
+        _fill(mem, matrix)
+        assert mem.load_index() == "ann"
+        mem.forget([f"m{i}" for i in range(150)], hard=True)  # 250 left: below 400, above 200
+        assert _details(mem, matrix[300])["vector_index"] == "ann"
+        mem.forget([f"m{i}" for i in range(150, 250)], hard=True)  # 150 left: below half
+        _details(mem, matrix[300])  # the search that notices
+        assert mem.stats()["vector_index"] == "ram"
+        assert _ids(mem, matrix[300], k=1) == ["m300"]

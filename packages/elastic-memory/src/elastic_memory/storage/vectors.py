@@ -151,6 +151,8 @@ class VectorLeg:
 
     def tier(self) -> str:
         """``"ann"``, ``"ram"`` or ``"vec0"``: what serves (or will serve) searches."""
+        if self._setting == "ann" and self.ann is None and self.ann_error is not None:
+            return "ram"  # the build failed: the exact matrix serves
         if self._setting != "auto":
             return self._setting
         if not self.ram_allowed:
@@ -206,7 +208,9 @@ class VectorLeg:
     def _wants_ann(self, ram: RamIndex) -> bool:
         if self._setting == "ann":
             return True
-        if self._setting != "auto" or not self.ann_allowed or len(ram) < self.ann_threshold:
+        # Hysteresis: an index, once built, stays until the store falls to half the threshold.
+        floor = self.ann_threshold if self.ann is None else self.ann_threshold // 2
+        if self._setting != "auto" or not self.ann_allowed or len(ram) < floor:
             return False
         if not ann_index.available():
             return False
