@@ -585,4 +585,5 @@ PEERS: dict[str, Callable[[], Peer]] = {
     "elastic-memory": ElasticMemory,
     "elastic-memory-exact": lambda: ElasticMemory("ram"),
     "elastic-memory-vec0": lambda: ElasticMemory("vec0"),
+    "elastic-memory-ann": lambda: ElasticMemory("ann"),
 }

@@ -152,6 +152,16 @@ def test_lite_keeps_vectors_out_of_ram(db_path: Path) -> None:
     assert (stats["vector_index"], stats["vector_index_loaded"]) == ("vec0", 0)
 
 
+def test_lite_builds_no_ann_index_above_the_threshold(db_path: Path) -> None:
+    """LITE scans sqlite-vec even where the store is past ``ann_threshold`` and faiss is there."""
+    opts = {"embedder": FakeEmbedder(), "ann_threshold": 1, "loop": LoopConfig(tier="lite", background=False)}
+    with Memory.open(db_path, **opts) as mem:
+        mem.remember_many([f"memory {i} about greyhounds" for i in range(20)])
+        mem.recall("greyhound", mode="semantic")
+        stats = mem.stats()
+    assert (stats["vector_index"], stats["ann_vectors"], stats["ann_building"]) == ("vec0", 0, False)
+
+
 def test_standard_uses_the_ram_index(db_path: Path) -> None:
     with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
         mem.record_turn("We adopted a greyhound from the shelter.", "Congratulations!", session_id="s1")

@@ -209,3 +209,9 @@ def test_more_ram_never_lowers_the_tier(ram: int, extra: int) -> None:
     low = choose_tier(available_ram_bytes=ram, context_tokens=8_192, has_llm=True)
     high = choose_tier(available_ram_bytes=ram + extra, context_tokens=8_192, has_llm=True)
     assert low <= high
+
+
+def test_the_ann_index_comes_with_the_ram_index() -> None:
+    """STANDARD and FULL may add an ANN index above the threshold (the RAM budget decides); below, none."""
+    flags = [profile_for(t, context_tokens=8_192, has_llm=False).ann_vector_index for t in Tier]
+    assert flags == [False, False, True, True]

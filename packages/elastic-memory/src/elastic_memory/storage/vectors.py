@@ -321,10 +321,6 @@ class VectorLeg:
             info = dict(await self._query("SELECT key, value FROM memories_vec_info", ()))
             if not str(info.get("CREATE_VERSION", "")).startswith("v0.1.") or not seqs:
                 return None
-            blocks = {
-                int(cid): np.frombuffer(blob, dtype="<f4").reshape(-1, dimension)
-                for cid, blob in await self._query("SELECT rowid, vectors FROM memories_vec_vector_chunks00", ())
-            }
             table = np.array(
                 await self._query("SELECT rowid, chunk_id, chunk_offset FROM memories_vec_rowids ORDER BY rowid", ()),
                 dtype=np.int64,
@@ -334,15 +330,20 @@ class VectorLeg:
             if (at >= len(table)).any() or (table[np.minimum(at, len(table) - 1), 0] != wanted).any():
                 return None  # a live memory without a vec0 row: let the public path decide
             places = table[at, 1:]
-            order = sorted(blocks)
-            base, total = {}, 0
-            for cid in order:
-                base[cid], total = total, total + len(blocks[cid])
-            starts = np.array([base.get(int(c), -1) for c in range(int(places[:, 0].max()) + 1)], dtype=np.int64)
-            if (starts[places[:, 0]] < 0).any():
-                return None  # a rowid points at a chunk that is not there
-            flat = np.concatenate([blocks[cid] for cid in order]) if len(order) > 1 else blocks[order[0]]
-            matrix = np.ascontiguousarray(flat[starts[places[:, 0]] + places[:, 1]], dtype=np.float32)
+            del table
+            # One chunk (1,024 vectors) at a time straight into the matrix: the load never
+            # holds more than the matrix and one chunk.
+            by_chunk = np.argsort(places[:, 0], kind="stable")
+            chunk_ids, firsts = np.unique(places[by_chunk, 0], return_index=True)
+            bounds = [*firsts.tolist(), len(by_chunk)]
+            matrix = np.empty((len(seqs), dimension), dtype=np.float32)
+            for n, cid in enumerate(chunk_ids.tolist()):
+                rows = await self._query("SELECT vectors FROM memories_vec_vector_chunks00 WHERE rowid = ?", (cid,))
+                if not rows:
+                    return None  # a rowid points at a chunk that is not there
+                block = np.frombuffer(rows[0][0], dtype="<f4").reshape(-1, dimension)
+                members = by_chunk[bounds[n] : bounds[n + 1]]
+                matrix[members] = block[places[members, 1]]
             picks = np.unique(np.linspace(0, len(seqs) - 1, num=min(16, len(seqs)), dtype=np.int64))
             sample = dict(await self._query(*q.vec_by_rowids([seqs[i] for i in picks])))
             if any(not np.array_equal(from_blob(sample.get(seqs[i], b"")), matrix[i]) for i in picks):
