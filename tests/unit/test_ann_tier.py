@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from elastic_memory import EmbeddingMismatchError, Memory, UsageError
+from elastic_memory import AsyncMemory, EmbeddingMismatchError, Memory, UsageError
 from elastic_memory.storage import ann_index
 from elastic_memory.storage.ann_index import AnnIndex, nlist_for
 from elastic_memory.storage.driver import driver
@@ -717,7 +718,75 @@ def test_an_auto_ann_index_stays_until_the_store_falls_to_half_the_threshold(db_
         assert mem.load_index() == "ann"
         mem.forget([f"m{i}" for i in range(150)], hard=True)  # 250 left: below 400, above 200
         assert _details(mem, matrix[300])["vector_index"] == "ann"
+        assert mem.stats()["vector_index"] == "ann"  # still there after the search that checks
         mem.forget([f"m{i}" for i in range(150, 250)], hard=True)  # 150 left: below half
         _details(mem, matrix[300])  # the search that notices
         assert mem.stats()["vector_index"] == "ram"
         assert _ids(mem, matrix[300], k=1) == ["m300"]
+
+
+@needs_faiss
+def test_writes_by_another_process_during_a_build_start_no_second_build(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each foreign write drops the index; a build of a dropped index runs out before the next one starts."""
+    gate = threading.Event()
+    running: list[int] = []
+    most: list[int] = [0]
+    real = AnnIndex.build
+
+    def counted(seqs: Any, matrix: Any, **kwargs: Any) -> AnnIndex:
+        running.append(1)
+        most[0] = max(most[0], len(running))
+        try:
+            assert gate.wait(30)
+            return real(seqs, matrix, **kwargs)
+        finally:
+            running.pop()
+
+    monkeypatch.setattr(AnnIndex, "build", counted)
+    matrix, _ = _mixture(1000, 16)
+    with (
+        Memory.open(db_path, embedder=None, ann_threshold=200) as reader,
+        Memory.open(db_path, embedder=None, ann_threshold=200) as writer,
+    ):
+        _fill(writer, matrix)
+        for i in range(5):
+            writer.remember_many([{"content": f"new {i}", "id": f"n{i}"}], vectors=[matrix[i]])
+            assert _ids(reader, matrix[500], k=1) == ["m500"]  # exact, while builds are held
+        gate.set()
+        assert reader.load_index() == "ann"
+        stats = reader.stats()
+    assert most[0] == 1
+    assert stats["ann_vectors"] == 1005
+
+
+@needs_faiss
+async def test_close_during_a_search_leaves_no_build_running(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search in flight when the store closes starts no ANN build after the close."""
+    started: list[int] = []
+    real = AnnIndex.build
+
+    def counted(seqs: Any, matrix: Any, **kwargs: Any) -> AnnIndex:
+        started.append(1)
+        return real(seqs, matrix, **kwargs)
+
+    monkeypatch.setattr(AnnIndex, "build", counted)
+    matrix, _ = _mixture(1000, 16)
+    mem = await AsyncMemory.open(db_path, embedder=None, ann_threshold=200)
+    await mem.remember_many([_item(i) for i in range(1000)], vectors=list(matrix))
+    search = asyncio.ensure_future(mem.recall(vector=matrix[0], k=5, mode="semantic", touch=False))
+    await asyncio.sleep(0)
+    await mem.close()
+    await asyncio.gather(search, return_exceptions=True)
+    before = len(started)
+    await asyncio.sleep(0.2)
+    assert len(started) == before <= 1
+
+
+def test_nested_non_string_metadata_keys_are_stored_as_json_makes_them(db_path: Path) -> None:
+    """Like json.dumps: nested int keys become strings (the store's metadata fast path falls back for them)."""
+    with Memory.open(db_path, embedder=None) as mem:
+        mid = mem.remember("a note", metadata={"a": {1: "x", "b": "y"}})
+        record = mem.get(mid)
+    assert record is not None and record.metadata == {"a": {"1": "x", "b": "y"}}

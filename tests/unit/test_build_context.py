@@ -152,14 +152,15 @@ def test_lite_keeps_vectors_out_of_ram(db_path: Path) -> None:
     assert (stats["vector_index"], stats["vector_index_loaded"]) == ("vec0", 0)
 
 
-def test_lite_builds_no_ann_index_above_the_threshold(db_path: Path) -> None:
-    """LITE scans sqlite-vec even where the store is past ``ann_threshold`` and faiss is there."""
-    opts = {"embedder": FakeEmbedder(), "ann_threshold": 1, "loop": LoopConfig(tier="lite", background=False)}
-    with Memory.open(db_path, **opts) as mem:
+def test_a_governor_without_ann_keeps_the_exact_matrix(db_path: Path) -> None:
+    """The store obeys the governor's ANN flag: refused, the matrix stays exact above ``ann_threshold``."""
+    with Memory.open(db_path, embedder=FakeEmbedder(), ann_threshold=1) as mem:
         mem.remember_many([f"memory {i} about greyhounds" for i in range(20)])
+        assert mem.load_index() == "ann"
+        mem._ops.store.allow_ram_index(True, ann=False)  # what the governor does when it says no
         mem.recall("greyhound", mode="semantic")
         stats = mem.stats()
-    assert (stats["vector_index"], stats["ann_vectors"], stats["ann_building"]) == ("vec0", 0, False)
+    assert (stats["vector_index"], stats["ann_vectors"], stats["ann_building"]) == ("ram", 0, False)
 
 
 def test_standard_uses_the_ram_index(db_path: Path) -> None:

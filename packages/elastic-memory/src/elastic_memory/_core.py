@@ -131,7 +131,9 @@ def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None]
     ``None`` means: not a clean batch of equal-width numeric vectors; the caller then checks
     each vector on its own, which names the first bad one.
     """
-    if not len(vectors) or any(v is None or isinstance(v, str | bytes | Mapping) for v in vectors):
+    if not len(vectors) or any(
+        v is None or isinstance(v, str | bytes | Mapping) or not isinstance(v, Sequence | np.ndarray) for v in vectors
+    ):
         return None
     try:
         matrix = np.asarray(vectors, dtype=np.float64)

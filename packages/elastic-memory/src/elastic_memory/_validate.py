@@ -161,6 +161,15 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
         raise UsageError(msg) from e
 
 
+def _str_keys(value: Any) -> bool:
+    """True when every dict inside ``value`` has string keys only."""
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _str_keys(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_str_keys(v) for v in value)
+    return True
+
+
 def encode_metadata(metadata: Any) -> str:
     """:func:`check_metadata` and the column's compact, key-sorted JSON in one pass.
 
@@ -175,6 +184,8 @@ def encode_metadata(metadata: Any) -> str:
     if any(not isinstance(k, str) for k in metadata):
         msg = "metadata keys must be strings"
         raise UsageError(msg)
+    if not _str_keys(metadata):  # nested non-string keys: JSON turns them into strings first
+        return encode_json(check_metadata(metadata))
     try:
         return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError) as e:

@@ -78,6 +78,7 @@ async def run(
         details["embed_ms"] = _ms(t)
     if qvec is not None:
         t = time.perf_counter()
+        mark = store.writes
         vec, how = await store.vector(qvec, filters, pool, records=read)
         details.update(how)
         details["vector_ms"] = _ms(t)
@@ -92,6 +93,8 @@ async def run(
         ranked = await _fuse(store, config, match, qvec, kw, vec, kw_scores, vec_scores, details)
         details["fusion_ms"] = _ms(t)
     ranked = ranked[:k]
+    if read and store.writes != mark:
+        read = {}  # a write committed since the vector leg read them (fusion awaits): read again
     records = await store.rows_for([s for s, _ in ranked], filters, known=read)
     kept = [(s, score) for s, score in ranked if s in records]
     hits = [hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in kept]

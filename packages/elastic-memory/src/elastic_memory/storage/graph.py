@@ -304,20 +304,20 @@ class GraphStore:
         out: dict[str, list[str]] = {n: [] for n in node_ids}
         if not node_ids:
             return out
-        taken: dict[str, int] = {}
         for chunk in chunks(list(dict.fromkeys(node_ids)), MAX_PARAMS // 2):
             src, params = in_list("src_id", chunk)
             dst, more = in_list("dst_id", chunk)
             rows = await self.store._read(
-                f"SELECT src_id, dst_id, 0 AS o FROM memory_edges WHERE {src} "
-                f"UNION ALL SELECT dst_id, src_id, 1 FROM memory_edges WHERE {dst} ORDER BY 1, 3, 2",
-                [*params, *more],
+                "SELECT node, other FROM (SELECT node, other, o, "
+                "row_number() OVER (PARTITION BY node ORDER BY o, other) AS r FROM ("
+                f"SELECT src_id AS node, dst_id AS other, 0 AS o FROM memory_edges WHERE {src} "
+                f"UNION ALL SELECT dst_id, src_id, 1 FROM memory_edges WHERE {dst})) "
+                "WHERE r <= ? ORDER BY node, o, other",
+                [*params, *more, limit],
             )
-            for node, other, _ in rows:
-                if taken.get(node, 0) < limit:
-                    taken[node] = taken.get(node, 0) + 1
-                    if other not in out[node]:
-                        out[node].append(other)
+            for node, other in rows:
+                if other not in out[node]:
+                    out[node].append(other)
         return out
 
     async def edges_of(self, node_id: str) -> list[Edge]:

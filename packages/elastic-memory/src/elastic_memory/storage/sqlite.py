@@ -93,6 +93,8 @@ class SQLiteStore:
         self._generation: int | None = None
         self.pin: EmbeddingPin | None = None
         self.closed = False
+        #: Transactions this connection committed: rows read before it moved may be stale.
+        self.writes = 0
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
@@ -192,8 +194,8 @@ class SQLiteStore:
         if self.closed:
             return
         self.closed = True
-        await self._vectors.close()
-        async with self._lock:
+        async with self._lock:  # after a search in flight: it may not start a build past this point
+            await self._vectors.close()
             with contextlib.suppress(self._driver.module.Error):
                 await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             await self._conn.close()
@@ -223,6 +225,7 @@ class SQLiteStore:
                     "UPDATE store_state SET value = value + 1 WHERE key = 'generation' RETURNING value"
                 )
             await self._conn.execute("COMMIT")
+            self.writes += 1
         except BaseException:
             if self._conn.in_transaction:
                 with contextlib.suppress(self._driver.module.Error):
@@ -797,13 +800,16 @@ class SQLiteStore:
     async def load_index(self) -> str:
         """Load the vector index now (and finish building the ANN index when the tier wants one); the tier."""
         self._check_open()
-        async with self._lock:
-            with self._errors("load the vector index"):
-                await self._sync_foreign()
-                if not self.has_vec or self.pin is None:
-                    return "none"
-                await self._vectors.ensure(self.pin.dimension)
-        await self._vectors.wait_for_ann()
+        for _ in range(3):  # a build of an index that was dropped meanwhile runs out first
+            async with self._lock:
+                with self._errors("load the vector index"):
+                    await self._sync_foreign()
+                    if not self.has_vec or self.pin is None:
+                        return "none"
+                    await self._vectors.ensure(self.pin.dimension)
+            if not self._vectors.building:
+                break
+            await self._vectors.wait_for_ann()
         return self.vector_tier()
 
     def vector_tier(self) -> str:

@@ -6,8 +6,8 @@ Tiers:
 - ``"ram"``: an exact float32 matrix, :class:`RamIndex`, loaded lazily from the vec0 table
   and kept in step with committed writes (STANDARD);
 - ``"ann"``: the RAM matrix plus an IVF index (:class:`AnnIndex`, faiss) that proposes an
-  oversampled candidate list, re-scored exactly against the matrix (FULL, above
-  ``ann_threshold`` vectors).
+  oversampled candidate list, re-scored exactly against the matrix (STANDARD and FULL,
+  from ``ann_threshold`` vectors on, within the RAM budget).
 
 ``"auto"`` picks RAM while the matrix fits the RAM budget, and ANN above the threshold when
 faiss is installed and the governor allows it; the ANN index is then built in a worker
@@ -141,10 +141,16 @@ class VectorLeg:
         self.ram_allowed = True
         self.ann: AnnIndex | None = None
         self.ann_allowed = True
-        self._ann_task: asyncio.Future[None] | None = None
-        self._ann_dirty: set[int] = set()
         self.ann_error: str | None = None
-        self._ann_failed_for: RamIndex | None = None
+        # Every drop of the ANN index starts a new epoch: a build started in an older one
+        # discards its result. One build runs at a time, whatever its epoch.
+        self._epoch = 0
+        self._build: asyncio.Task[None] | None = None
+        self._build_epoch = -1
+        self._ann_dirty: set[int] = set()  # seqs changed since the current build's snapshot
+        self._ann_failed_epoch: int | None = None
+        self._ann_fits: bool | None = None  # the RAM budget's answer, asked once per index load
+        self._closed = False
         #: Rows left out of the last index load because their stored vector is unusable.
         self.skipped = 0
         self._records: dict[int, MemoryRecord] | None = None  # filled by the search running now
@@ -175,24 +181,26 @@ class VectorLeg:
         """Forget the RAM and ANN indexes (another connection changed the file); reloaded on demand."""
         self.ram = None
         self._fits = None
+        self._ann_fits = None
         self._drop_ann()
 
     def _drop_ann(self) -> None:
         self.ann = None
-        self._ann_task = None  # a build still running finds the index changed and discards its work
+        self._epoch += 1  # a build still running finds its epoch gone and discards its work
         self._ann_dirty = set()
 
     async def close(self) -> None:
-        """Let a running ANN build finish (its thread cannot be interrupted) and drop the indexes."""
-        task = self._ann_task
+        """Refuse new builds, let a running one finish (its thread cannot be interrupted), drop the indexes."""
+        self._closed = True
+        build = self._build
         self.invalidate()
-        if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
+        if build is not None:
+            await asyncio.gather(build, return_exceptions=True)
 
     @property
     def building(self) -> bool:
         """True while an ANN index is being built in a worker thread."""
-        return self._ann_task is not None
+        return self._build is not None
 
     async def ensure(self, dimension: int) -> None:
         """Load the RAM index and start (forced tier: finish) the ANN build when this tier wants them."""
@@ -201,9 +209,9 @@ class VectorLeg:
             await self._ensure_ann(ram)
 
     async def wait_for_ann(self) -> None:
-        """Wait until a running ANN build has finished (or failed: see :attr:`ann_error`)."""
-        while self._ann_task is not None:
-            await asyncio.shield(self._ann_task)
+        """Wait until the running ANN build has finished (or failed: see :attr:`ann_error`)."""
+        while self._build is not None:
+            await asyncio.shield(self._build)
 
     def _wants_ann(self, ram: RamIndex) -> bool:
         if self._setting == "ann":
@@ -214,44 +222,59 @@ class VectorLeg:
             return False
         if not ann_index.available():
             return False
-        budget = self._budget if self._budget is not None else default_ram_budget()
-        return len(ram) * (ram.dimension * 5 + _ANN_EXTRA_BYTES) <= budget
+        if self._ann_fits is None:  # asked once per load: a build must not talk itself out of RAM
+            budget = self._budget if self._budget is not None else default_ram_budget()
+            self._ann_fits = len(ram) * (ram.dimension * 5 + _ANN_EXTRA_BYTES) <= budget
+        return self._ann_fits
+
+    def _start_build(self, ram: RamIndex) -> None:
+        self._ann_dirty = set()
+        self._build_epoch = self._epoch
+        self._build = asyncio.ensure_future(self._build_ann(ram, self._epoch))
 
     async def _ensure_ann(self, ram: RamIndex) -> AnnIndex | None:
         """The ANN index when this tier wants one: started in the background (auto) or built now (forced)."""
+        if self._closed:
+            return None
         if not self._wants_ann(ram):
             if self.ann is not None:
-                self._drop_ann()  # the store shrank below the threshold, or the setting changed
+                self._drop_ann()  # the store shrank below half the threshold, or the setting changed
             return None
         # Rebuilt (in the background, the old index serving meanwhile) each time the store
         # doubles: the cells and the codes' ranges were fitted to the rows it was built from.
         stale = self.ann is not None and len(ram) >= 2 * max(self.ann.built_for, 1)
-        if (self.ann is None or stale) and self._ann_task is None and self._ann_failed_for is not ram:
-            self._ann_dirty = set()
-            self._ann_task = asyncio.ensure_future(self._build_ann(ram))
+        wanted = (self.ann is None or stale) and self._ann_failed_epoch != self._epoch
+        if wanted and self._build is None:
+            self._start_build(ram)
         if self.ann is None and self._setting == "ann":
-            await self.wait_for_ann()
+            while self._build is not None and not self._closed:  # a stale build first, then this epoch's
+                await self.wait_for_ann()
+                if self.ann is None and self._ann_failed_epoch != self._epoch and self.ram is ram:
+                    self._start_build(ram)
+                else:
+                    break
         return self.ann
 
-    async def _build_ann(self, ram: RamIndex) -> None:
+    async def _build_ann(self, ram: RamIndex, epoch: int) -> None:
         """Build from a snapshot of the matrix in a worker thread, then replay what changed meanwhile."""
-        me = asyncio.current_task()
         try:
             seqs, matrix = ram.snapshot()
             built = await asyncio.to_thread(AnnIndex.build, seqs, matrix)
-            if self.ram is not ram or self._ann_task is not me:
+            del matrix
+            if self.ram is not ram or self._epoch != epoch or self._closed:
                 return  # the index was dropped while building: this result is stale
             dirty = np.fromiter(self._ann_dirty, dtype=np.int64, count=len(self._ann_dirty))
             built.remove(dirty)
             self._ann_add(built, ram, dirty)
             self.ann, self.ann_error = built, None
         except Exception as e:  # noqa: BLE001 - a failed build leaves the exact matrix serving
-            self.ann_error = f"{type(e).__name__}: {e}"
-            self._ann_failed_for = ram  # not retried until the index reloads
-            log.warning("elastic-memory: the ANN index could not be built (%s); exact search serves", self.ann_error)
+            if self._epoch == epoch:
+                self.ann_error = f"{type(e).__name__}: {e}"
+                self._ann_failed_epoch = epoch  # not retried until the index reloads
+                log.warning("elastic-memory: the ANN index could not be built (%s); exact search serves", e)
         finally:
-            if self._ann_task is me:
-                self._ann_task = None
+            self._build = None
+            if self._epoch == epoch:
                 self._ann_dirty = set()
 
     @staticmethod
@@ -287,7 +310,8 @@ class VectorLeg:
         self.skipped = int(len(usable) - usable.sum())
         if self.skipped:
             log.warning(
-                "elastic-memory: %d stored vectors are not finite unit vectors and were left out of the index; "
+                "elastic-memory: %d stored vectors are damaged or zero (not finite unit vectors) and were left out "
+                "of the index; "
                 "re-embed those memories (update them with a new vector)",
                 self.skipped,
             )
@@ -512,6 +536,9 @@ class VectorLeg:
                 ram.remove(seq)
                 continue
             vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
+            if vec is not None and vec is vector and not _usable(vec[None])[0]:
+                ram.remove(seq)  # a zero vector has no direction: left out, as it is at load
+                continue
             if vec is None:
                 rows = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
                 vec = from_blob(rows[0][0]) if rows else None
@@ -530,13 +557,21 @@ class VectorLeg:
             self._ann_changed(gone)
 
     def _ann_changed(self, seqs: Sequence[int]) -> None:
-        """Re-file ``seqs`` in the ANN index from the RAM index (removed there: removed here too)."""
-        if self._ann_task is not None:
+        """Re-file ``seqs`` in the ANN index from the RAM index (removed there: removed here too).
+
+        A failure here drops the ANN index (the exact matrix serves, and it is rebuilt) rather
+        than failing a write that has already committed.
+        """
+        if self._build is not None and self._build_epoch == self._epoch:
             self._ann_dirty.update(seqs)
         if self.ann is not None and self.ram is not None and seqs:
             ids = np.asarray(seqs, dtype=np.int64)
-            self.ann.remove(ids)
-            self._ann_add(self.ann, self.ram, ids)
+            try:
+                self.ann.remove(ids)
+                self._ann_add(self.ann, self.ram, ids)
+            except Exception as e:  # noqa: BLE001 - see above
+                log.warning("elastic-memory: the ANN index fell out of step (%r); rebuilding it", e)
+                self._drop_ann()
 
 
 def _usable(matrix: F32) -> npt.NDArray[np.bool_]:
