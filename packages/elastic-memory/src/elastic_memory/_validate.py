@@ -6,6 +6,7 @@ any I/O with a message that says what to do.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -178,19 +179,12 @@ def encode_metadata(metadata: Any) -> str:
     """
     if not metadata and isinstance(metadata, Mapping | type(None)):
         return "{}"
-    if not isinstance(metadata, Mapping):
-        msg = f"metadata must be a dict, got {type(metadata).__name__}"
-        raise UsageError(msg)
-    if any(not isinstance(k, str) for k in metadata):
-        msg = "metadata keys must be strings"
-        raise UsageError(msg)
-    if not _str_keys(metadata):  # nested non-string keys: JSON turns them into strings first
-        return encode_json(check_metadata(metadata))
-    try:
-        return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as e:
-        msg = f"metadata must be JSON-serialisable (str, numbers, bool, None, lists, dicts): {e}"
-        raise UsageError(msg) from e
+    if isinstance(metadata, Mapping) and _str_keys(metadata):
+        with contextlib.suppress(TypeError, ValueError):
+            return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    # Not a dict, non-string keys, NaN, odd values: check_metadata says what is wrong (or,
+    # for nested non-string keys, turns them into strings as JSON does).
+    return encode_json(check_metadata(metadata))
 
 
 def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
