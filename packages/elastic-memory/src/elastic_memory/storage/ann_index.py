@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["AnnIndex", "available", "nlist_for"]
+__all__ = ["AnnIndex", "available", "bytes_per_vector", "nlist_for"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -56,6 +56,11 @@ def _faiss() -> Any:
 def available() -> bool:
     """True when faiss (the ``ann`` extra) is installed; it is imported by the first build, off the event loop."""
     return importlib.util.find_spec("faiss") is not None
+
+
+def bytes_per_vector(dimension: int) -> int:
+    """RAM one indexed vector takes: its 8-bit code (a byte a dimension), its id and its direct-map entry."""
+    return dimension + 8 + 16
 
 
 def nlist_for(count: int) -> int:
@@ -125,8 +130,7 @@ class AnnIndex:
     @property
     def nbytes(self) -> int:
         """Approximate RAM held: codes, ids and direct map per vector, plus the centroids."""
-        per_vector = self._index.code_size + 8 + 16
-        return int(len(self) * per_vector + self.nlist * self.dimension * 4)
+        return int(len(self) * bytes_per_vector(self.dimension) + self.nlist * self.dimension * 4)
 
     def add(self, seqs: I64, vectors: F32) -> None:
         """Add rows under ``seqs`` (which must not be present)."""

@@ -59,8 +59,6 @@ DEFAULT_ANN_THRESHOLD = 50_000
 _OVERSAMPLE = 4
 #: Above this many ANN candidates for one search, the exact scan is the cheaper way.
 _ANN_MAX_FETCH = 8192
-#: RAM an ANN entry needs beyond its matrix row: SQ8 codes (one byte a dimension) + id + map.
-_ANN_EXTRA_BYTES = 24
 
 
 class _Keep:
@@ -224,7 +222,8 @@ class VectorLeg:
             return False
         if self._ann_fits is None:  # asked once per load: a build must not talk itself out of RAM
             budget = self._budget if self._budget is not None else default_ram_budget()
-            self._ann_fits = len(ram) * (ram.dimension * 5 + _ANN_EXTRA_BYTES) <= budget
+            per_vector = ram.dimension * 4 + ann_index.bytes_per_vector(ram.dimension)  # matrix row + index entry
+            self._ann_fits = len(ram) * per_vector <= budget
         return self._ann_fits
 
     def _start_build(self, ram: RamIndex) -> None:
