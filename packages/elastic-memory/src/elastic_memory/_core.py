@@ -22,7 +22,7 @@ from .errors import EmbedderError, UsageError
 from .filters import Filters, finite, with_scope
 from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
-from .storage import KEEP, EmbeddingPin, SQLiteStore, ann_index
+from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, ann_index, is_url
 from .storage.sqlite import VectorTier, WriteMode
 from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
@@ -154,7 +154,7 @@ class MemoryCore:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: Store,
         candidates: list[Embedder],
         *,
         agent_id: str,
@@ -197,7 +197,7 @@ class MemoryCore:
     ) -> MemoryCore:
         """Validate the options, open the store and migrate it."""
         if not isinstance(path, str | Path) or not str(path):
-            msg = f"path must be a file path or ':memory:', got {path!r}"
+            msg = f"path must be a file path, ':memory:' or a postgresql:// URL, got {path!r}"
             raise UsageError(msg)
         agent = v.check_id(agent_id, "agent_id")
         candidates = _candidates(embedder)
@@ -228,16 +228,20 @@ class MemoryCore:
             msg = f"loop must be a LoopConfig, got {type(loop).__name__}"
             raise UsageError(msg)
         check_loop_args(llm, context_tokens)
-        # An absolute path: what adapters serialise must reopen the same file from any folder.
-        where = str(path) if str(path) == ":memory:" else os.path.abspath(path)
-        store = await SQLiteStore.open(
-            where,
-            timeout=float(timeout),
-            clock=clock,
-            vector_tier=vector_index,
-            ram_budget_bytes=ram_budget_bytes,
-            ann_threshold=ann_threshold,
-        )
+        store: Store
+        if isinstance(path, str) and is_url(path):
+            store = await PostgresStore.open(path, timeout=float(timeout), clock=clock, vector_tier=vector_index)
+        else:
+            # An absolute path: what adapters serialise must reopen the same file from any folder.
+            where = str(path) if str(path) == ":memory:" else os.path.abspath(path)
+            store = await SQLiteStore.open(
+                where,
+                timeout=float(timeout),
+                clock=clock,
+                vector_tier=vector_index,
+                ram_budget_bytes=ram_budget_bytes,
+                ann_threshold=ann_threshold,
+            )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
         return core

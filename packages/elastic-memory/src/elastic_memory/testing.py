@@ -18,7 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FakeEmbedder"]
+from ._pg_server import postgres_server
+
+__all__ = ["FakeEmbedder", "postgres_server"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -11,8 +11,10 @@ Layout::
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +25,7 @@ from .._core import EmbedderSpec, MemoryCore, _candidates
 from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
+from ..storage.postgres import is_url, split_url
 from ..types import Hit, MemoryId, MemoryRecord
 from .config import MemorySettings, check_name, load_budgets, load_settings
 from .federation import MemoryFederation
@@ -99,15 +102,37 @@ async def _open_private(
         return await MemoryCore.open(path, **options), moved
 
 
-async def _open_shared(name: str, path: Path, options: dict[str, Any]) -> MemoryStore:
-    path.parent.mkdir(parents=True, exist_ok=True)
+async def _open_shared(name: str, location: Path | str, options: dict[str, Any]) -> MemoryStore:
+    if isinstance(location, Path):
+        location.parent.mkdir(parents=True, exist_ok=True)
     # Shared tiers hold remember()ed memories, never turns: no graph, so no graph nudge to pay for.
     recall = replace(options.get("recall") or RecallConfig(), graph_boost=0.0)
+    if isinstance(location, str) and options.get("vector_index") != "ann":  # a server has no RAM or vec0 tier
+        options = {**options, "vector_index": "auto"}
     try:
-        return SQLiteMemoryStore(await MemoryCore.open(path, **{**options, "recall": recall}), name=name)
+        return SQLiteMemoryStore(await MemoryCore.open(location, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
-        log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, path, e)
+        log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, location, e)
         return _Unavailable(name, e)
+
+
+def tier_url(server: str, tier: str) -> str:
+    """The URL of one shared tier on ``server``: its own schema, under the URL's ``schema`` as a prefix.
+
+    >>> tier_url("postgresql://db/mem", "pool:team-research")
+    'postgresql://db/mem?schema=em_pool_team_research_e0ab'
+    >>> tier_url("postgresql://db/mem?schema=staging", "global")
+    'postgresql://db/mem?schema=staging_global'
+    """
+    base, prefix = split_url(server)
+    given = "schema=" in server
+    kind, _, name = tier.partition(":")
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if safe != name:  # '-' and '.' become '_': a short hash keeps "a-b" and "a_b" apart
+        safe += "_" + hashlib.blake2b(name.encode(), digest_size=2).hexdigest()
+    schema = "_".join(p for p in ((prefix if given else "em"), kind, safe) if p)
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}schema={schema}"
 
 
 async def build_federation(
@@ -121,6 +146,7 @@ async def build_federation(
     on_degraded: Callable[[DegradedEvent], None] | None = None,
     clock: Callable[[], float] = time.time,
     loop: LoopConfig | None = None,
+    server: str | None = None,
     **options: Any,
 ) -> MemoryFederation:
     """Open one agent's tiers under ``home`` and return their federation.
@@ -129,7 +155,9 @@ async def build_federation(
     ``quarantine/`` beside it and a fresh one created). Pools are the config file's plus
     ``pools`` (names get a SQLite file under ``pools/``; a :class:`PoolConfig` brings its
     own store). The global tier exists only with an embedder and when the config does not
-    say ``"global": "none"``. ``options`` go to every file's :meth:`AsyncMemory.open`.
+    say ``"global": "none"``. ``server`` (or the config's ``"server"``), a PostgreSQL URL,
+    puts the pools and the global tier on that database, one schema each (:func:`tier_url`).
+    ``options`` go to every store's :meth:`AsyncMemory.open`.
 
     Raises:
         UsageError: A bad argument or config file (the message names the field), or memory
@@ -142,6 +170,10 @@ async def build_federation(
         msg = f'memory is disabled in {root / "config.json"} ("enabled": false); enable it or open no memory'
         raise UsageError(msg)
     budgets = load_budgets(root)
+    server = server if server is not None else settings.server
+    if server is not None and not (isinstance(server, str) and is_url(server)):
+        msg = "server must be a postgresql:// URL (put the password in PGPASSWORD, not in the URL)"
+        raise UsageError(msg)
     given = list(pools or [])
     names: list[str] = list(settings.pools)
     own: dict[str, MemoryStore] = {}  # the caller's PoolConfig stores: never closed here
@@ -170,13 +202,15 @@ async def build_federation(
         private.quarantined_file = moved
         router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
         for name in dict.fromkeys(names):
-            store = await _open_shared(f"shared:{name}", root / "pools" / name / "memory.db", shared_options)
+            where = root / "pools" / name / "memory.db" if server is None else tier_url(server, f"pool:{name}")
+            store = await _open_shared(f"shared:{name}", where, shared_options)
             opened.append(store)
             router.add_pool(name, store)
         for name, store in own.items():
             router.add_pool(name, store)
         if candidates and settings.global_ != "none":
-            glob = await _open_shared("global", root / "global" / "memory.db", shared_options)
+            where = root / "global" / "memory.db" if server is None else tier_url(server, "global")
+            glob = await _open_shared("global", where, shared_options)
             opened.append(glob)
             router.set_global(glob)
         for store in opened:  # one query embedding serves every tier of a read

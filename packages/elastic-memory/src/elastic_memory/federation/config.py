@@ -5,6 +5,10 @@
     {"memory": {"enabled": true, "private": "sqlite", "global": "sqlite", "pools": ["team-research"],
                 "extraction": {"agent_confidence_cap": 0.7, "min_confidence": 0.3}}}
 
+``"server": "postgresql://host/db"`` puts the pools and the global tier on that PostgreSQL
+database (one schema each); the private tier stays a SQLite file. Put the password in
+``PGPASSWORD`` or a ``.pgpass`` file, not in the URL.
+
 ``<home>/resilience.json`` holds per-tier budgets (any :class:`TierBudget` field)::
 
     {"private": {"read_timeout_ms": 250, "semantic_timeout_ms": 1500, "write_timeout_ms": 500},
@@ -33,6 +37,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..extraction import ExtractionPolicy
+from ..storage.postgres import is_url, redact
 from .resilience import TierBudget
 
 __all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "check_name", "load_budgets", "load_settings"]
@@ -74,6 +79,8 @@ class MemorySettings:
     global_: str = "sqlite"
     pools: tuple[str, ...] = ()
     extraction: ExtractionPolicy = field(default_factory=ExtractionPolicy)
+    #: A PostgreSQL URL for the shared tiers (pools and global), or ``None``: SQLite files.
+    server: str | None = None
 
     @classmethod
     def parse(cls, block: Any, *, where: str) -> MemorySettings:
@@ -81,7 +88,7 @@ class MemorySettings:
         if not isinstance(block, Mapping):
             msg = f'{where} must be an object such as {{"enabled": true}}, got {type(block).__name__}'
             raise UsageError(msg)
-        known = ("enabled", "extraction", "global", "pools", "private")
+        known = ("enabled", "extraction", "global", "pools", "private", "server")
         for key in block:
             if key not in known:
                 msg = f"{where}.{key} is not a setting; the settings are {list(known)}"
@@ -119,7 +126,11 @@ class MemorySettings:
         except UsageError as e:
             msg = f"{where}.extraction: {e}"
             raise UsageError(msg) from e
-        return cls(enabled, backends["private"], backends["global"], tuple(dict.fromkeys(pools)), policy)
+        server = block.get("server")
+        if server is not None and not (isinstance(server, str) and is_url(server)):
+            msg = f"{where}.server must be a postgresql:// URL (password in PGPASSWORD), got {redact(str(server))!r}"
+            raise UsageError(msg)
+        return cls(enabled, backends["private"], backends["global"], tuple(dict.fromkeys(pools)), policy, server)
 
 
 def _read_json(path: Path) -> Any:

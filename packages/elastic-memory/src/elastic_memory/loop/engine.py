@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .. import _validate as v
 from ..context import ContextPlan, PlanItem, assemble, check_counter, estimate_tokens
@@ -27,6 +27,7 @@ from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
+from ..storage import SQLiteStore
 from ..storage.fts import match_expression
 from ..storage.loop import FactWrite, LoopStore, SessionState
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, TurnReceipt
@@ -49,6 +50,27 @@ MAX_QUERY_CHARS = 2_000
 DEFAULT_SESSION = "default"
 #: Sources of memories the host itself wrote (everything but what extraction inferred).
 HOST_SOURCES = ("user_confirmed", "agent", "imported")
+#: What a store without the loop's tables answers to every loop call.
+NO_LOOP = (
+    "the memory loop (record_turn, build_context, facts, lessons, sessions, the knowledge graph) is not "
+    "available on PostgreSQL yet: keep the agent's own memory in a SQLite file and put shared pools and the "
+    "global tier on PostgreSQL with Memory.for_agent (see docs/scaling-out.md)"
+)
+
+
+class _NoLoopTables:
+    """Stands for the loop's tables on a store that has none: every call raises :data:`NO_LOOP`."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "graph":
+            return self
+
+        async def unavailable(*args: Any, **kwargs: Any) -> NoReturn:
+            raise UsageError(NO_LOOP)
+
+        return unavailable
+
+
 #: Characters of each side of a turn the inline extraction reads (the transcript keeps all).
 INLINE_CHARS = 2_000
 #: Characters of each side of a turn condensed into chunks (at most 32 are indexed anyway).
@@ -125,7 +147,9 @@ class MemoryLoop:
         self.core = core
         self.config = config
         self.agent_id = core.agent_id
-        self.store = LoopStore(core.store)
+        #: False on PostgreSQL: the loop's tables are SQLite-only for now (see ``docs/scaling-out.md``).
+        self.supported = isinstance(core.store, SQLiteStore)
+        self.store = LoopStore(core.store) if isinstance(core.store, SQLiteStore) else cast(LoopStore, _NoLoopTables())
         self.governor = Governor(
             context_tokens=context_tokens,
             has_llm=llm is not None,
@@ -184,6 +208,8 @@ class MemoryLoop:
     # -------------------------------------------------------------- record_turn
     async def record_turn(self, user: Any, reply: Any, session_id: Any = None, metadata: Any = None) -> TurnReceipt:
         """Store one exchange; never raises (see :meth:`AsyncMemory.record_turn`)."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         session = DEFAULT_SESSION
         try:
             session = as_session(session_id)
@@ -318,6 +344,8 @@ class MemoryLoop:
     # ------------------------------------------------------------ build_context
     async def build_context(self, user_input: Any, session_id: Any = None) -> ContextPlan:
         """The plan for the next model call; never raises (an empty plan on failure)."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         session = DEFAULT_SESSION
         query = ""
         profile = self.profile
@@ -537,7 +565,7 @@ class MemoryLoop:
         """Recall made graph-aware: see :mod:`.graph_recall`. A failure leaves the recall as it was."""
         profile = self.profile
         fraction = self.core.recall_config.graph_boost
-        if fraction <= 0 or profile.graph_rows_max <= 0 or not explanation.hits:
+        if fraction <= 0 or profile.graph_rows_max <= 0 or not explanation.hits or not self.supported:
             return explanation
         try:
             return await graph_recall.nudge(
@@ -733,6 +761,9 @@ class MemoryLoop:
                 "available": self.llm.available,
                 "last_error": self.llm.last_error,
             }
+        if not self.supported:
+            out["loop"] = NO_LOOP
+            return out
         try:
             out.update(await self.store.stats(self.agent_id))
         except Exception as e:  # noqa: BLE001 - health reports, never raises

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..config import RecallConfig
 from ..filters import Filters
-from ..storage import SQLiteStore
+from ..storage import Store
 from ..storage.fts import match_expression
 from ..storage.rows import hit_from_record
 from ..types import Explanation, Fusion, MemoryRecord, RecallMode
@@ -35,7 +35,7 @@ def _ms(since: float) -> float:
 
 
 async def run(
-    store: SQLiteStore,
+    store: Store,
     config: RecallConfig,
     *,
     query: str,
@@ -105,7 +105,7 @@ async def run(
 
 
 async def _fuse(
-    store: SQLiteStore,
+    store: Store,
     config: RecallConfig,
     match: str | None,
     qvec: F32 | None,

@@ -13,7 +13,7 @@ Nothing here touches a connection. Identifiers are constants or pass through
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..filters import Filters
@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 Prepared = tuple[str, list[Any]]
+#: Compiles one parsed metadata condition ``(key, op, operand)`` to SQL (one per dialect).
+MetadataCompiler = Callable[[tuple[str, str, Any], str], Prepared]
 
 #: The columns of ``memories`` in the order :func:`select_rows` returns them.
 COLUMNS = (
@@ -187,8 +189,14 @@ def _metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
     return _metadata_condition(key, op, operand, alias)
 
 
-def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
-    """The WHERE clause (without ``WHERE``) for live memories matching ``filters``."""
+def live_filter(
+    filters: Filters, *, now: float, alias: str = "m", metadata: MetadataCompiler | None = None
+) -> Prepared:
+    """The WHERE clause (without ``WHERE``) for live memories matching ``filters``.
+
+    ``metadata`` compiles metadata conditions (default: SQLite's JSON functions).
+    """
+    compile_metadata = metadata or _metadata_node
     a = alias
     parts = [
         f'{a}."deleted_at" IS NULL',
@@ -235,7 +243,7 @@ def live_filter(filters: Filters, *, now: float, alias: str = "m") -> Prepared:
         parts.append(f'{a}."pinned" = ?')
         params.append(int(filters.pinned))
     for condition in filters.metadata:
-        sql, p = _metadata_node(condition, a)
+        sql, p = compile_metadata(condition, a)
         parts.append(sql)
         params += p
     return " AND ".join(parts), params
@@ -256,14 +264,21 @@ def tagged(filters: Filters) -> Prepared:
     return " INTERSECT ".join(parts), params
 
 
-def select_rows(*, by: str, values: Sequence[Any], filters: Filters | None = None, now: float = 0.0) -> Prepared:
+def select_rows(
+    *,
+    by: str,
+    values: Sequence[Any],
+    filters: Filters | None = None,
+    now: float = 0.0,
+    metadata: MetadataCompiler | None = None,
+) -> Prepared:
     """All columns of the memories whose ``by`` column (``id`` or ``seq``) is in ``values``.
 
     With ``filters``, only live memories that match them.
     """
     where, params = in_list(f"m.{quote_ident(by)}", values)
     if filters is not None:
-        live, live_params = live_filter(filters, now=now)
+        live, live_params = live_filter(filters, now=now, metadata=metadata)
         where, params = f"{where} AND {live}", [*params, *live_params]
     return f"SELECT {columns()} FROM memories AS m WHERE {where}", params
 
@@ -291,9 +306,9 @@ def keyword_ranking(match: str, *, limit: int) -> Prepared:
     return sql, [match, limit]
 
 
-def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
+def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:
     """No-text recall: pinned first, then importance, then recency."""
-    where, params = live_filter(filters, now=now)
+    where, params = live_filter(filters, now=now, metadata=metadata)
     sql = (
         f"SELECT {columns()} FROM memories AS m WHERE {where} "
         "ORDER BY m.pinned DESC, m.importance DESC, m.created_at DESC, m.seq DESC LIMIT ?"
@@ -301,9 +316,11 @@ def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
     return sql, [*params, limit]
 
 
-def tag_counts(filters: Filters, *, now: float, prefix: str | None = None) -> Prepared:
+def tag_counts(
+    filters: Filters, *, now: float, prefix: str | None = None, metadata: MetadataCompiler | None = None
+) -> Prepared:
     """``(tag, count)`` over live memories matching ``filters``, tags starting with ``prefix`` only."""
-    where, params = live_filter(filters, now=now)
+    where, params = live_filter(filters, now=now, metadata=metadata)
     sql = f"SELECT t.tag, count(*) FROM memory_tags AS t JOIN memories AS m ON m.seq = t.seq WHERE {where}"
     if prefix:
         sql += " AND t.tag >= ? AND substr(t.tag, 1, ?) = ?"

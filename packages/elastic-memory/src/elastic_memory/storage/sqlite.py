@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -29,17 +30,17 @@ from ..errors import (
 )
 from ..filters import Filters
 from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
-from . import migrations
+from . import migrations, write_plan
 from . import queries as q
 from .driver import Driver, driver
 from .rows import from_blob, record_from_row, seq_of, to_blob
 from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
+from .write_plan import WriteMode
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
 
 F32 = npt.NDArray[np.float32]
 VectorTier = Literal["auto", "ram", "vec0", "ann"]
-WriteMode = Literal["upsert", "update", "import"]
 
 
 _FTS5_PROBE = "CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)"
@@ -368,81 +369,42 @@ class SQLiteStore:
         row. Later rows of the batch see earlier ones (same id: update; same text: duplicate).
         """
         now = self._clock()
-        known: dict[str, tuple[int, bool]] = {}
-        key_of: dict[str, tuple[Any, ...]] = {}
-        flags: dict[str, tuple[Any, int]] = {}
+        stored: list[Any] = []
         for chunk in chunks(list(dict.fromkeys(r["id"] for r in rows))):
             sql, params = q.in_list("id", chunk)
-            for seq, mid, has_vector, *key, deleted_at, archived in await self._all(
-                "SELECT seq, id, has_vector, content_hash, agent_id, scope, pool, deleted_at, archived "
-                f"FROM memories WHERE {sql}",
-                params,
-            ):
-                known[mid] = (int(seq), bool(has_vector))
-                key_of[mid] = tuple(key)
-                flags[mid] = (deleted_at, archived)
-        in_db = dict(known)
-        live_by_key: dict[tuple[Any, ...], str] = {}
+            stored += await self._all(f"SELECT {write_plan.EXISTING} FROM memories WHERE {sql}", params)
+        live: list[Any] = []
         hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
         for chunk in chunks(hashes):
-            sql, params = q.live_by_hash(chunk, now=now)
-            for content_hash, agent, scope, pool, mid in await self._all(sql, params):
-                live_by_key.setdefault((content_hash, agent, scope, pool), mid)
+            live += await self._all(*q.live_by_hash(chunk, now=now))
         # AUTOINCREMENT's counter never goes back, so a seq (and its vector rowid) is never reused.
-        next_seq = 1 + int(
-            await self._scalar(
-                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0), "
-                "coalesce((SELECT max(seq) FROM memories), 0))"
+        next_seq = itertools.count(
+            1
+            + int(
+                await self._scalar(
+                    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0), "
+                    "coalesce((SELECT max(seq) FROM memories), 0))"
+                )
             )
         )
-        keep: tuple[str, ...] = ()
-        if mode != "import":
-            keep = ("created_at", "accessed_at", "access_count", "retention_strength")
-        if mode == "update":
-            keep = (*keep, "deleted_at", "archived")
-        update_columns = [c for c in q.WRITABLE if c not in keep and c != "id"]
-        inserts: list[list[Any]] = []
-        updates: list[list[Any]] = []
-        final_vectors: dict[int, tuple[dict[str, Any], Any]] = {}
-        ids: list[MemoryId] = []
-        changed: list[tuple[int, dict[str, Any], Any]] = []
-        for given, vector, check in zip(rows, vectors, dedupe, strict=True):
-            key = (given["content_hash"], given["agent_id"], given["scope"], given["pool"])
-            if check and live_by_key.get(key, given["id"]) != given["id"]:
-                ids.append(MemoryId(live_by_key[key], "duplicate"))
-                continue
-            prior = known.get(given["id"])
-            has_vector = pinned and (
-                isinstance(vector, np.ndarray) or (vector is KEEP and prior is not None and prior[1])
-            )
-            row = {**given, "has_vector": int(has_vector)}
-            if mode == "update" and given["id"] in flags:
-                row["deleted_at"], row["archived"] = flags[given["id"]]
-            old_key = key_of.pop(given["id"], None)
-            if old_key is not None and live_by_key.get(old_key) == given["id"]:
-                del live_by_key[old_key]
-            key_of[given["id"]] = key
-            if prior is None:
-                seq, status = next_seq, "created"
-                next_seq += 1
-                inserts.append([seq, *(row[c] for c in q.WRITABLE)])
-            else:
-                seq, status = prior[0], "updated"
-                updates.append([*(row[c] for c in update_columns), seq])
-            known[row["id"]] = (seq, has_vector)
-            expired = row["expires_at"] is not None and row["expires_at"] <= now
-            if row["deleted_at"] is None and not row["archived"] and not expired:
-                live_by_key[key] = row["id"]
-            final_vectors[seq] = (row, vector)
-            ids.append(MemoryId(row["id"], status))
-            changed.append((seq, row, vector))
-        if inserts:
-            await self._conn.executemany(q.insert_rows(), inserts)
-        if updates:
-            await self._conn.executemany(q.update_rows(update_columns), updates)
+        p = write_plan.plan(
+            rows,
+            vectors,
+            dedupe,
+            stored=stored,
+            live=live,
+            new_seq=next_seq.__next__,
+            mode=mode,
+            pinned=pinned,
+            now=now,
+        )
+        if p.inserts:
+            await self._conn.executemany(q.insert_rows(), p.inserts)
+        if p.updates:
+            await self._conn.executemany(q.update_rows(p.update_columns), p.updates)
         if pinned:
-            await self._write_vectors(final_vectors, [seq for seq, _ in in_db.values()])
-        return ids, changed
+            await self._write_vectors(p.final, p.rewritten)
+        return p.ids, p.changed
 
     async def _write_vectors(self, final: dict[int, tuple[dict[str, Any], Any]], rewritten: list[int]) -> None:
         """Store each seq's final vector; ``rewritten`` seqs existed before this batch."""

@@ -1,0 +1,720 @@
+"""The PostgreSQL store: psycopg 3 and a connection pool, pgvector, ``tsvector`` full text.
+
+It does what :class:`~.sqlite.SQLiteStore` does for the memories (the same methods, the
+same rows, the same write planner and filters), so the recall pipeline, fusion and the
+facades run on it unchanged. Every write is one transaction under an advisory lock on the
+store's schema, so writers on many hosts are serialised as SQLite's writers are, and a
+write that fails (a dropped connection included) is rolled back by the server: nothing is
+half-applied. Each store lives in its own schema (``?schema=`` in the URL, default
+``elastic_memory``): stores sharing a database never see each other's rows.
+
+The memory loop's tables and the knowledge graph are not on PostgreSQL yet (see
+``docs/scaling-out.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import EmbeddingMismatchError, SchemaVersionError, StorageError, UsageError
+from ..filters import Filters
+from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
+from . import pg_queries as pq
+from . import pg_schema, write_plan
+from . import queries as q
+from .migrations import Migration
+from .rows import record_from_row, seq_of
+from .sqlite import EmbeddingPin
+from .vectors import chunks
+from .write_plan import WriteMode
+
+__all__ = ["PostgresStore", "is_url", "redact"]
+
+F32 = npt.NDArray[np.float32]
+PgTier = Literal["exact", "hnsw"]
+
+_SCHEMES = ("postgresql://", "postgres://")
+_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_DEFAULT_SCHEMA = "elastic_memory"
+#: Advisory lock namespace ("EM"); the second key is the schema's hash.
+_LOCK_SPACE = 0x454D
+_RETENTION_GROWTH = 1.1
+_RETENTION_CAP = 5.0
+
+
+def is_url(location: str) -> bool:
+    """True when ``location`` names a PostgreSQL server (``postgresql://`` or ``postgres://``)."""
+    return location.startswith(_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (what logs, errors and ``stats()`` show).
+
+    >>> redact("postgresql://ana:s3cret@db:5432/mem?schema=team")
+    'postgresql://ana:***@db:5432/mem?schema=team'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """``(libpq URL, schema)``: the ``schema`` query parameter is elastic-memory's, not libpq's.
+
+    Raises:
+        UsageError: The schema is not a plain identifier.
+    """
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [v for k, v in query if k == "schema"]
+    schema = schemas[-1] if schemas else _DEFAULT_SCHEMA
+    if not _SCHEMA.match(schema):
+        msg = f"schema {schema!r} in the URL must be 1-63 letters, digits or underscores, not starting with a digit"
+        raise UsageError(msg)
+    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    return urlunsplit(parts._replace(query=rest)), schema
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg  # noqa: PLC0415 - optional: the postgres extra
+        import psycopg_pool  # noqa: PLC0415, F401
+    except ImportError as e:
+        msg = "a PostgreSQL URL needs the postgres extra: pip install 'elastic-memory[postgres]'"
+        raise UsageError(msg) from e
+    return psycopg
+
+
+class PostgresStore:
+    """Async storage in one schema of a PostgreSQL database. Create with :meth:`open`."""
+
+    def __init__(
+        self, pool: Any, url: str, schema: str, *, clock: Callable[[], float], tier: PgTier, has_vector: bool
+    ) -> None:
+        self._pool = pool
+        self._psycopg = _psycopg()
+        #: Where the store lives, password hidden (``postgresql://user:***@host/db?schema=...``).
+        self.path = f"{redact(url).split('?', 1)[0]}?schema={schema}"
+        self.schema = schema
+        self._clock = clock
+        self._tier: PgTier = tier
+        self._has_vector = has_vector
+        self.pin: EmbeddingPin | None = None
+        self.closed = False
+        #: Transactions this store committed (recall re-reads rows when it moved).
+        self.writes = 0
+
+    # ----------------------------------------------------------------- lifecycle
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+        vector_tier: str = "auto",
+        pool_size: int = 4,
+    ) -> PostgresStore:
+        """Connect, create the schema (and pgvector) when missing, and migrate.
+
+        ``vector_tier``: ``"auto"`` (exact cosine scan) or ``"ann"`` (an HNSW index).
+        """
+        if vector_tier not in ("auto", "ann"):
+            msg = f"on PostgreSQL vector_index must be 'auto' (exact scan) or 'ann' (HNSW index), got {vector_tier!r}"
+            raise UsageError(msg)
+        psycopg = _psycopg()
+        from psycopg_pool import AsyncConnectionPool  # noqa: PLC0415 - optional
+
+        conninfo, schema = split_url(url)
+        shown = redact(url)
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                conninfo, autocommit=True, connect_timeout=max(1, int(timeout))
+            )
+        except psycopg.Error as e:
+            msg = f"could not connect to {shown}: {_first_line(e)}; check the URL, the server and PGPASSWORD"
+            raise StorageError(msg) from e
+        try:
+            has_vector = await _prepare(conn, schema, shown)
+        finally:
+            await conn.close()
+
+        async def configure(c: Any) -> None:
+            await _configure(c, schema, has_vector, timeout)
+
+        pool = AsyncConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=max(1, pool_size),
+            open=False,
+            configure=configure,
+            check=AsyncConnectionPool.check_connection,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
+            timeout=max(timeout, 1.0),
+            name=f"elastic-memory:{schema}",
+        )
+        try:
+            await pool.open(wait=True, timeout=max(timeout, 1.0))
+        except Exception as e:
+            await pool.close()
+            msg = f"could not open a connection pool to {shown}: {_first_line(e)}"
+            raise StorageError(msg) from e
+        tier: PgTier = "hnsw" if vector_tier == "ann" else "exact"
+        store = cls(pool, url, schema, clock=clock, tier=tier, has_vector=has_vector)
+        try:
+            await store._load_pin()
+        except BaseException:
+            await pool.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Close the pool (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        await self._pool.close()
+
+    # ------------------------------------------------------------------ helpers
+    @contextlib.contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except self._psycopg.Error as e:
+            msg = f"could not {what} on {self.path}: {_first_line(e)}; nothing was written; retry"
+            raise StorageError(msg) from e
+        except Exception as e:
+            if type(e).__module__.startswith("psycopg_pool"):  # no connection within the timeout
+                msg = f"could not {what} on {self.path}: {_first_line(e)}; is the server up?"
+                raise StorageError(msg) from e
+            raise
+
+    def _check_open(self) -> None:
+        if self.closed:
+            msg = "this memory store is closed; open it again with Memory.open(url)"
+            raise UsageError(msg)
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self, what: str) -> AsyncIterator[Any]:
+        """A write transaction holding the store's advisory lock: writers queue as SQLite's do."""
+        self._check_open()
+        with self._errors(what):
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", [_LOCK_SPACE])
+                yield conn
+        self.writes += 1
+
+    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """One statement (``%s`` placeholders) on a pooled connection: its rows."""
+        self._check_open()
+        with self._errors("read memories"):
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(sql, list(params))
+                return list(await cur.fetchall()) if cur.description else []
+
+    async def _load_pin(self) -> None:
+        rows = await self._read("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        self.pin = None if not rows else EmbeddingPin(str(rows[0][0]), int(rows[0][1]), str(rows[0][2]))
+
+    @property
+    def has_vec(self) -> bool:
+        """True when pgvector is installed in the database."""
+        return self._has_vector
+
+    def check_vector(self, vector: F32) -> None:
+        """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
+        _check_against(vector, self.pin)
+
+    # ------------------------------------------------------------------- writes
+    async def write(
+        self,
+        rows: Sequence[dict[str, Any]],
+        vectors: Sequence[F32 | Any | None],
+        *,
+        dedupe: Sequence[bool],
+        mode: WriteMode,
+        pin: EmbeddingPin | None,
+    ) -> list[MemoryId]:
+        """Insert or upsert ``rows`` in one transaction (see :meth:`.SQLiteStore.write`)."""
+        self._check_open()
+        if self.pin is None:
+            await self._load_pin()
+        new_pin = pin if self.pin is None and any(isinstance(v, np.ndarray) for v in vectors) else None
+        for v in vectors:
+            if isinstance(v, np.ndarray):
+                _check_against(v, self.pin or new_pin)
+        if new_pin is not None and not self.has_vec:
+            new_pin = None
+        async with self._transaction("write memories") as conn:
+            if new_pin is not None:
+                new_pin = await self._settle_pin(conn, new_pin, vectors)
+            pinned = self.has_vec and (self.pin or new_pin) is not None
+            ids, _ = await self._write_batch(conn, rows, vectors, dedupe, mode=mode, pinned=pinned)
+        if new_pin is not None:
+            self.pin = new_pin
+        return ids
+
+    async def _settle_pin(self, conn: Any, pin: EmbeddingPin, vectors: Sequence[Any]) -> EmbeddingPin:
+        cur = await conn.execute("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        row = await cur.fetchone()
+        if row is None:
+            await conn.execute(
+                "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, %s, %s, %s, %s)",
+                [pin.model_id, pin.dimension, pin.family, self._clock()],
+            )
+            await conn.execute(pg_schema.vectors_table(pin.dimension))
+            if self._tier == "hnsw":
+                await conn.execute(pg_schema.HNSW_INDEX)
+            return pin
+        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
+        for v in vectors:
+            if isinstance(v, np.ndarray):
+                _check_against(v, stored)
+        return stored
+
+    async def _write_batch(
+        self,
+        conn: Any,
+        rows: Sequence[dict[str, Any]],
+        vectors: Sequence[Any],
+        dedupe: Sequence[bool],
+        *,
+        mode: WriteMode,
+        pinned: bool,
+    ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
+        now = self._clock()
+        ids = list(dict.fromkeys(r["id"] for r in rows))
+        cur = await conn.execute(f"SELECT {write_plan.EXISTING} FROM memories WHERE id = ANY(%s)", [ids])
+        stored = await cur.fetchall()
+        hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
+        live: list[Any] = []
+        for chunk in chunks(hashes):
+            cur = await conn.execute(*_pg(q.live_by_hash(chunk, now=now)))
+            live += await cur.fetchall()
+        new = max(0, len(rows) - len(stored))
+        cur = await conn.execute("SELECT nextval('memories_seq') FROM generate_series(1, %s)", [new])
+        seqs = iter([int(r[0]) for r in await cur.fetchall()])
+        p = write_plan.plan(
+            rows, vectors, dedupe, stored=stored, live=live, new_seq=seqs.__next__, mode=mode, pinned=pinned, now=now
+        )
+        async with conn.cursor() as c:
+            if p.inserts:
+                await c.executemany(pq.pg(q.insert_rows()), p.inserts)
+            if p.updates:
+                await c.executemany(pq.pg(q.update_rows(p.update_columns)), p.updates)
+            if pinned:
+                await self._write_vectors(c, p.final, set(p.rewritten))
+        return p.ids, p.changed
+
+    @staticmethod
+    async def _write_vectors(cur: Any, final: dict[int, tuple[dict[str, Any], Any]], rewritten: set[int]) -> None:
+        put = [(seq, v) for seq, (_, v) in final.items() if isinstance(v, np.ndarray)]
+        gone = [(seq,) for seq, (_, v) in final.items() if v is None and seq in rewritten]
+        if gone:
+            await cur.executemany("DELETE FROM memory_vectors WHERE seq = %s", gone)
+        if put:
+            await cur.executemany(
+                "INSERT INTO memory_vectors (seq, embedding) VALUES (%s, %s) "
+                "ON CONFLICT (seq) DO UPDATE SET embedding = excluded.embedding",
+                put,
+            )
+
+    async def set_flags(
+        self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
+    ) -> list[str]:
+        """Soft-delete/restore or archive/unarchive; returns the ids that changed."""
+        now = self._clock()
+        changed: list[str] = []
+        async with self._transaction("update memories") as conn:
+            for chunk in chunks(list(ids)):
+                cur = await conn.execute(*pq.select_rows(by="id", values=chunk))
+                for row in await cur.fetchall():
+                    record = record_from_row(row)
+                    changes: dict[str, Any] = {}
+                    if deleted is not None and (record.deleted_at is not None) != deleted:
+                        changes["deleted_at"] = now if deleted else None
+                    if archived is not None and record.archived != archived:
+                        changes["archived"] = int(archived)
+                    if changes:
+                        changes["updated_at"] = now
+                        await conn.execute(*_pg(q.update_row(seq_of(row), changes)))
+                        changed.append(record.id)
+        return changed
+
+    async def hard_delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove rows (their tags and vectors go with them); returns the ids that existed."""
+        async with self._transaction("delete memories") as conn:
+            cur = await conn.execute("DELETE FROM memories WHERE id = ANY(%s) RETURNING id", [list(ids)])
+            gone = {str(r[0]) for r in await cur.fetchall()}
+        return [i for i in dict.fromkeys(ids) if i in gone]
+
+    async def purge(self, older_than: float) -> list[str]:
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
+        cutoff = self._clock() - older_than
+        async with self._transaction("delete memories") as conn:
+            cur = await conn.execute(
+                "DELETE FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= %s) "
+                "OR (expires_at IS NOT NULL AND expires_at <= %s) RETURNING seq, id",
+                [cutoff, cutoff],
+            )
+            return [str(r[1]) for r in sorted(await cur.fetchall())]
+
+    async def prune(self, policy: PrunePolicy) -> PruneReport:
+        """Archive or purge the victims of ``policy`` in one transaction."""
+        now = self._clock()
+        live, params = pq.live_filter(Filters(), now=now)
+        victims: list[tuple[int, str]] = []
+        below = over = 0
+        async with self._transaction("prune memories") as conn:
+            if policy.min_importance is not None:
+                cur = await conn.execute(
+                    f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance < %s "
+                    "ORDER BY m.seq",
+                    [*params, policy.min_importance],
+                )
+                rows = await cur.fetchall()
+                victims += [(int(r[0]), str(r[1])) for r in rows]
+                below = len(rows)
+            if policy.max_entries is not None:
+                cur = await conn.execute(f"SELECT count(*) FROM memories AS m WHERE {live}", params)
+                total = int((await cur.fetchone())[0])
+                excess = total - below - policy.max_entries
+                if excess > 0:
+                    floor = policy.min_importance if policy.min_importance is not None else -1.0
+                    cur = await conn.execute(
+                        f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance >= %s "
+                        "ORDER BY m.importance ASC, m.accessed_at ASC, m.seq ASC LIMIT %s",
+                        [*params, floor, excess],
+                    )
+                    rows = await cur.fetchall()
+                    victims += [(int(r[0]), str(r[1])) for r in rows]
+                    over = len(rows)
+            if not policy.dry_run and victims:
+                seqs = [s for s, _ in victims]
+                if policy.action is PruneAction.PURGE:
+                    await conn.execute("DELETE FROM memories WHERE seq = ANY(%s)", [seqs])
+                else:
+                    await conn.execute(
+                        "UPDATE memories SET archived = 1, updated_at = %s WHERE seq = ANY(%s)", [now, seqs]
+                    )
+        return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
+
+    async def touch_ids(self, ids: Sequence[str]) -> None:
+        """Record an access on the memories among ``ids``."""
+        rows = await self._read("SELECT seq FROM memories WHERE id = ANY(%s)", [list(dict.fromkeys(ids))])
+        await self.touch([int(r[0]) for r in rows])
+
+    async def touch(self, seqs: Sequence[int]) -> None:
+        """Record an access: count, time, and retention growth (capped). Not a content change."""
+        if not seqs:
+            return
+        self._check_open()
+        with self._errors("record access"):
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE memories SET access_count = access_count + 1, accessed_at = %s, "
+                    "retention_strength = least(%s, retention_strength * %s) WHERE seq = ANY(%s)",
+                    [self._clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
+                )
+
+    # -------------------------------------------------------------------- reads
+    async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
+        """Records by id (missing ids are absent from the result)."""
+        out: dict[str, MemoryRecord] = {}
+        for chunk in chunks(list(ids)):
+            for row in await self._read(*pq.select_rows(by="id", values=chunk)):
+                record = record_from_row(row)
+                if include_hidden or (record.deleted_at is None and not record.archived):
+                    out[record.id] = record
+        return out
+
+    async def records_matching(self, ids: Sequence[str], filters: Filters) -> list[MemoryRecord]:
+        """The live records among ``ids`` that match ``filters``."""
+        out: list[MemoryRecord] = []
+        now = self._clock()
+        for chunk in chunks(list(ids)):
+            sql, params = pq.select_rows(by="id", values=chunk, filters=filters, now=now)
+            out += [record_from_row(row) for row in await self._read(sql, params)]
+        return out
+
+    async def rows_for(
+        self, seqs: Sequence[int], filters: Filters, *, known: Mapping[int, MemoryRecord] | None = None
+    ) -> dict[int, MemoryRecord]:
+        """The live records among ``seqs`` that match ``filters``, keyed by seq."""
+        out: dict[int, MemoryRecord] = {s: known[s] for s in seqs if known and s in known}
+        now = self._clock()
+        for chunk in chunks([s for s in seqs if s not in out]):
+            sql, params = pq.select_rows(by="seq", values=chunk, filters=filters, now=now)
+            for row in await self._read(sql, params):
+                out[seq_of(row)] = record_from_row(row)
+        return out
+
+    async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """``(seq, relevance)`` best first among live memories matching ``filters`` (``ts_rank``)."""
+        sql, params = pq.keyword_search(match, filters, now=self._clock(), limit=limit)
+        return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
+
+    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each memory with a session, the live memory just before and after it in that session."""
+        rows = await self._read(
+            "SELECT m.seq, "
+            "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+            "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
+            "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+            "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) "
+            "FROM memories AS m WHERE m.session_id IS NOT NULL AND m.seq = ANY(%s)",
+            [list(seqs)],
+        )
+        return {int(r[0]): (r[1], r[2]) for r in rows}
+
+    async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
+        """Live records, pinned first, then by importance, then newest."""
+        sql, params = pq.browse(filters, now=self._clock(), limit=limit)
+        return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
+
+    async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
+        """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
+        sql, params = pq.tag_counts(filters, now=self._clock(), prefix=prefix)
+        return {str(tag): int(count) for tag, count in await self._read(sql, params)}
+
+    async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
+        """The stored (unit) vectors of the memories among ``ids`` that have one."""
+        if not self.has_vec or self.pin is None:
+            return {}
+        rows = await self._read(
+            "SELECT m.id, v.embedding FROM memories AS m JOIN memory_vectors AS v ON v.seq = m.seq "
+            "WHERE m.id = ANY(%s)",
+            [list(dict.fromkeys(ids))],
+        )
+        return {str(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+
+    async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
+        """Every record, hidden ones included, in insertion order, with its vector."""
+        last = 0
+        vectors = self.has_vec and self.pin is not None
+        join = "LEFT JOIN memory_vectors AS v ON v.seq = m.seq" if vectors else ""
+        what = ", v.embedding" if vectors else ""
+        while True:
+            rows = await self._read(
+                f"SELECT {q.columns()}{what} FROM memories AS m {join} WHERE m.seq > %s ORDER BY m.seq LIMIT %s",
+                [last, batch],
+            )
+            if not rows:
+                return
+            for row in rows:
+                vec = row[len(q.COLUMNS)] if vectors else None
+                yield record_from_row(row), None if vec is None else np.asarray(vec, dtype=np.float32)
+            last = seq_of(rows[-1])
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts, index and database facts."""
+        now = self._clock()
+        live, params = pq.live_filter(Filters(), now=now)
+        counts = await self._read(
+            "SELECT count(*), count(*) FILTER (WHERE deleted_at IS NOT NULL), "
+            "count(*) FILTER (WHERE deleted_at IS NULL AND archived = 1), "
+            "count(*) FILTER (WHERE deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= %s), "
+            "count(*) FILTER (WHERE has_vector = 1) FROM memories",
+            [now],
+        )
+        total, deleted, archived, expired, vectors = (int(v) for v in counts[0])
+        by_type = dict(await self._read(f"SELECT type, count(*) FROM memories AS m WHERE {live} GROUP BY type", params))
+        by_scope = dict(
+            await self._read(f"SELECT scope, count(*) FROM memories AS m WHERE {live} GROUP BY scope", params)
+        )
+        size = await self._read(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
+            "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+        )
+        version = await self._read(
+            "SELECT current_setting('server_version'), (SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        )
+        return {
+            "path": self.path,
+            "total_memories": total,
+            "active_memories": sum(int(v) for v in by_type.values()),
+            "deleted_memories": deleted,
+            "archived_memories": archived,
+            "expired_memories": expired,
+            "by_type": {str(k): int(v) for k, v in by_type.items()},
+            "by_scope": {str(k): int(v) for k, v in by_scope.items()},
+            "vectors": vectors,
+            "vector_index": self.vector_tier(),
+            "embedding_model": self.pin.model_id if self.pin else None,
+            "embedding_dimension": self.pin.dimension if self.pin else None,
+            "embedding_family": self.pin.family if self.pin else None,
+            "schema_version": pg_schema.LATEST,
+            "backend": "postgresql",
+            "postgres_schema": self.schema,
+            "postgres_version": version[0][0],
+            "pgvector_version": version[0][1],
+            "db_size_bytes": int(size[0][0]),
+        }
+
+    # ------------------------------------------------------------ vector search
+    def allow_ram_index(self, allowed: bool, *, ann: bool = True) -> None:
+        """The governor's RAM decision: nothing to do, vectors are searched in the server."""
+
+    async def load_index(self) -> str:
+        """Nothing to load (the server holds the index); the tier."""
+        self._check_open()
+        await self.refresh()
+        return self.vector_tier()
+
+    def vector_tier(self) -> str:
+        """``"none"`` without vectors, else ``"exact"`` or ``"hnsw"``."""
+        return "none" if not self.has_vec or self.pin is None else self._tier
+
+    async def check(self) -> None:
+        """Read one row: raises :class:`StorageError` when the database cannot serve."""
+        await self._read("SELECT count(*) FROM (SELECT 1 FROM memories LIMIT 1) AS one")
+        await self.refresh()
+
+    async def refresh(self) -> None:
+        """Pick up a pin another process wrote."""
+        self._check_open()
+        if self.pin is None:
+            await self._load_pin()
+
+    async def vector(
+        self, vector: F32, filters: Filters, limit: int, *, records: dict[int, MemoryRecord] | None = None
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """``(seq, cosine)`` best first among live rows matching ``filters``, and how (``vector_index``).
+
+        With the HNSW index, a search that returns fewer than ``limit`` rows (a selective
+        filter) is run again exactly, so it never returns fewer rows than match.
+        """
+        self._check_open()
+        if not self.has_vec or self.pin is None:
+            await self.refresh()
+            if not self.has_vec or self.pin is None:
+                return [], {"vector_index": "none"}
+        _check_against(vector, self.pin)
+        now = self._clock()
+        if self._tier == "hnsw":
+            ranking = await self._hnsw(vector, filters, limit, now)
+            if len(ranking) >= limit:
+                return ranking, {"vector_index": "hnsw"}
+            how: dict[str, Any] = {"vector_index": "exact", "ann_fallback": "hnsw returned fewer rows than asked"}
+        else:
+            how = {"vector_index": "exact"}
+        sql, params = pq.vector_scan(vector, filters, now=now, limit=limit, exact=True)
+        return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)], how
+
+    async def _hnsw(self, vector: F32, filters: Filters, limit: int, now: float) -> list[tuple[int, float]]:
+        sql, params = pq.vector_scan(vector, filters, now=now, limit=limit, exact=False)
+        with self._errors("search vectors"):
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, 2 * limit))])
+                await conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+                cur = await conn.execute(sql, params)
+                rows = await cur.fetchall()
+        ranked = sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
+        return ranked[:limit]
+
+    async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
+        if not self.has_vec or self.pin is None or not seqs:
+            return {}
+        rows = await self._read(
+            "SELECT seq, 1 - (embedding <=> %s) FROM memory_vectors WHERE seq = ANY(%s)", [vector, list(seqs)]
+        )
+        return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _pg(prepared: q.Prepared) -> q.Prepared:
+    sql, params = prepared
+    return pq.pg(sql), params
+
+
+def _check_against(vector: F32, pin: EmbeddingPin | None) -> None:
+    if pin is not None and vector.shape != (pin.dimension,):
+        msg = (
+            f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: the database is pinned "
+            f"to {pin.model_id!r} with dimension {pin.dimension}; use that model or one of family {pin.family!r}"
+        )
+        raise EmbeddingMismatchError(msg)
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+async def _prepare(conn: Any, schema: str, shown: str) -> bool:
+    """Create the schema and pgvector when missing, migrate; whether pgvector is installed."""
+    from psycopg.types import TypeInfo  # noqa: PLC0415 - optional
+
+    psycopg = _psycopg()
+    ident = q.quote_ident(schema)
+    try:
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {ident}")
+        with contextlib.suppress(psycopg.Error):
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        await conn.execute(f"SET search_path TO {ident}, public")
+        await _migrate(conn, shown)
+        return await TypeInfo.fetch(conn, "vector") is not None
+    except psycopg.Error as e:
+        msg = f"could not prepare schema {schema!r} on {shown}: {_first_line(e)}; check the role's privileges"
+        raise StorageError(msg) from e
+
+
+async def _migrate(conn: Any, shown: str) -> None:
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", [_LOCK_SPACE])
+        await conn.execute(pg_schema.VERSION_TABLE)
+        cur = await conn.execute("SELECT max(version) FROM schema_version")
+        version = int((await cur.fetchone())[0] or 0)
+        if version == 0:
+            cur = await conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                "AND table_name <> 'schema_version' ORDER BY table_name LIMIT 5"
+            )
+            foreign = [str(r[0]) for r in await cur.fetchall()]
+            if foreign:
+                msg = (
+                    f"schema {shown} holds tables of something else ({foreign}); elastic-memory will not "
+                    "change them: name another schema with ?schema= in the URL"
+                )
+                raise UsageError(msg)
+        if version > pg_schema.LATEST:
+            msg = (
+                f"{shown} has schema version {version}, newer than this elastic-memory understands "
+                f"({pg_schema.LATEST}); upgrade elastic-memory to open it"
+            )
+            raise SchemaVersionError(msg)
+        for migration in pg_schema.MIGRATIONS:
+            if migration.version > version:
+                await _apply(conn, migration)
+
+
+async def _apply(conn: Any, migration: Migration) -> None:
+    for statement in migration.statements:
+        await conn.execute(statement)
+    await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", [migration.version])
+
+
+async def _configure(conn: Any, schema: str, has_vector: bool, timeout: float) -> None:
+    """Each pooled connection: the store's schema first, jsonb read as text, NUL-safe text, pgvector's types."""
+    from psycopg.types.string import TextLoader  # noqa: PLC0415 - optional
+
+    from .pg_text import NulSafeDumper, NulSafeLoader  # noqa: PLC0415 - needs psycopg
+
+    await conn.execute(f"SET search_path TO {q.quote_ident(schema)}, public")
+    await conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(timeout * 1000)}ms"])
+    conn.adapters.register_loader("jsonb", TextLoader)
+    conn.adapters.register_dumper(str, NulSafeDumper)
+    conn.adapters.register_loader("text", NulSafeLoader)
+    if has_vector:
+        from pgvector.psycopg import register_vector_async  # noqa: PLC0415 - optional
+
+        await register_vector_async(conn)
