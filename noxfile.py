@@ -53,7 +53,7 @@ def tests(session: nox.Session, package: str) -> None:
         session.install("-e", f"{CORE}[ann,postgres-server]", *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
-        session.install("-e", CORE, "-e", folder, *TEST_DEPS, *extra)
+        session.install("-e", f"{CORE}[postgres-server]", "-e", folder, *TEST_DEPS, *extra)
         session.run("pytest", f"{folder}/tests", *session.posargs)
         # the shared conformance suite through this adapter's drivers, and its guide's examples
         session.run("pytest", "tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
@@ -89,9 +89,10 @@ def notebooks(session: nox.Session) -> None:
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Ingest/recall latency against the raw engines, and LoCoMo recall@10 (prints figures)."""
-    session.install("-e", f"{CORE}[ann]")
+    session.install("-e", f"{CORE}[ann,postgres-server]")
     session.run("python", "benchmarks/ingest_recall.py", *session.posargs)
     session.run("python", "benchmarks/vector_tiers.py")
+    session.run("python", "benchmarks/postgres.py")
     session.run("python", "benchmarks/locomo_recall.py")
 
 

@@ -33,8 +33,9 @@ class TestElasticMemoryDocumentStore(
     GetMetadataFieldUniqueValuesTest,
 ):
     @pytest.fixture
-    def document_store(self) -> Iterator[ElasticMemoryDocumentStore]:
-        store = ElasticMemoryDocumentStore(path=":memory:")
+    def document_store(self, location: str) -> Iterator[ElasticMemoryDocumentStore]:
+        """An empty store per test, on SQLite in memory and on PostgreSQL (``conftest.py``)."""
+        store = ElasticMemoryDocumentStore(path=location)
         yield store
         store.close()
 

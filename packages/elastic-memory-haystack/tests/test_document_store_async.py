@@ -40,8 +40,9 @@ class TestElasticMemoryDocumentStoreAsync(
     GetMetadataFieldUniqueValuesAsyncTest,
 ):
     @pytest.fixture
-    async def document_store(self) -> AsyncIterator[ElasticMemoryDocumentStore]:
-        store = ElasticMemoryDocumentStore(path=":memory:")
+    async def document_store(self, location: str) -> AsyncIterator[ElasticMemoryDocumentStore]:
+        """An empty store per test, on SQLite in memory and on PostgreSQL (``conftest.py``)."""
+        store = ElasticMemoryDocumentStore(path=location)
         yield store
         await store.close_async()
 

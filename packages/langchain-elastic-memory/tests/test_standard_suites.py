@@ -1,12 +1,13 @@
 """LangChain's own conformance suites (langchain-tests, pinned), run unchanged.
 
-``VectorStoreIntegrationTests`` gets an empty in-memory store per test;
+``VectorStoreIntegrationTests`` gets an empty store per test;
 ``RetrieversIntegrationTests`` builds retrievers over one store seeded with five notes.
+Both run twice: on SQLite in memory and on PostgreSQL (``conftest.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +19,8 @@ from langchain_elastic_memory import ElasticMemoryRetriever, ElasticMemoryVector
 
 class TestElasticMemoryVectorStore(VectorStoreIntegrationTests):
     @pytest.fixture
-    def vectorstore(self) -> Iterator[ElasticMemoryVectorStore]:
-        store = ElasticMemoryVectorStore(path=":memory:", embedding=self.get_embeddings())
+    def vectorstore(self, location: str) -> Iterator[ElasticMemoryVectorStore]:
+        store = ElasticMemoryVectorStore(path=location, embedding=self.get_embeddings())
         try:
             yield store
         finally:
@@ -31,10 +32,10 @@ class TestElasticMemoryRetriever(RetrieversIntegrationTests):
 
     @pytest.fixture(autouse=True, scope="class")
     @classmethod
-    def _seeded(cls) -> Iterator[None]:
+    def _seeded(cls, new_location: Callable[[], str]) -> Iterator[None]:
         """One store with five notes for the whole class; each retriever reads it, none closes it."""
         embedder = LangChainEmbedder(VectorStoreIntegrationTests.get_embeddings())
-        with Memory.open(":memory:", embedder=embedder) as mem:
+        with Memory.open(new_location(), embedder=embedder) as mem:
             mem.remember_many([f"fact number {i} about the garden" for i in range(5)], dedupe=False)
             cls.memory = mem
             yield

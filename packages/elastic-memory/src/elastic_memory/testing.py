@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._pg_server import postgres_server
+from ._pg_server import TemporaryPostgres, postgres_server
 
-__all__ = ["FakeEmbedder", "postgres_server"]
+__all__ = ["FakeEmbedder", "TemporaryPostgres", "postgres_server"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from .._core import EmbedderSpec, MemoryCore, _candidates
 from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
-from ..storage.postgres import is_url, split_url
+from ..storage.postgres import is_url, redact, split_url
 from ..types import Hit, MemoryId, MemoryRecord
 from .config import MemorySettings, check_name, load_budgets, load_settings
 from .federation import MemoryFederation
@@ -112,7 +113,8 @@ async def _open_shared(name: str, location: Path | str, options: dict[str, Any])
     try:
         return SQLiteMemoryStore(await MemoryCore.open(location, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
-        log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, location, e)
+        shown = redact(location) if isinstance(location, str) else location
+        log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, shown, e)
         return _Unavailable(name, e)
 
 
@@ -125,12 +127,12 @@ def tier_url(server: str, tier: str) -> str:
     'postgresql://db/mem?schema=staging_global'
     """
     base, prefix = split_url(server)
-    given = "schema=" in server
+    given = any(k == "schema" for k, _ in parse_qsl(urlsplit(server).query))
     kind, _, name = tier.partition(":")
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    if safe != name:  # '-' and '.' become '_': a short hash keeps "a-b" and "a_b" apart
-        safe += "_" + hashlib.blake2b(name.encode(), digest_size=2).hexdigest()
     schema = "_".join(p for p in ((prefix if given else "em"), kind, safe) if p)
+    if safe != name or len(schema) > 63:  # '-' and '.' become '_', long names are cut: a hash keeps them apart
+        schema = schema[:58] + "_" + hashlib.blake2b(name.encode(), digest_size=2).hexdigest()
     joiner = "&" if "?" in base else "?"
     return f"{base}{joiner}schema={schema}"
 

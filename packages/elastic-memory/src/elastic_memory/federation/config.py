@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..extraction import ExtractionPolicy
-from ..storage.postgres import is_url, redact
+from ..storage.postgres import is_url
 from .resilience import TierBudget
 
 __all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "check_name", "load_budgets", "load_settings"]
@@ -128,7 +128,8 @@ class MemorySettings:
             raise UsageError(msg) from e
         server = block.get("server")
         if server is not None and not (isinstance(server, str) and is_url(server)):
-            msg = f"{where}.server must be a postgresql:// URL (password in PGPASSWORD), got {redact(str(server))!r}"
+            # The value is not echoed: a libpq keyword string ("host=... password=...") would show its secret.
+            msg = f"{where}.server must be a postgresql:// URL (password in PGPASSWORD or ~/.pgpass)"
             raise UsageError(msg)
         return cls(enabled, backends["private"], backends["global"], tuple(dict.fromkeys(pools)), policy, server)
 

@@ -587,6 +587,8 @@ class MemoryLoop:
         self, key: Any, value: Any, *, category: Any = None, valid_from: Any = None, importance: Any = 0.7
     ) -> Fact:
         """Set ``key`` explicitly (user-confirmed, confidence 1.0): see :meth:`Facts.set`."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         fact_key = v.check_fact_key(key, self.config.extraction.reserved_prefixes)
         text = v.check_fact_value(value)
         cat = v.check_category(category, fact_key, PROFILE_KEYS)
@@ -608,6 +610,8 @@ class MemoryLoop:
 
     async def get_fact(self, key: Any, *, as_of: Any = None) -> Fact | None:
         """The current version of ``key``, or the one valid at ``as_of``."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         fact_key = v.check_fact_key(key, ())
         if as_of is None:
             return await self.store.current_fact(self.agent_id, fact_key)
@@ -615,10 +619,14 @@ class MemoryLoop:
 
     async def fact_history(self, key: Any) -> list[Fact]:
         """Every version of ``key``, oldest first."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         return await self.store.fact_history(self.agent_id, v.check_fact_key(key, ()))
 
     async def forget_fact(self, key: Any) -> bool:
         """Tombstone ``key``; ``False`` if it held no value."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         fact_key = v.check_fact_key(key, ())
         write = FactWrite(
             key=fact_key,
@@ -634,6 +642,8 @@ class MemoryLoop:
 
     async def list_facts(self, *, category: Any = None) -> list[Fact]:
         """The current facts, most important first."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         if category is not None and category not in ("profile", "note"):
             msg = f"category must be 'profile', 'note' or None, got {category!r}"
             raise UsageError(msg)
@@ -642,6 +652,8 @@ class MemoryLoop:
     # ----------------------------------------------------------------- lessons
     async def add_lesson(self, text: Any, *, importance: Any = 0.7) -> str:
         """Store a short operational lesson (deduplicated; the oldest beyond the cap archived)."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         mid = await self.core.remember(
             text, type="procedural", importance=importance, source="user_confirmed", kind="lesson"
         )
@@ -653,6 +665,8 @@ class MemoryLoop:
 
     async def list_lessons(self) -> list[MemoryRecord]:
         """Live lessons: pinned, then most important, then most recent."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         hits = await self.core.recall(
             "", k=self.config.max_lessons, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
         )
@@ -664,6 +678,8 @@ class MemoryLoop:
     # ---------------------------------------------------------------- evictions
     async def report_evictions(self, session_id: Any, messages: Any) -> int:
         """The host dropped ``messages`` from its window: fold them into the rolling summary."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         try:
             session = as_session(session_id)
             texts = [t for t in (as_text(m).strip() for m in _messages(messages)) if t]
@@ -726,11 +742,15 @@ class MemoryLoop:
 
     async def end_session(self, session_id: Any) -> None:
         """End a session now: summary, consolidation (in the background)."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         session = as_session(session_id)
         self.submit("session_summary", f"summary:{session}", lambda: jobs.session_summary(self, session), critical=True)
 
     async def consolidate(self) -> None:
         """Queue a consolidation sweep (forgetting, near-duplicate merge, caps)."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
         self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self), critical=True)
 
     async def close(self) -> None:

@@ -10,7 +10,7 @@ search with pgvector.
 >>> tsquery('"dog" OR "name"')
 "'dog' | 'name'"
 >>> metadata_node(("color", "$eq", "red"), "m")[0]
-"(CASE WHEN jsonb_typeof(m.metadata #> %s) = 'string' THEN m.metadata #>> %s END) = %s"
+"(CASE WHEN jsonb_typeof((m.metadata -> U&'color')) = 'string' THEN (m.metadata ->> U&'color') END) = %s"
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from ..filters import Filters
 from . import queries as q
+from .pg_text import escape
 from .queries import Prepared
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "select_rows",
     "tag_counts",
     "tsquery",
+    "vector_ranking",
     "vector_scan",
 ]
 
@@ -56,11 +58,50 @@ def tsquery(match: str) -> str:
     return " | ".join("'" + t.replace("'", "''") + "'" for t in terms)
 
 
-def _typed(value: str, operand: Any) -> str:
-    """The JSON value as SQL when it has ``operand``'s type (a number or a string), else NULL."""
+def _literal(key: str) -> str:
+    r"""A JSON object key as an SQL string constant: letters and digits as they are, the rest as escapes.
+
+    ``U&'...'`` escapes leave no quote, ``?`` or ``%`` in the SQL, so :func:`pg` cannot
+    mistake a key for a placeholder. The key is escaped as stored (see :mod:`.pg_text`).
+
+    >>> _literal("what?"), _literal("it's 50%")
+    ("U&'what\\003F'", "U&'it\\0027s\\002050\\0025'")
+    """
+    out = []
+    for ch in escape(key):
+        if ch.isascii() and (ch.isalnum() or ch == "_"):
+            out.append(ch)
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\{ord(ch):04X}")
+        else:
+            out.append(f"\\+{ord(ch):06X}")
+    return "U&'" + "".join(out) + "'"
+
+
+def _at(alias: str, key: str) -> tuple[str, str]:
+    """The value at a dotted ``key`` of the metadata: as ``jsonb`` and as text.
+
+    ``->`` with a text key reads object fields only, as SQLite's ``$."a"."0"`` does (``#>``
+    would take ``0`` as an array index).
+    """
+    parts = [_literal(p) for p in key.split(".")]
+    head = "".join(f" -> {p}" for p in parts[:-1])
+    return f"({alias}.metadata{head} -> {parts[-1]})", f"({alias}.metadata{head} ->> {parts[-1]})"
+
+
+def _typed(value: str, text: str, operand: Any) -> str:
+    """The JSON value as SQL when it has ``operand``'s type (a number or a string), else NULL.
+
+    Numbers compare as ``numeric``: exact for any integer, as SQLite compares them.
+    """
     if isinstance(operand, str):
-        return f"(CASE WHEN jsonb_typeof({value}) = 'string' THEN {value.replace('#>', '#>>', 1)} END)"
-    return f"(CASE WHEN jsonb_typeof({value}) = 'number' THEN ({value.replace('#>', '#>>', 1)})::float8 END)"
+        return f"(CASE WHEN jsonb_typeof({value}) = 'string' THEN {text} END)"
+    return f"(CASE WHEN jsonb_typeof({value}) = 'number' THEN ({text})::numeric END)"
+
+
+def _fold(sql: str) -> str:
+    """``lower`` of ASCII letters only (SQLite's ``lower``), whatever the server's locale."""
+    return f'lower(({sql}) COLLATE "C")'
 
 
 def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
@@ -73,74 +114,73 @@ def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
         compiled = [_clause(branch, alias) for branch in operand]
         joiner = " AND " if op == "$and" else " OR "
         return "(" + joiner.join(sql for sql, _ in compiled) + ")", [p for _, ps in compiled for p in ps]
-    path = key.split(".")
-    value = f"{alias}.metadata #> %s"
+    value, text = _at(alias, key)
     missing = f"({value} IS NULL OR jsonb_typeof({value}) = 'null')"
+    number = "%s::numeric"
     if op == "$exists":
-        return (f"({value}) IS {'NOT ' if operand else ''}NULL", [path])
+        return (f"{value} IS {'NOT ' if operand else ''}NULL", [])
     if op in ("$eq", "$ne"):
         negate = op == "$ne"
         if operand is None:
-            return ((f"NOT {missing}" if negate else missing), [path, path])
+            return ((f"NOT {missing}" if negate else missing), [])
         if isinstance(operand, bool):
             cond = f"coalesce({value} = %s::jsonb, false)"
-            return ((f"NOT {cond}" if negate else cond), [path, "true" if operand else "false"])
-        cond = f"{_typed(value, operand)} = %s"
-        return ((f"NOT coalesce({cond}, false)" if negate else cond), [path, path, operand])
+            return ((f"NOT {cond}" if negate else cond), ["true" if operand else "false"])
+        cond = f"{_typed(value, text, operand)} = {'%s' if isinstance(operand, str) else number}"
+        return ((f"NOT coalesce({cond}, false)" if negate else cond), [operand])
     if op in ("$gt", "$gte", "$lt", "$lte"):
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
-        collate = ' COLLATE "C"' if isinstance(operand, str) else ""  # bytewise, as SQLite compares text
-        return (f"{_typed(value, operand)}{collate} {sym} %s", [path, path, operand])
+        if isinstance(operand, str):  # bytewise, as SQLite compares text
+            return (f'{_typed(value, text, operand)} COLLATE "C" {sym} %s', [operand])
+        return (f"{_typed(value, text, operand)} {sym} {number}", [operand])
     if op == "$empty":
         empty = f"({missing} OR {value} = '\"\"'::jsonb OR {value} = '[]'::jsonb)"
-        return ((empty if operand else f"NOT {empty}"), [path, path, path, path])
+        return ((empty if operand else f"NOT {empty}"), [])
     if op in ("$contains", "$icontains"):
-        return _contains(path, operand, alias, fold=op == "$icontains")
+        return _contains(value, text, operand, fold=op == "$icontains")
     texts = [v for v in operand if isinstance(v, str)]
-    numbers = [float(v) for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
+    numbers = [v for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
     parts: list[str] = []
     params = []
     if texts:
-        parts.append(f"{_typed(value, '')} = ANY(%s::text[])")
-        params += [path, path, texts]
+        parts.append(f"{_typed(value, text, '')} = ANY(%s::text[])")
+        params.append(texts)
     if numbers:
-        parts.append(f"{_typed(value, 0)} = ANY(%s::float8[])")
-        params += [path, path, numbers]
+        parts.append(f"{_typed(value, text, 0)} = ANY(%s::numeric[])")
+        params.append(numbers)
     for flag in sorted({v for v in operand if isinstance(v, bool)}):
         parts.append(f"coalesce({value} = %s::jsonb, false)")
-        params += [path, "true" if flag else "false"]
+        params.append("true" if flag else "false")
     if any(v is None for v in operand):
         parts.append(missing)
-        params += [path, path]
     cond = "(" + " OR ".join(parts) + ")" if parts else "false"
     if op == "$nin":
         return (f"NOT coalesce({cond}, false)", params)
     return (cond, params)
 
 
-def _contains(path: list[str], operand: Any, alias: str, *, fold: bool) -> Prepared:
+def _contains(value: str, text: str, operand: Any, *, fold: bool) -> Prepared:
     """A list holding ``operand`` (typed, like ``$eq``), or a string holding it as a substring."""
-    value = f"{alias}.metadata #> %s"
     params: list[Any] = []
     if operand is None:
         element = "jsonb_typeof(e) = 'null'"
     elif isinstance(operand, bool):
         element, params = "e = %s::jsonb", ["true" if operand else "false"]
     elif isinstance(operand, str):
-        text = "(CASE WHEN jsonb_typeof(e) = 'string' THEN e #>> '{}' END)"
-        element = f"lower({text}) = lower(%s)" if fold else f"{text} = %s"
+        item = "(CASE WHEN jsonb_typeof(e) = 'string' THEN e #>> '{}' END)"
+        element = f"{_fold(item)} = {_fold('%s')}" if fold else f"{item} = %s"
         params = [operand]
     else:
-        element, params = "(CASE WHEN jsonb_typeof(e) = 'number' THEN (e #>> '{}')::float8 END) = %s", [operand]
+        element = "(CASE WHEN jsonb_typeof(e) = 'number' THEN (e #>> '{}')::numeric END) = %s::numeric"
+        params = [operand]
     each = f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e WHERE {element})"
     sql = f"(CASE WHEN jsonb_typeof({value}) = 'array' THEN {each} ELSE false END)"
-    out: list[Any] = [path, path, *params]
     if isinstance(operand, str):
-        text = _typed(value, "")
-        found = f"strpos(lower({text}), lower(%s)) > 0" if fold else f"strpos({text}, %s) > 0"
+        string = _typed(value, text, "")
+        found = f"strpos({_fold(string)}, {_fold('%s')}) > 0" if fold else f"strpos({string}, %s) > 0"
         sql = f"({sql} OR coalesce({found}, false))"
-        out += [path, path, operand]
-    return sql, out
+        params = [*params, operand]
+    return sql, params
 
 
 def _clause(conditions: Sequence[tuple[str, str, Any]], alias: str) -> Prepared:
@@ -189,6 +229,13 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> P
         f"WHERE m.fts @@ tq AND {where} ORDER BY score DESC, m.seq LIMIT %s"
     )
     return sql, [tsquery(match), *params, limit]
+
+
+def vector_ranking(vector: Any, *, limit: int, exact: bool) -> Prepared:
+    """Cosine over every stored vector, no row joined (the caller checks liveness): exact, or the HNSW order."""
+    order = "score DESC, seq" if exact else "embedding <=> %s"
+    sql = f"SELECT seq, 1 - (embedding <=> %s) AS score FROM memory_vectors ORDER BY {order} LIMIT %s"
+    return sql, [vector, *([] if exact else [vector]), limit]
 
 
 def vector_scan(vector: Any, filters: Filters, *, now: float, limit: int, exact: bool) -> Prepared:

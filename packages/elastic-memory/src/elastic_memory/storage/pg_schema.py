@@ -4,11 +4,12 @@ Each migration's statements and its version row run in one transaction, under an
 advisory lock, so two processes opening a new database never apply one twice and a
 failure leaves the previous version intact. Shipped migrations are never edited.
 
-The memories table mirrors SQLite's (same columns, same meanings): ``metadata`` is
-``jsonb`` for its filters, ``fts`` a generated ``tsvector`` (content weighted A, tags B)
-under a GIN index, and tags are kept one per row in ``memory_tags`` by a trigger. The
-vector table is created when the first vector pins the store, because its width is the
-pinned model's dimension (:func:`vectors_table`).
+The memories table mirrors SQLite's (same columns, same meanings): ``tags`` and
+``metadata`` are ``jsonb`` (read back as JSON text, see :mod:`.pg_text`), ``fts`` a
+generated ``tsvector`` (content weighted A, tags B) under a GIN index, and tags are kept
+one per row in ``memory_tags`` by a trigger. The vector table is created when the first
+vector pins the store, because its width is the pinned model's dimension
+(:func:`vectors_table`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _V1 = (
         confidence DOUBLE PRECISION NOT NULL CHECK (confidence BETWEEN 0 AND 1),
         source TEXT NOT NULL CHECK (source IN ('user_confirmed', 'agent', 'extracted', 'imported')),
         pinned SMALLINT NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
-        tags TEXT NOT NULL DEFAULT '[]',
+        tags JSONB NOT NULL DEFAULT '[]',
         metadata JSONB NOT NULL DEFAULT '{}',
         session_id TEXT,
         created_at DOUBLE PRECISION NOT NULL,
@@ -72,9 +73,9 @@ _V1 = (
         IF TG_OP = 'UPDATE' THEN
             DELETE FROM memory_tags WHERE seq = NEW.seq;
         END IF;
-        IF NEW.tags <> '[]' THEN
+        IF NEW.tags <> '[]'::jsonb THEN
             INSERT INTO memory_tags (tag, seq)
-            SELECT DISTINCT t, NEW.seq FROM jsonb_array_elements_text(NEW.tags::jsonb) AS t
+            SELECT DISTINCT t, NEW.seq FROM jsonb_array_elements_text(NEW.tags) AS t
             ON CONFLICT DO NOTHING;
         END IF;
         RETURN NULL;
@@ -116,5 +117,8 @@ def vectors_table(dimension: int) -> str:
     )
 
 
-#: The optional approximate index (``vector_index="ann"``), cosine distance.
-HNSW_INDEX = "CREATE INDEX IF NOT EXISTS memory_vectors_hnsw ON memory_vectors USING hnsw (embedding vector_cosine_ops)"
+#: The optional approximate index (``vector_index="ann"``), cosine distance; built without blocking writers.
+HNSW_INDEX = (
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS memory_vectors_hnsw "
+    "ON memory_vectors USING hnsw (embedding vector_cosine_ops)"
+)

@@ -15,11 +15,13 @@ The memory loop's tables and the knowledge graph are not on PostgreSQL yet (see
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -33,21 +35,42 @@ from . import queries as q
 from .migrations import Migration
 from .rows import record_from_row, seq_of
 from .sqlite import EmbeddingPin
-from .vectors import chunks
+from .vectors import chunks, verified
 from .write_plan import WriteMode
 
 __all__ = ["PostgresStore", "is_url", "redact"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 PgTier = Literal["exact", "hnsw"]
 
 _SCHEMES = ("postgresql://", "postgres://")
-_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+#: Connection parameters that are secrets: never shown, never serialised.
+_SECRETS = frozenset({"password", "sslpassword"})
 _DEFAULT_SCHEMA = "elastic_memory"
 #: Advisory lock namespace ("EM"); the second key is the schema's hash.
 _LOCK_SPACE = 0x454D
+_NO_FILTERS = Filters()
+_HNSW_VALID = (
+    "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
+    "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE c.relname = 'memory_vectors_hnsw' AND n.nspname = %s"
+)
+#: The ``jsonb`` columns (bound as :class:`~.pg_text.JsonText`).
+_JSON_COLUMNS = ("tags", "metadata")
+#: HNSW candidate list (pgvector's ``hnsw.ef_search``; its default is 40): recall@10 against speed.
+_EF_SEARCH = 100
 _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
+
+
+@dataclass(frozen=True)
+class _Server:
+    """What :func:`_prepare` found: the search path (the store's schema, then pgvector's) and pgvector's version."""
+
+    search_path: str
+    pgvector: tuple[int, ...] | None
 
 
 def is_url(location: str) -> bool:
@@ -56,16 +79,23 @@ def is_url(location: str) -> bool:
 
 
 def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (what logs, errors and ``stats()`` show).
+    """``url`` without its password: what logs, errors, ``stats()`` and serialised adapters show.
+
+    Reopening it takes the password from ``PGPASSWORD`` or ``~/.pgpass``, as libpq does.
 
     >>> redact("postgresql://ana:s3cret@db:5432/mem?schema=team")
-    'postgresql://ana:***@db:5432/mem?schema=team'
+    'postgresql://ana@db:5432/mem?schema=team'
     """
     parts = urlsplit(url)
-    if parts.password is None:
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if parts.password is None and not any(k in _SECRETS for k, _ in query):
         return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    netloc = parts.netloc
+    if parts.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{parts.username}@{host}" if parts.username else host
+    kept = urlencode([(k, v) for k, v in query if k not in _SECRETS], quote_via=quote)
+    return urlunsplit(parts._replace(netloc=netloc, query=kept))
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -78,10 +108,10 @@ def split_url(url: str) -> tuple[str, str]:
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [v for k, v in query if k == "schema"]
     schema = schemas[-1] if schemas else _DEFAULT_SCHEMA
-    if not _SCHEMA.match(schema):
+    if not _SCHEMA.fullmatch(schema):
         msg = f"schema {schema!r} in the URL must be 1-63 letters, digits or underscores, not starting with a digit"
         raise UsageError(msg)
-    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    rest = urlencode([(k, v) for k, v in query if k != "schema"], quote_via=quote)
     return urlunsplit(parts._replace(query=rest)), schema
 
 
@@ -99,16 +129,26 @@ class PostgresStore:
     """Async storage in one schema of a PostgreSQL database. Create with :meth:`open`."""
 
     def __init__(
-        self, pool: Any, url: str, schema: str, *, clock: Callable[[], float], tier: PgTier, has_vector: bool
+        self,
+        pool: Any,
+        url: str,
+        schema: str,
+        *,
+        clock: Callable[[], float],
+        tier: PgTier,
+        pgvector: tuple[int, ...] | None,
+        timeout: float = 5.0,
     ) -> None:
         self._pool = pool
         self._psycopg = _psycopg()
-        #: Where the store lives, password hidden (``postgresql://user:***@host/db?schema=...``).
-        self.path = f"{redact(url).split('?', 1)[0]}?schema={schema}"
+        #: Where the store lives, without the password (``postgresql://user@host/db?schema=...``).
+        base = split_url(redact(url))[0]
+        self.path = f"{base}{'&' if '?' in base else '?'}schema={schema}"
         self.schema = schema
         self._clock = clock
         self._tier: PgTier = tier
-        self._has_vector = has_vector
+        self._pgvector = pgvector
+        self._lock_timeout = f"{int(timeout * 1000)}ms"
         self.pin: EmbeddingPin | None = None
         self.closed = False
         #: Transactions this store committed (recall re-reads rows when it moved).
@@ -145,12 +185,12 @@ class PostgresStore:
             msg = f"could not connect to {shown}: {_first_line(e)}; check the URL, the server and PGPASSWORD"
             raise StorageError(msg) from e
         try:
-            has_vector = await _prepare(conn, schema, shown)
+            server = await _prepare(conn, schema, shown)
         finally:
             await conn.close()
 
         async def configure(c: Any) -> None:
-            await _configure(c, schema, has_vector, timeout)
+            await _configure(c, server, timeout)
 
         pool = AsyncConnectionPool(
             conninfo,
@@ -170,13 +210,35 @@ class PostgresStore:
             msg = f"could not open a connection pool to {shown}: {_first_line(e)}"
             raise StorageError(msg) from e
         tier: PgTier = "hnsw" if vector_tier == "ann" else "exact"
-        store = cls(pool, url, schema, clock=clock, tier=tier, has_vector=has_vector)
+        store = cls(pool, url, schema, clock=clock, tier=tier, pgvector=server.pgvector, timeout=timeout)
         try:
             await store._load_pin()
+            if tier == "hnsw" and store.pin is not None:
+                await store._ensure_hnsw()
         except BaseException:
             await pool.close()
             raise
         return store
+
+    async def _ensure_hnsw(self) -> None:
+        """Build the HNSW index when missing (once; on a big store it takes a while).
+
+        ``CREATE INDEX CONCURRENTLY`` lets writers go on meanwhile; builders queue on their
+        own advisory lock, and an index a failed build left invalid is dropped and rebuilt.
+        """
+        with self._errors("build the HNSW index"):
+            async with self._pool.connection() as conn:
+                await conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_LOCK_SPACE + 1, self.schema])
+                try:
+                    await conn.execute("SELECT set_config('lock_timeout', '0', false)")
+                    valid = await (await conn.execute(_HNSW_VALID, [self.schema])).fetchone()
+                    if valid is not None and not valid[0]:
+                        await conn.execute("DROP INDEX CONCURRENTLY IF EXISTS memory_vectors_hnsw")
+                    if valid is None or not valid[0]:
+                        await conn.execute(pg_schema.HNSW_INDEX)
+                finally:
+                    await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [_LOCK_SPACE + 1, self.schema])
+                    await conn.execute("SELECT set_config('lock_timeout', %s, false)", [self._lock_timeout])
 
     async def close(self) -> None:
         """Close the pool (idempotent)."""
@@ -187,17 +249,18 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ helpers
     @contextlib.contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
+    def _errors(self, what: str, *, write: bool = False) -> Iterator[None]:
         try:
             yield
-        except self._psycopg.Error as e:
-            msg = f"could not {what} on {self.path}: {_first_line(e)}; nothing was written; retry"
+        except self._psycopg.Error as e:  # the pool's PoolTimeout (no connection in time) included
+            hint = "retry"
+            if write:  # the server rolls back what it did not commit; a commit cut off in flight may have landed
+                hint = (
+                    "nothing was written unless the connection dropped during the commit; writing again is safe "
+                    "(the same content is deduplicated, the same ids are updated)"
+                )
+            msg = f"could not {what} on {self.path}: {_first_line(e)}; {hint}"
             raise StorageError(msg) from e
-        except Exception as e:
-            if type(e).__module__.startswith("psycopg_pool"):  # no connection within the timeout
-                msg = f"could not {what} on {self.path}: {_first_line(e)}; is the server up?"
-                raise StorageError(msg) from e
-            raise
 
     def _check_open(self) -> None:
         if self.closed:
@@ -208,9 +271,9 @@ class PostgresStore:
     async def _transaction(self, what: str) -> AsyncIterator[Any]:
         """A write transaction holding the store's advisory lock: writers queue as SQLite's do."""
         self._check_open()
-        with self._errors(what):
+        with self._errors(what, write=True):
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", [_LOCK_SPACE])
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_SPACE, self.schema])
                 yield conn
         self.writes += 1
 
@@ -229,7 +292,7 @@ class PostgresStore:
     @property
     def has_vec(self) -> bool:
         """True when pgvector is installed in the database."""
-        return self._has_vector
+        return self._pgvector is not None
 
     def check_vector(self, vector: F32) -> None:
         """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
@@ -249,32 +312,35 @@ class PostgresStore:
         self._check_open()
         if self.pin is None:
             await self._load_pin()
-        new_pin = pin if self.pin is None and any(isinstance(v, np.ndarray) for v in vectors) else None
+            if self.pin is not None and self._tier == "hnsw":
+                await self._ensure_hnsw()
         for v in vectors:
             if isinstance(v, np.ndarray):
-                _check_against(v, self.pin or new_pin)
-        if new_pin is not None and not self.has_vec:
-            new_pin = None
+                _check_against(v, self.pin or pin)
+        wants_pin = self.has_vec and pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
         async with self._transaction("write memories") as conn:
-            if new_pin is not None:
-                new_pin = await self._settle_pin(conn, new_pin, vectors)
-            pinned = self.has_vec and (self.pin or new_pin) is not None
+            # The pin as committed now (another process may have pinned since we looked), under the lock.
+            settled = await self._settle_pin(conn, pin if wants_pin else None, vectors)
+            pinned = self.has_vec and settled is not None
             ids, _ = await self._write_batch(conn, rows, vectors, dedupe, mode=mode, pinned=pinned)
-        if new_pin is not None:
-            self.pin = new_pin
+        if settled is not None and self.pin is None:
+            self.pin = settled
+            if self._tier == "hnsw":
+                await self._ensure_hnsw()
         return ids
 
-    async def _settle_pin(self, conn: Any, pin: EmbeddingPin, vectors: Sequence[Any]) -> EmbeddingPin:
+    async def _settle_pin(self, conn: Any, pin: EmbeddingPin | None, vectors: Sequence[Any]) -> EmbeddingPin | None:
+        """Inside the write: the stored pin (checked against the batch), else ``pin`` written (``None``: none)."""
         cur = await conn.execute("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
         row = await cur.fetchone()
         if row is None:
+            if pin is None:
+                return None
             await conn.execute(
                 "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, %s, %s, %s, %s)",
                 [pin.model_id, pin.dimension, pin.family, self._clock()],
             )
             await conn.execute(pg_schema.vectors_table(pin.dimension))
-            if self._tier == "hnsw":
-                await conn.execute(pg_schema.HNSW_INDEX)
             return pin
         stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
         for v in vectors:
@@ -307,6 +373,16 @@ class PostgresStore:
         p = write_plan.plan(
             rows, vectors, dedupe, stored=stored, live=live, new_seq=seqs.__next__, mode=mode, pinned=pinned, now=now
         )
+        from .pg_text import JsonText  # noqa: PLC0415 - needs psycopg
+
+        json_at = [i + 1 for i, c in enumerate(q.WRITABLE) if c in _JSON_COLUMNS]  # after the seq
+        for values in p.inserts:
+            for i in json_at:
+                values[i] = JsonText(values[i])
+        json_at = [i for i, c in enumerate(p.update_columns) if c in _JSON_COLUMNS]
+        for values in p.updates:
+            for i in json_at:
+                values[i] = JsonText(values[i])
         async with conn.cursor() as c:
             if p.inserts:
                 await c.executemany(pq.pg(q.insert_rows()), p.inserts)
@@ -415,17 +491,25 @@ class PostgresStore:
         await self.touch([int(r[0]) for r in rows])
 
     async def touch(self, seqs: Sequence[int]) -> None:
-        """Record an access: count, time, and retention growth (capped). Not a content change."""
+        """Record an access: count, time, and retention growth (capped). Best effort, never waits.
+
+        Rows a writer holds are skipped (``SKIP LOCKED``): access tracking never blocks, and
+        never deadlocks with, a write. A failure is logged, not raised: the recall stands.
+        """
         if not seqs:
             return
         self._check_open()
-        with self._errors("record access"):
-            async with self._pool.connection() as conn:
-                await conn.execute(
-                    "UPDATE memories SET access_count = access_count + 1, accessed_at = %s, "
-                    "retention_strength = least(%s, retention_strength * %s) WHERE seq = ANY(%s)",
-                    [self._clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
-                )
+        try:
+            with self._errors("record access"):
+                async with self._pool.connection() as conn:
+                    await conn.execute(
+                        "UPDATE memories SET access_count = access_count + 1, accessed_at = %s, "
+                        "retention_strength = least(%s, retention_strength * %s) WHERE seq IN ("
+                        "SELECT seq FROM memories WHERE seq = ANY(%s) ORDER BY seq FOR UPDATE SKIP LOCKED)",
+                        [self._clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
+                    )
+        except StorageError as e:
+            log.warning("elastic-memory: access tracking skipped: %s", e)
 
     # -------------------------------------------------------------------- reads
     async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
@@ -591,8 +675,11 @@ class PostgresStore:
     ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
         """``(seq, cosine)`` best first among live rows matching ``filters``, and how (``vector_index``).
 
-        With the HNSW index, a search that returns fewer than ``limit`` rows (a selective
-        filter) is run again exactly, so it never returns fewer rows than match.
+        Without filters the vectors are ranked alone and the top rows checked for liveness
+        afterwards (fetching more when some are hidden), instead of joining every row. With
+        the HNSW index, a search that returns fewer than ``limit`` rows (a selective filter)
+        is run again exactly, so it never returns fewer rows than match. ``records`` is
+        not filled here: the rows are read once, for the hits.
         """
         self._check_open()
         if not self.has_vec or self.pin is None:
@@ -601,26 +688,52 @@ class PostgresStore:
                 return [], {"vector_index": "none"}
         _check_against(vector, self.pin)
         now = self._clock()
-        if self._tier == "hnsw":
-            ranking = await self._hnsw(vector, filters, limit, now)
+        hnsw = self._tier == "hnsw"
+        if filters == _NO_FILTERS:
+            ranking, complete = await self._unfiltered(vector, limit, now, hnsw=hnsw)
+            if complete:
+                return ranking, {"vector_index": self._tier}
+        elif hnsw:
+            ranking = await self._search(*pq.vector_scan(vector, filters, now=now, limit=limit, exact=False), ef=limit)
             if len(ranking) >= limit:
-                return ranking, {"vector_index": "hnsw"}
-            how: dict[str, Any] = {"vector_index": "exact", "ann_fallback": "hnsw returned fewer rows than asked"}
-        else:
-            how = {"vector_index": "exact"}
+                return ranking[:limit], {"vector_index": "hnsw"}
+        how: dict[str, Any] = {"vector_index": "exact"}
+        if hnsw:
+            how["ann_fallback"] = "the HNSW index returned fewer rows than asked"
         sql, params = pq.vector_scan(vector, filters, now=now, limit=limit, exact=True)
-        return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)], how
+        return await self._search(sql, params), how
 
-    async def _hnsw(self, vector: F32, filters: Filters, limit: int, now: float) -> list[tuple[int, float]]:
-        sql, params = pq.vector_scan(vector, filters, now=now, limit=limit, exact=False)
-        with self._errors("search vectors"):
-            async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, 2 * limit))])
-                await conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-                cur = await conn.execute(sql, params)
-                rows = await cur.fetchall()
-        ranked = sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
-        return ranked[:limit]
+    async def _unfiltered(
+        self, vector: F32, limit: int, now: float, *, hnsw: bool
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """The best live rows from the vectors alone; whether the answer is complete."""
+        fetch = limit + 16
+        while True:
+            candidates = await self._search(*pq.vector_ranking(vector, limit=fetch, exact=not hnsw), ef=fetch)
+            kept = await verified(self._read_qmark, candidates, _NO_FILTERS, now=now)
+            if len(kept) >= limit:
+                return kept[:limit], True
+            if len(candidates) < fetch:  # every vector seen; for HNSW, the index gave up first
+                return kept, not hnsw
+            fetch *= 4
+
+    async def _search(self, sql: str, params: Sequence[Any], *, ef: int | None = None) -> list[tuple[int, float]]:
+        """A vector query's ``(seq, cosine)`` rows, best first; ``ef``: the HNSW candidate list to ask for."""
+        if self._tier != "hnsw" or ef is None:
+            rows = await self._read(sql, params)
+        else:  # the settings hold for this transaction only
+            with self._errors("search vectors"):
+                async with self._pool.connection() as conn, conn.transaction():
+                    settings = "SELECT set_config('hnsw.ef_search', %s, true)"
+                    if self._pgvector is not None and self._pgvector >= (0, 8):  # iterative scans came in 0.8
+                        settings += ", set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+                    await conn.execute(settings, [str(max(_EF_SEARCH, ef))])
+                    cur = await conn.execute(sql, list(params))
+                    rows = await cur.fetchall()
+        return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
+
+    async def _read_qmark(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return await self._read(pq.pg(sql), params)
 
     async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
@@ -650,51 +763,75 @@ def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
-async def _prepare(conn: Any, schema: str, shown: str) -> bool:
-    """Create the schema and pgvector when missing, migrate; whether pgvector is installed."""
-    from psycopg.types import TypeInfo  # noqa: PLC0415 - optional
+async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
+    """Create the schema and pgvector when missing and migrate, one opener at a time; what the server has.
 
+    The lock is database-wide: pgvector is one per database, and two processes opening new
+    stores at once must not both create it (or the same schema).
+    """
     psycopg = _psycopg()
     ident = q.quote_ident(schema)
     try:
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {ident}")
-        with contextlib.suppress(psycopg.Error):
-            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        await conn.execute(f"SET search_path TO {ident}, public")
-        await _migrate(conn, shown)
-        return await TypeInfo.fetch(conn, "vector") is not None
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", [_LOCK_SPACE])
+            cur = await conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema])
+            if await cur.fetchone() is None:  # an administrator may have made it (a role without CREATE)
+                await conn.execute(f"CREATE SCHEMA {ident}")
+            vector = await _vector_extension(conn)
+            path = ", ".join(q.quote_ident(n) for n in dict.fromkeys([schema, vector[0] if vector else "public"]))
+            await conn.execute(f"SET LOCAL search_path TO {path}")
+            await _migrate(conn, shown)
     except psycopg.Error as e:
         msg = f"could not prepare schema {schema!r} on {shown}: {_first_line(e)}; check the role's privileges"
         raise StorageError(msg) from e
+    return _Server(path, vector[1] if vector else None)
+
+
+async def _vector_extension(conn: Any) -> tuple[str, tuple[int, ...]] | None:
+    """Pgvector's schema and version, creating the extension when the role may; ``None`` without it."""
+    psycopg = _psycopg()
+    find = (
+        "SELECT n.nspname, e.extversion FROM pg_extension AS e "
+        "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+    )
+    row = await (await conn.execute(find)).fetchone()
+    if row is None:
+        with contextlib.suppress(psycopg.Error):
+            async with conn.transaction():  # a savepoint: no privilege, or no pgvector on the server
+                await conn.execute("CREATE EXTENSION vector")
+        row = await (await conn.execute(find)).fetchone()
+    if row is None:
+        return None
+    version = tuple(int(p) for p in re.findall(r"\d+", str(row[1]))[:3])
+    return str(row[0]), version
 
 
 async def _migrate(conn: Any, shown: str) -> None:
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))", [_LOCK_SPACE])
-        await conn.execute(pg_schema.VERSION_TABLE)
-        cur = await conn.execute("SELECT max(version) FROM schema_version")
-        version = int((await cur.fetchone())[0] or 0)
-        if version == 0:
-            cur = await conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-                "AND table_name <> 'schema_version' ORDER BY table_name LIMIT 5"
-            )
-            foreign = [str(r[0]) for r in await cur.fetchall()]
-            if foreign:
-                msg = (
-                    f"schema {shown} holds tables of something else ({foreign}); elastic-memory will not "
-                    "change them: name another schema with ?schema= in the URL"
-                )
-                raise UsageError(msg)
-        if version > pg_schema.LATEST:
+    """Inside :func:`_prepare`'s transaction and lock: bring the schema to :data:`pg_schema.LATEST`."""
+    await conn.execute(pg_schema.VERSION_TABLE)
+    cur = await conn.execute("SELECT max(version) FROM schema_version")
+    version = int((await cur.fetchone())[0] or 0)
+    if version == 0:
+        cur = await conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name <> 'schema_version' ORDER BY table_name LIMIT 5"
+        )
+        foreign = [str(r[0]) for r in await cur.fetchall()]
+        if foreign:
             msg = (
-                f"{shown} has schema version {version}, newer than this elastic-memory understands "
-                f"({pg_schema.LATEST}); upgrade elastic-memory to open it"
+                f"schema {shown} holds tables of something else ({foreign}); elastic-memory will not "
+                "change them: name another schema with ?schema= in the URL"
             )
-            raise SchemaVersionError(msg)
-        for migration in pg_schema.MIGRATIONS:
-            if migration.version > version:
-                await _apply(conn, migration)
+            raise UsageError(msg)
+    if version > pg_schema.LATEST:
+        msg = (
+            f"{shown} has schema version {version}, newer than this elastic-memory understands "
+            f"({pg_schema.LATEST}); upgrade elastic-memory to open it"
+        )
+        raise SchemaVersionError(msg)
+    for migration in pg_schema.MIGRATIONS:
+        if migration.version > version:
+            await _apply(conn, migration)
 
 
 async def _apply(conn: Any, migration: Migration) -> None:
@@ -703,18 +840,17 @@ async def _apply(conn: Any, migration: Migration) -> None:
     await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", [migration.version])
 
 
-async def _configure(conn: Any, schema: str, has_vector: bool, timeout: float) -> None:
-    """Each pooled connection: the store's schema first, jsonb read as text, NUL-safe text, pgvector's types."""
-    from psycopg.types.string import TextLoader  # noqa: PLC0415 - optional
+async def _configure(conn: Any, server: _Server, timeout: float) -> None:
+    """Each pooled connection: the store's schema first, NUL-safe text and JSON, pgvector's types."""
+    from .pg_text import JsonText, JsonTextDumper, JsonTextLoader, NulSafeDumper, NulSafeLoader  # noqa: PLC0415
 
-    from .pg_text import NulSafeDumper, NulSafeLoader  # noqa: PLC0415 - needs psycopg
-
-    await conn.execute(f"SET search_path TO {q.quote_ident(schema)}, public")
+    await conn.execute(f"SET search_path TO {server.search_path}")
     await conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(timeout * 1000)}ms"])
-    conn.adapters.register_loader("jsonb", TextLoader)
     conn.adapters.register_dumper(str, NulSafeDumper)
+    conn.adapters.register_dumper(JsonText, JsonTextDumper)
     conn.adapters.register_loader("text", NulSafeLoader)
-    if has_vector:
+    conn.adapters.register_loader("jsonb", JsonTextLoader)
+    if server.pgvector is not None:
         from pgvector.psycopg import register_vector_async  # noqa: PLC0415 - optional
 
         await register_vector_async(conn)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import math
-import os
 import time
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -34,7 +33,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.errors import FilterError
 from haystack.utils.misc import expit
 
-from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord
+from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, resolve_location
 from elastic_memory.adapters import Opened, open_memory, run_sync
 
 from .filters import select, validate_filters
@@ -61,8 +60,8 @@ _Mode = Literal["keyword", "semantic", "hybrid"]
 
 
 def _absolute(path: str) -> str:
-    """``path`` made absolute, so a serialised store reopens the same file from any folder."""
-    return path if path == ":memory:" else os.path.abspath(path)
+    """``path`` made absolute (a server URL as given), so a serialised store reopens the same store."""
+    return resolve_location(path)
 
 
 def _vector(embedding: Sequence[float] | None) -> list[float] | None:

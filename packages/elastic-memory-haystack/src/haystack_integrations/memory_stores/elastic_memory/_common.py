@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from elastic_memory import AsyncMemory, Memory, UsageError
+from elastic_memory import AsyncMemory, Memory, UsageError, resolve_location
 from elastic_memory.adapters import Opened, open_memory
 
 __all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name"]
@@ -14,8 +14,7 @@ IN_MEMORY = ":memory:"
 
 
 def _absolute(path: str | Path) -> str:
-    text = str(path)
-    return text if text == IN_MEMORY else str(Path(text).expanduser().resolve())
+    return resolve_location(path)
 
 
 def check_name(name: str, value: Any, *, optional: bool = False) -> str | None:

@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 from typing_extensions import Self
 
-from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError
+from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError, resolve_location
 from elastic_memory.adapters import Opened, open_memory
 
 from ._embedder import LlamaIndexEmbedder
@@ -825,8 +824,8 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
 
 
 def _absolute(path: str) -> str:
-    """``path`` made absolute, so a serialised store reopens the same file from any folder."""
-    return path if path == ":memory:" else os.path.abspath(path)
+    """``path`` made absolute (a server URL as given), so a serialised store reopens the same store."""
+    return resolve_location(path)
 
 
 def _check_settings(collection: Any, flat_metadata: Any, stores_text: Any, options: Mapping[str, Any]) -> None:
