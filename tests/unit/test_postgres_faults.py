@@ -94,16 +94,23 @@ async def test_the_breaker_opens_after_the_failure(
     assert any(e.tier == "shared:team" and e.reason == "breaker_open" for e in events)
 
 
-async def test_a_write_to_a_stopped_server_is_degraded_and_not_half_there_after_recovery(
-    mem: AsyncMemory, server: TemporaryPostgres
-) -> None:
+async def test_a_write_to_a_stopped_server_is_reported_degraded(mem: AsyncMemory, server: TemporaryPostgres) -> None:
     server.stop()
     written = await mem.remember("Retros are on Mondays.", scope="shared", pool="team")
     assert written.status == "degraded"
+
+
+async def test_writes_go_to_the_pool_again_after_the_server_returns(
+    mem: AsyncMemory, server: TemporaryPostgres
+) -> None:
+    server.stop()
+    await mem.recall("Deploys", mode="keyword")
     server.start()
     await _until_the_pool_serves(mem)
+    written = await mem.remember("Retros are on Mondays.", scope="shared", pool="team")
+    assert written.status == "created"
     hits = await mem.recall("Retros Mondays", mode="keyword", scope="shared", pool="team")
-    assert hits == []
+    assert [h.content for h in hits] == ["Retros are on Mondays."]
 
 
 async def test_reads_recover_when_the_server_returns(mem: AsyncMemory, server: TemporaryPostgres) -> None:

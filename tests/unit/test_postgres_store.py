@@ -34,6 +34,18 @@ async def _sql(url: str, statement: str) -> list[tuple[object, ...]]:
         return list(await cur.fetchall()) if cur.description else []
 
 
+async def _hnsw_valid(url: str) -> bool:
+    """Whether the store's HNSW index exists and is valid (a failed concurrent build leaves it invalid)."""
+    schema = url.rsplit("=", 1)[1]
+    rows = await _sql(
+        url,
+        "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+        f"WHERE c.relname = 'memory_vectors_hnsw' AND n.nspname = '{schema}'",
+    )
+    return rows == [(True,)]
+
+
 async def test_two_schemas_on_one_database_never_see_each_other(url: str) -> None:
     other = url.rsplit("=", 1)[0] + "=other_" + uuid.uuid4().hex[:8]
     async with await _open(url) as a, await _open(other) as b:
@@ -108,9 +120,7 @@ async def test_build_context_points_to_the_scaling_out_page(url: str) -> None:
 async def test_hnsw_builds_its_index_when_the_store_is_pinned(url: str) -> None:
     async with await _open(url, vector_index="ann") as mem:
         await mem.remember("the first vector pins the store")
-    schema = url.rsplit("=", 1)[1]
-    found = await _sql(url, f"SELECT indexname FROM pg_indexes WHERE schemaname = '{schema}'")
-    assert ("memory_vectors_hnsw",) in found
+    assert await _hnsw_valid(url)
 
 
 async def test_hnsw_is_built_on_opening_a_store_loaded_without_it(url: str) -> None:
@@ -118,9 +128,7 @@ async def test_hnsw_is_built_on_opening_a_store_loaded_without_it(url: str) -> N
         await mem.remember_many([f"note number {i}" for i in range(30)])
     async with await _open(url, vector_index="ann") as mem:
         explanation = await mem.explain("note number 3", mode="semantic", k=5)
-    schema = url.rsplit("=", 1)[1]
-    found = await _sql(url, f"SELECT indexname FROM pg_indexes WHERE schemaname = '{schema}'")
-    assert ("memory_vectors_hnsw",) in found
+    assert await _hnsw_valid(url)
     assert explanation.details["vector_index"] == "hnsw"
     assert len(explanation.hits) == 5
 
@@ -238,3 +246,13 @@ async def test_semantic_recall_past_many_forgotten_neighbours_still_returns_k(ur
         hits = await mem.recall("garden note", mode="semantic", k=10)
         assert len(hits) == 10
         assert {h.id for h in hits} <= set(far)
+
+
+async def test_hnsw_hybrid_recall_with_the_most_candidates_works(url: str) -> None:
+    """1,000 candidates per leg ask for more than pgvector's ef_search ceiling (1,000)."""
+    from elastic_memory import RecallConfig
+
+    async with await _open(url, vector_index="ann", recall=RecallConfig(candidates=1000)) as mem:
+        await mem.remember_many([f"note number {i}" for i in range(40)])
+        hits = await mem.recall("note number 7", mode="hybrid", k=5)
+        assert len(hits) == 5

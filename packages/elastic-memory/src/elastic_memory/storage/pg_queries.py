@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from ..filters import Filters
@@ -99,6 +100,13 @@ def _typed(value: str, text: str, operand: Any) -> str:
     return f"(CASE WHEN jsonb_typeof({value}) = 'number' THEN ({text})::numeric END)"
 
 
+def _bound(value: Any) -> Any:
+    """A metadata operand as bound: numbers as exact decimals (a float by its shortest repr), text as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
+
+
 def _fold(sql: str) -> str:
     """``lower`` of ASCII letters only (SQLite's ``lower``), whatever the server's locale."""
     return f'lower(({sql}) COLLATE "C")'
@@ -116,7 +124,7 @@ def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
         return "(" + joiner.join(sql for sql, _ in compiled) + ")", [p for _, ps in compiled for p in ps]
     value, text = _at(alias, key)
     missing = f"({value} IS NULL OR jsonb_typeof({value}) = 'null')"
-    number = "%s::numeric"
+    number = "%s::numeric"  # bound as a Decimal of the float's repr: exact, as SQLite compares
     if op == "$exists":
         return (f"{value} IS {'NOT ' if operand else ''}NULL", [])
     if op in ("$eq", "$ne"):
@@ -127,19 +135,19 @@ def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
             cond = f"coalesce({value} = %s::jsonb, false)"
             return ((f"NOT {cond}" if negate else cond), ["true" if operand else "false"])
         cond = f"{_typed(value, text, operand)} = {'%s' if isinstance(operand, str) else number}"
-        return ((f"NOT coalesce({cond}, false)" if negate else cond), [operand])
+        return ((f"NOT coalesce({cond}, false)" if negate else cond), [_bound(operand)])
     if op in ("$gt", "$gte", "$lt", "$lte"):
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         if isinstance(operand, str):  # bytewise, as SQLite compares text
             return (f'{_typed(value, text, operand)} COLLATE "C" {sym} %s', [operand])
-        return (f"{_typed(value, text, operand)} {sym} {number}", [operand])
+        return (f"{_typed(value, text, operand)} {sym} {number}", [_bound(operand)])
     if op == "$empty":
         empty = f"({missing} OR {value} = '\"\"'::jsonb OR {value} = '[]'::jsonb)"
         return ((empty if operand else f"NOT {empty}"), [])
     if op in ("$contains", "$icontains"):
         return _contains(value, text, operand, fold=op == "$icontains")
     texts = [v for v in operand if isinstance(v, str)]
-    numbers = [v for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
+    numbers = [_bound(v) for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
     parts: list[str] = []
     params = []
     if texts:
@@ -172,7 +180,7 @@ def _contains(value: str, text: str, operand: Any, *, fold: bool) -> Prepared:
         params = [operand]
     else:
         element = "(CASE WHEN jsonb_typeof(e) = 'number' THEN (e #>> '{}')::numeric END) = %s::numeric"
-        params = [operand]
+        params = [_bound(operand)]
     each = f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e WHERE {element})"
     sql = f"(CASE WHEN jsonb_typeof({value}) = 'array' THEN {each} ELSE false END)"
     if isinstance(operand, str):

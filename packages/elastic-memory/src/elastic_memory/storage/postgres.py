@@ -14,6 +14,7 @@ The memory loop's tables and the knowledge graph are not on PostgreSQL yet (see
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -61,6 +62,8 @@ _HNSW_VALID = (
 _JSON_COLUMNS = ("tags", "metadata")
 #: HNSW candidate list (pgvector's ``hnsw.ef_search``; its default is 40): recall@10 against speed.
 _EF_SEARCH = 100
+#: pgvector's ceiling for ``hnsw.ef_search``; past it, iterative scans (0.8+) or the exact scan go on.
+_EF_SEARCH_MAX = 1000
 _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
 
@@ -149,6 +152,7 @@ class PostgresStore:
         self._tier: PgTier = tier
         self._pgvector = pgvector
         self._lock_timeout = f"{int(timeout * 1000)}ms"
+        self._hnsw_lock = asyncio.Lock()
         self.pin: EmbeddingPin | None = None
         self.closed = False
         #: Transactions this store committed (recall re-reads rows when it moved).
@@ -199,6 +203,7 @@ class PostgresStore:
             open=False,
             configure=configure,
             check=AsyncConnectionPool.check_connection,
+            reset=_reset,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             timeout=max(timeout, 1.0),
             name=f"elastic-memory:{schema}",
@@ -221,24 +226,42 @@ class PostgresStore:
         return store
 
     async def _ensure_hnsw(self) -> None:
-        """Build the HNSW index when missing (once; on a big store it takes a while).
+        """Build the HNSW index when missing (once; on a big store it takes a while). Never raises.
 
-        ``CREATE INDEX CONCURRENTLY`` lets writers go on meanwhile; builders queue on their
-        own advisory lock, and an index a failed build left invalid is dropped and rebuilt.
+        ``CREATE INDEX CONCURRENTLY`` lets writers go on meanwhile. One builder at a time: a
+        process that finds another building does not wait (searches are exact until the
+        index is valid, the planner ignores it before). An index a failed build left invalid
+        is dropped and built again. A failure is logged: the store serves exactly.
         """
-        with self._errors("build the HNSW index"):
-            async with self._pool.connection() as conn:
-                await conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", [_LOCK_SPACE + 1, self.schema])
+        async with self._hnsw_lock:
+            try:
+                await self._build_hnsw()
+            except Exception as e:  # noqa: BLE001 - the index is an accelerator: exact search stands without it
+                log.warning(
+                    "elastic-memory: the HNSW index of %s was not built (%s); searches stay exact", self.path, e
+                )
+
+    async def _build_hnsw(self) -> None:
+        key = [_LOCK_SPACE + 1, self.schema]
+        async with self._pool.connection() as conn:
+            try:
+                got = await (await conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key)).fetchone()
+                if not got[0]:
+                    return  # another process is building it
                 try:
-                    await conn.execute("SELECT set_config('lock_timeout', '0', false)")
                     valid = await (await conn.execute(_HNSW_VALID, [self.schema])).fetchone()
-                    if valid is not None and not valid[0]:
+                    if valid is not None and valid[0]:
+                        return
+                    await conn.execute("SELECT set_config('lock_timeout', '0', false)")
+                    if valid is not None:  # left invalid by a failed build
                         await conn.execute("DROP INDEX CONCURRENTLY IF EXISTS memory_vectors_hnsw")
-                    if valid is None or not valid[0]:
-                        await conn.execute(pg_schema.HNSW_INDEX)
+                    await conn.execute(pg_schema.HNSW_INDEX)
                 finally:
-                    await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [_LOCK_SPACE + 1, self.schema])
+                    await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
                     await conn.execute("SELECT set_config('lock_timeout', %s, false)", [self._lock_timeout])
+            except BaseException:
+                await conn.close()  # a connection that may still hold the lock never goes back to the pool
+                raise
 
     async def close(self) -> None:
         """Close the pool (idempotent)."""
@@ -505,7 +528,7 @@ class PostgresStore:
                     await conn.execute(
                         "UPDATE memories SET access_count = access_count + 1, accessed_at = %s, "
                         "retention_strength = least(%s, retention_strength * %s) WHERE seq IN ("
-                        "SELECT seq FROM memories WHERE seq = ANY(%s) ORDER BY seq FOR UPDATE SKIP LOCKED)",
+                        "SELECT seq FROM memories WHERE seq = ANY(%s) ORDER BY seq FOR NO KEY UPDATE SKIP LOCKED)",
                         [self._clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
                     )
         except StorageError as e:
@@ -715,6 +738,8 @@ class PostgresStore:
                 return kept[:limit], True
             if len(candidates) < fetch:  # every vector seen; for HNSW, the index gave up first
                 return kept, not hnsw
+            if hnsw and fetch > _EF_SEARCH_MAX and (self._pgvector or ()) < (0, 8):
+                return kept, False  # no iterative scans: the index cannot give more than ef_search rows
             fetch *= 4
 
     async def _search(self, sql: str, params: Sequence[Any], *, ef: int | None = None) -> list[tuple[int, float]]:
@@ -727,7 +752,7 @@ class PostgresStore:
                     settings = "SELECT set_config('hnsw.ef_search', %s, true)"
                     if self._pgvector is not None and self._pgvector >= (0, 8):  # iterative scans came in 0.8
                         settings += ", set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-                    await conn.execute(settings, [str(max(_EF_SEARCH, ef))])
+                    await conn.execute(settings, [str(min(_EF_SEARCH_MAX, max(_EF_SEARCH, ef)))])
                     cur = await conn.execute(sql, list(params))
                     rows = await cur.fetchall()
         return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
@@ -777,7 +802,7 @@ async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
             cur = await conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema])
             if await cur.fetchone() is None:  # an administrator may have made it (a role without CREATE)
                 await conn.execute(f"CREATE SCHEMA {ident}")
-            vector = await _vector_extension(conn)
+            vector = await _vector_extension(conn, schema)
             path = ", ".join(q.quote_ident(n) for n in dict.fromkeys([schema, vector[0] if vector else "public"]))
             await conn.execute(f"SET LOCAL search_path TO {path}")
             await _migrate(conn, shown)
@@ -787,7 +812,7 @@ async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
     return _Server(path, vector[1] if vector else None)
 
 
-async def _vector_extension(conn: Any) -> tuple[str, tuple[int, ...]] | None:
+async def _vector_extension(conn: Any, schema: str) -> tuple[str, tuple[int, ...]] | None:
     """Pgvector's schema and version, creating the extension when the role may; ``None`` without it."""
     psycopg = _psycopg()
     find = (
@@ -795,12 +820,15 @@ async def _vector_extension(conn: Any) -> tuple[str, tuple[int, ...]] | None:
         "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
     )
     row = await (await conn.execute(find)).fetchone()
-    if row is None:
+    for where in ("", f" SCHEMA {q.quote_ident(schema)}"):  # PostgreSQL 15+ may refuse CREATE in public
+        if row is not None:
+            break
         with contextlib.suppress(psycopg.Error):
             async with conn.transaction():  # a savepoint: no privilege, or no pgvector on the server
-                await conn.execute("CREATE EXTENSION vector")
+                await conn.execute(f"CREATE EXTENSION vector{where}")
         row = await (await conn.execute(find)).fetchone()
     if row is None:
+        log.warning("elastic-memory: pgvector is not installed and could not be created; keyword recall only")
         return None
     version = tuple(int(p) for p in re.findall(r"\d+", str(row[1]))[:3])
     return str(row[0]), version
@@ -840,11 +868,17 @@ async def _apply(conn: Any, migration: Migration) -> None:
     await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", [migration.version])
 
 
+async def _reset(conn: Any) -> None:
+    """A connection back in the pool holds no session advisory lock."""
+    await conn.execute("SELECT pg_advisory_unlock_all()")
+
+
 async def _configure(conn: Any, server: _Server, timeout: float) -> None:
     """Each pooled connection: the store's schema first, NUL-safe text and JSON, pgvector's types."""
     from .pg_text import JsonText, JsonTextDumper, JsonTextLoader, NulSafeDumper, NulSafeLoader  # noqa: PLC0415
 
     await conn.execute(f"SET search_path TO {server.search_path}")
+    await conn.execute("SET standard_conforming_strings = on")  # metadata keys are U&'...' constants
     await conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(timeout * 1000)}ms"])
     conn.adapters.register_dumper(str, NulSafeDumper)
     conn.adapters.register_dumper(JsonText, JsonTextDumper)
