@@ -256,3 +256,23 @@ async def test_hnsw_hybrid_recall_with_the_most_candidates_works(url: str) -> No
         await mem.remember_many([f"note number {i}" for i in range(40)])
         hits = await mem.recall("note number 7", mode="hybrid", k=5)
         assert len(hits) == 5
+
+
+async def test_stored_vectors_read_back_as_the_vectors_written(url: str) -> None:
+    import numpy as np
+
+    fake = FakeEmbedder()
+    async with await AsyncMemory.open(url, embedder=fake) as mem:
+        mid = await mem.remember("a note about gardens")
+        got = (await mem.vectors([mid]))[mid]
+    assert np.allclose(np.array(got), fake.embed(["a note about gardens"])[0], atol=1e-6)
+
+
+async def test_an_export_with_vectors_reimports_into_sqlite(url: str, tmp_path: Path) -> None:
+    """The PostgreSQL store's records and vectors stream out (iter_records) like SQLite's."""
+    async with await _open(url) as mem:
+        await mem.remember_many(["first note", "second note"])
+        assert await mem.export_jsonl(tmp_path / "out.jsonl", vectors=True) == 2
+    async with await AsyncMemory.open(tmp_path / "copy.db", embedder=FakeEmbedder()) as copy:
+        await copy.import_jsonl(tmp_path / "out.jsonl")
+        assert sorted(h.content for h in await copy.recall("note", mode="semantic")) == ["first note", "second note"]

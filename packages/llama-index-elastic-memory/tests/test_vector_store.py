@@ -130,8 +130,9 @@ TEXTS = {
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[ElasticMemoryVectorStore]:
-    with ElasticMemoryVectorStore(path=tmp_path / "vectors.db") as s:
+def store(location: str) -> Iterator[ElasticMemoryVectorStore]:
+    """An empty store, on a SQLite file and on PostgreSQL (``conftest.py``)."""
+    with ElasticMemoryVectorStore(path=location) as s:
         yield s
 
 

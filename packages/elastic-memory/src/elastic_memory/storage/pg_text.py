@@ -22,21 +22,8 @@ True
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from psycopg.types.string import StrDumperUnknown, TextLoader
-
-__all__ = [
-    "JsonText",
-    "JsonTextDumper",
-    "JsonTextLoader",
-    "NulSafeDumper",
-    "NulSafeLoader",
-    "escape",
-    "json_escape",
-    "json_unescape",
-    "unescape",
-]
+__all__ = ["JsonText", "escape", "json_escape", "json_unescape", "unescape"]
 
 _ESCAPED = re.compile("\x01([\x01\x02])")
 # One JSON escape at a time, left to right, so "\\u0000" (a backslash, then text) is left alone.
@@ -86,35 +73,3 @@ class JsonText(str):
     """JSON text to bind to a ``jsonb`` column (escaped by :class:`JsonTextDumper`)."""
 
     __slots__ = ()
-
-
-class NulSafeDumper(StrDumperUnknown):
-    """Binds a ``str`` escaped (as psycopg's default, an untyped literal the server casts)."""
-
-    def dump(self, obj: str) -> Any:
-        """The escaped text."""
-        return super().dump(escape(obj))
-
-
-class JsonTextDumper(StrDumperUnknown):
-    """Binds :class:`JsonText` with its strings escaped."""
-
-    def dump(self, obj: str) -> Any:
-        """The escaped JSON text."""
-        return super().dump(json_escape(obj))
-
-
-class NulSafeLoader(TextLoader):
-    """Reads ``text`` unescaped."""
-
-    def load(self, data: Any) -> str:
-        """The unescaped text."""
-        return unescape(str(super().load(data)))
-
-
-class JsonTextLoader(TextLoader):
-    """Reads ``jsonb`` as JSON text, its strings unescaped (the rows carry JSON text, as SQLite's do)."""
-
-    def load(self, data: Any) -> str:
-        """The unescaped JSON text."""
-        return json_unescape(str(super().load(data)))

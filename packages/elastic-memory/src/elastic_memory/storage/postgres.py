@@ -34,6 +34,7 @@ from . import pg_queries as pq
 from . import pg_schema, write_plan
 from . import queries as q
 from .migrations import Migration
+from .pg_text import JsonText
 from .rows import record_from_row, seq_of
 from .sqlite import EmbeddingPin
 from .vectors import chunks, verified
@@ -396,8 +397,6 @@ class PostgresStore:
         p = write_plan.plan(
             rows, vectors, dedupe, stored=stored, live=live, new_seq=seqs.__next__, mode=mode, pinned=pinned, now=now
         )
-        from .pg_text import JsonText  # noqa: PLC0415 - needs psycopg
-
         json_at = [i + 1 for i, c in enumerate(q.WRITABLE) if c in _JSON_COLUMNS]  # after the seq
         for values in p.inserts:
             for i in json_at:
@@ -603,7 +602,7 @@ class PostgresStore:
             "WHERE m.id = ANY(%s)",
             [list(dict.fromkeys(ids))],
         )
-        return {str(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+        return {str(r[0]): _array(r[1]) for r in rows}
 
     async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
         """Every record, hidden ones included, in insertion order, with its vector."""
@@ -620,7 +619,7 @@ class PostgresStore:
                 return
             for row in rows:
                 vec = row[len(q.COLUMNS)] if vectors else None
-                yield record_from_row(row), None if vec is None else np.asarray(vec, dtype=np.float32)
+                yield record_from_row(row), None if vec is None else _array(vec)
             last = seq_of(rows[-1])
 
     async def stats(self) -> dict[str, Any]:
@@ -775,6 +774,13 @@ def _pg(prepared: q.Prepared) -> q.Prepared:
     return pq.pg(sql), params
 
 
+def _array(value: Any) -> F32:
+    """A stored vector as float32 (pgvector's loader gives a ``Vector``, or an array)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
 def _check_against(vector: F32, pin: EmbeddingPin | None) -> None:
     if pin is not None and vector.shape != (pin.dimension,):
         msg = (
@@ -875,7 +881,7 @@ async def _reset(conn: Any) -> None:
 
 async def _configure(conn: Any, server: _Server, timeout: float) -> None:
     """Each pooled connection: the store's schema first, NUL-safe text and JSON, pgvector's types."""
-    from .pg_text import JsonText, JsonTextDumper, JsonTextLoader, NulSafeDumper, NulSafeLoader  # noqa: PLC0415
+    from .pg_adapt import JsonTextDumper, JsonTextLoader, NulSafeDumper, NulSafeLoader  # noqa: PLC0415 - psycopg
 
     await conn.execute(f"SET search_path TO {server.search_path}")
     await conn.execute("SET standard_conforming_strings = on")  # metadata keys are U&'...' constants
