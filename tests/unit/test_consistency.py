@@ -81,3 +81,17 @@ def test_update_embeds_a_memory_that_had_no_vector(db_path: Path) -> None:
         assert mem.get(mid).has_vector  # type: ignore[union-attr]
         top = mem.recall("stored without a model", k=1, mode="semantic")[0]
         assert top.id == mid and np.isclose(top.vector_score, 1.0, atol=1e-5)  # type: ignore[arg-type]
+
+
+def test_a_warm_vector_search_sees_a_commit_made_just_before_it(db_path: Path) -> None:
+    """The data_version check overlaps the scan: a delete and an insert by another connection still count."""
+    emb = FakeEmbedder()
+    with Memory.open(db_path, embedder=emb) as a, Memory.open(db_path, embedder=emb) as b:
+        a.remember_many([f"note {i}" for i in range(30)])
+        target = "note 7"
+        assert b.recall(target, k=1, mode="semantic")[0].content == target  # b's index is loaded and warm
+        a.forget([h.id for h in a.recall(target, k=1, mode="keyword")])
+        assert target not in [h.content for h in b.recall(target, k=3, mode="semantic")]
+        a.remember("note 7 again")
+        details = b.explain("note 7 again", k=1, mode="semantic")
+        assert details.hits[0].content == "note 7 again"

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["AnnIndex", "available", "bytes_per_vector", "nlist_for"]
+__all__ = ["AnnIndex", "available", "bytes_per_vector", "faiss_module", "nlist_for"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -46,7 +46,8 @@ _MIN_NPROBE = 8
 
 
 @functools.cache
-def _faiss() -> Any:
+def faiss_module() -> Any:
+    """The faiss module, imported on first use (that takes a fraction of a second: first call it off the event loop)."""
     import faiss  # noqa: PLC0415 - optional extra, imported on first use
 
     return faiss
@@ -55,7 +56,10 @@ def _faiss() -> Any:
 @functools.cache
 def available() -> bool:
     """True when faiss (the ``ann`` extra) is installed; it is imported by the first build, off the event loop."""
-    return importlib.util.find_spec("faiss") is not None
+    try:
+        return importlib.util.find_spec("faiss") is not None
+    except (ImportError, ValueError):  # a broken install, or a module blocked in sys.modules
+        return False
 
 
 def bytes_per_vector(dimension: int) -> int:
@@ -84,7 +88,7 @@ class AnnIndex:
     @classmethod
     def build(cls, seqs: Sequence[int] | I64, matrix: F32, *, seed: int = 0) -> AnnIndex:
         """Train on a sample of ``matrix`` and add every row under its seq (CPU-bound: run it in a thread)."""
-        faiss = _faiss()
+        faiss = faiss_module()
         n, dimension = matrix.shape
         nlist = nlist_for(n)
         quantizer = faiss.IndexFlatIP(dimension)
@@ -141,7 +145,7 @@ class AnnIndex:
         """Drop ``seqs`` that are present; returns how many were removed."""
         if not len(seqs):
             return 0
-        faiss = _faiss()
+        faiss = faiss_module()
         ids = np.ascontiguousarray(seqs, dtype=np.int64)
         return int(self._index.remove_ids(faiss.IDSelectorArray(len(ids), faiss.swig_ptr(ids))))
 
@@ -149,7 +153,7 @@ class AnnIndex:
         """Up to ``count`` seqs near ``query``, roughly best first (re-score them exactly)."""
         if count <= 0 or len(self) == 0:
             return np.empty(0, dtype=np.int64)
-        _faiss().omp_set_num_threads(1)  # one query: threads cost more than they give (perf.md 2.1)
+        faiss_module().omp_set_num_threads(1)  # one query: threads cost more than they give (perf.md 2.1)
         _, ids = self._index.search(np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), count)
         found: I64 = ids[0]
         return found[found >= 0]

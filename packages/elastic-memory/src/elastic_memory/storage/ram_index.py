@@ -6,6 +6,12 @@ plus small integer codes of the attributes recall filters on most (agent, scope,
 session), so those filters apply during the scan instead of after it. The store keeps it in
 step with every committed write and rebuilds it when another connection changed the file.
 
+From ``half_from`` rows on (faiss installed) it also keeps a float16 shadow of the matrix,
+:class:`~elastic_memory.storage.half_scan.HalfScan`: an unfiltered or broadly filtered search
+takes a candidate list from the shadow, re-scores it against the float32 rows, and widens it
+until the rounding bound proves that no row outside it can enter the top k. The answer is
+the float32 scan's, read from half the bytes.
+
 >>> import numpy as np
 >>> idx = RamIndex(2)
 >>> idx.upsert(1, np.array([1, 0], "f4"), {"agent_id": "a"})
@@ -16,23 +22,38 @@ step with every committed write and rebuilds it when another connection changed 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ATTRS", "RamIndex"]
+from .half_scan import HalfScan, ann_available
+
+__all__ = ["ATTRS", "HALF_FROM", "RamIndex"]
 
 #: The attributes an index entry carries for filtering during the scan.
 ATTRS = ("agent_id", "scope", "pool", "type", "session_id")
 F32 = npt.NDArray[np.float32]
+#: From this many rows on the float16 shadow scans faster than numpy's float32 product.
+HALF_FROM = 8192
+#: Shadow candidates per row wanted, before the bound is checked.
+_HALF_OVERSAMPLE = 4
+#: Past this share of the rows the candidate list is no cheaper than the float32 scan.
+_HALF_MAX_SHARE = 0.25
 
 
 class RamIndex:
     """Exact cosine search over L2-normalised float32 vectors."""
 
-    def __init__(self, dimension: int, capacity: int = 1024) -> None:
+    def __init__(self, dimension: int, capacity: int = 1024, *, half_from: int | None = None) -> None:
+        """``half_from``: keep a float16 shadow from this many rows on (``None``: never; needs faiss)."""
         self.dimension = dimension
+        self._half_from = half_from if ann_available() else None
+        self._half: HalfScan | None = None
+        #: How the last search scanned: ``"float32"``, or ``"float16"`` with the candidates re-scored.
+        self.last_scan = "float32"
+        self.last_candidates = 0
         self._n = 0
         self._mat: F32 = np.zeros((capacity, dimension), dtype=np.float32)
         self._seqs = np.zeros(capacity, dtype=np.int64)
@@ -45,8 +66,23 @@ class RamIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the arrays (the matrix dominates)."""
-        return int(self._mat.nbytes + self._seqs.nbytes + sum(c.nbytes for c in self._codes.values()))
+        """Bytes held by the arrays (the matrix dominates) and the float16 shadow."""
+        half = self._half.nbytes if self._half is not None else 0
+        return int(self._mat.nbytes + self._seqs.nbytes + sum(c.nbytes for c in self._codes.values()) + half)
+
+    @property
+    def half(self) -> bool:
+        """True while the float16 shadow serves broad searches."""
+        return self._half is not None
+
+    def _update_half(self) -> None:
+        """Start the shadow once the index reaches ``half_from`` rows, and scan exactly the rows in use."""
+        if self._half is None and self._half_from is not None and self._n >= self._half_from:
+            half = HalfScan(self.dimension, capacity=len(self._mat))
+            half.put(slice(0, self._n), self._mat[: self._n])
+            self._half = half
+        if self._half is not None:
+            self._half.resize(self._n)
 
     def __contains__(self, seq: object) -> bool:
         return seq in self._pos
@@ -68,6 +104,8 @@ class RamIndex:
         self._mat = mat
         self._seqs = np.resize(self._seqs, new)
         self._codes = {a: np.resize(c, new) for a, c in self._codes.items()}
+        if self._half is not None:
+            self._half.reserve(new)
 
     def upsert(self, seq: int, vector: F32, attrs: Mapping[str, str | None]) -> None:
         """Add or replace the entry ``seq``."""
@@ -81,6 +119,9 @@ class RamIndex:
         self._mat[pos] = vector
         for attr in ATTRS:
             self._codes[attr][pos] = self._code(attr, attrs.get(attr))
+        if self._half is not None:
+            self._half.put(pos, self._mat[pos])
+        self._update_half()
 
     def bulk_load(self, seqs: Sequence[int], matrix: F32, attrs: Mapping[str, Sequence[str | None]]) -> None:
         """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied."""
@@ -106,6 +147,8 @@ class RamIndex:
                     self._codes[attr][:n] = np.array(list(map(vocab.__getitem__, values)), dtype=np.int32)
         self._n = n
         self._pos = dict(zip(seq_list, range(n), strict=True))
+        self._half = None
+        self._update_half()
 
     def remove(self, seq: int) -> None:
         """Drop the entry ``seq`` if present (swap with the last entry)."""
@@ -120,7 +163,10 @@ class RamIndex:
             for codes in self._codes.values():
                 codes[pos] = codes[last]
             self._pos[moved] = pos
+            if self._half is not None:
+                self._half.move(last, pos)
         self._n = last
+        self._update_half()
 
     def vector(self, seq: int) -> F32 | None:
         """A copy of the stored vector of ``seq``, or ``None``."""
@@ -158,10 +204,16 @@ class RamIndex:
         given, is :meth:`mask`'s answer for them, computed once by the caller.
         """
         n = self._n
+        self.last_scan, self.last_candidates = "float32", 0
         if n == 0 or k <= 0:
             return []
         if mask is None and (where or allowed is not None):
             mask = self.mask(where, allowed)
+        matching = n if mask is None else int(np.count_nonzero(mask))
+        if self._half is not None and matching * 4 >= n:
+            found = self._search_half(self._half, query, k, mask, matching)
+            if found is not None:
+                return found
         if mask is None:
             scores = self._mat[:n] @ query
             return [(int(self._seqs[i]), float(scores[i])) for i in self._top(scores, k)]
@@ -172,6 +224,29 @@ class RamIndex:
         sub = self._mat[candidates] @ query if len(candidates) * 4 < n else (self._mat[:n] @ query)[candidates]
         top = self._top(sub, k)
         return [(int(self._seqs[candidates[i]]), float(sub[i])) for i in top]
+
+    def _search_half(
+        self, half: HalfScan, query: F32, k: int, mask: npt.NDArray[np.bool_] | None, matching: int
+    ) -> list[tuple[int, float]] | None:
+        """The exact top ``k`` from shadow candidates, or ``None`` when the float32 scan is the cheaper way.
+
+        Every row outside a candidate list scores at most the list's lowest shadow score plus
+        the margin; once the k-th exact score of the list reaches that, nothing outside can
+        beat it (ties aside), so the list holds the top k.
+        """
+        n = self._n
+        margin = half.margin(query)
+        fetch = math.ceil(_HALF_OVERSAMPLE * max(k, 16) * n / max(matching, 1))
+        while fetch <= n * _HALF_MAX_SHARE:
+            positions, approx = half.top(query, fetch)
+            candidates = positions if mask is None else positions[mask[positions]]
+            exact = self._mat[candidates] @ query
+            top = self._top(exact, k)
+            if len(top) == k and float(exact[top[-1]]) >= float(approx[-1]) + margin:
+                self.last_scan, self.last_candidates = "float16", len(positions)
+                return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top]
+            fetch *= 4
+        return None
 
     def rescore(
         self, query: F32, seqs: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None

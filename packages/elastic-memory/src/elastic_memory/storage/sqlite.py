@@ -739,6 +739,7 @@ class SQLiteStore:
             "vector_index_bytes": (ram.nbytes if ram is not None else 0) + (ann.nbytes if ann is not None else 0),
             "vector_index_dimension": ram.dimension if ram is not None else None,
             "vector_index_skipped": vectors_leg.skipped,
+            "vector_index_half": ram.half if ram is not None else False,
             "ann_vectors": len(ann) if ann is not None else 0,
             "ann_type": f"IVF{ann.nlist},SQ8 nprobe={ann.nprobe}" if ann is not None else None,
             "ann_building": vectors_leg.building,
@@ -780,12 +781,14 @@ class SQLiteStore:
             return "none"
         return self._vectors.tier()
 
-    async def _sync_foreign(self) -> None:
+    async def _sync_foreign(self, version: Any = None) -> None:
         """Drop caches when another connection committed since we last looked.
 
-        ``PRAGMA data_version`` changes only on other connections' commits, never on ours.
+        ``PRAGMA data_version`` changes only on other connections' commits, never on ours;
+        ``version`` is its value when the caller has just read it.
         """
-        version = await self._scalar("PRAGMA data_version")
+        if version is None:
+            version = await self._scalar("PRAGMA data_version")
         if version == self._data_version:
             return
         self._data_version = version
@@ -819,11 +822,47 @@ class SQLiteStore:
         self._check_open()
         async with self._lock:
             with self._errors("search vectors"):
-                await self._sync_foreign()
+                if self.has_vec and self.pin is not None:
+                    found = await self._vector_warm(vector, filters, limit, records)
+                    if found is not None:
+                        return found
+                else:
+                    await self._sync_foreign()
                 if not self.has_vec or self.pin is None:
                     return [], {"vector_index": "none"}
                 self._check_vector_against(vector, self.pin)
                 return await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension, records=records)
+
+    async def _vector_warm(
+        self, vector: F32, filters: Filters, limit: int, records: dict[int, MemoryRecord] | None
+    ) -> tuple[list[tuple[int, float]], dict[str, Any]] | None:
+        """Search before knowing whether another connection committed; ``None`` (synced) when one changed memories.
+
+        The driver thread answers ``PRAGMA data_version`` while this thread scans, instead of
+        before it; it still runs before the candidates are read. A commit it reveals that
+        changed memories may have left the indexes stale, so the caller searches again.
+        """
+        assert self.pin is not None
+        version = asyncio.ensure_future(self._scalar("PRAGMA data_version"))
+        try:
+            self._check_vector_against(vector, self.pin)
+            found = await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension, records=records)
+        except Exception:
+            seen = (await asyncio.gather(version, return_exceptions=True))[0]
+            if isinstance(seen, BaseException) or seen == self._data_version:
+                raise
+            found = None  # the error may come from stale state (a new pin): sync, then search again
+        else:
+            seen = await version
+            if seen == self._data_version:
+                return found
+        generation = self._generation
+        await self._sync_foreign(seen)
+        if found is not None and self._generation == generation:
+            return found  # the commit changed no memory (access tracking): the answer stands
+        if records is not None:
+            records.clear()
+        return None
 
     async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""

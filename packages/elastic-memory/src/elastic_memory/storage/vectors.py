@@ -4,7 +4,8 @@ Tiers:
 
 - ``"vec0"``: sqlite-vec's own scan, no RAM beyond SQLite's cache (the governor's LITE);
 - ``"ram"``: an exact float32 matrix, :class:`RamIndex`, loaded lazily from the vec0 table
-  and kept in step with committed writes (STANDARD);
+  and kept in step with committed writes (STANDARD); with faiss installed and the RAM to
+  spare, a float16 shadow of it halves the bytes a broad scan reads, with the same answer;
 - ``"ann"``: the RAM matrix plus an IVF index (:class:`AnnIndex`, faiss) that proposes an
   oversampled candidate list, re-scored exactly against the matrix (STANDARD and FULL,
   from ``ann_threshold`` vectors on, within the RAM budget).
@@ -38,7 +39,7 @@ from ..types import MemoryRecord
 from . import ann_index
 from . import queries as q
 from .ann_index import AnnIndex
-from .ram_index import ATTRS, RamIndex
+from .ram_index import ATTRS, HALF_FROM, RamIndex
 from .rows import from_blob, record_from_row, seq_of, to_blob
 
 __all__ = ["DEFAULT_ANN_THRESHOLD", "KEEP", "Query", "VectorLeg", "chunks", "verified"]
@@ -222,7 +223,8 @@ class VectorLeg:
             return False
         if self._ann_fits is None:  # asked once per load: a build must not talk itself out of RAM
             budget = self._budget if self._budget is not None else default_ram_budget()
-            per_vector = ram.dimension * 4 + ann_index.bytes_per_vector(ram.dimension)  # matrix row + index entry
+            # matrix row (and its float16 shadow) + index entry
+            per_vector = ram.dimension * (6 if ram.half else 4) + ann_index.bytes_per_vector(ram.dimension)
             self._ann_fits = len(ram) * per_vector <= budget
         return self._ann_fits
 
@@ -292,9 +294,14 @@ class VectorLeg:
             rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
             need = int(rows[0][0]) * dimension * 4
             budget = self._budget if self._budget is not None else default_ram_budget()
-            self._fits = self._setting in ("ram", "ann") or need <= budget
+            forced = self._setting in ("ram", "ann")
+            self._fits = forced or need <= budget
             if not self._fits:
                 return None
+            # The float16 shadow costs half the matrix again: a forced tier takes it, auto when it fits.
+            half_from = HALF_FROM if forced or need * 3 // 2 <= budget else None
+            if half_from is not None and ann_index.available():
+                await asyncio.to_thread(ann_index.faiss_module)  # the first import, off the event loop
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
                 "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
@@ -316,10 +323,14 @@ class VectorLeg:
             )
             rows = [r for r, ok in zip(rows, usable, strict=True) if ok]
             matrix = matrix[usable]
-        index = RamIndex(dimension)
+        index = RamIndex(dimension, half_from=half_from)
         if rows:
             attrs = {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)}
-            index.bulk_load([int(r[0]) for r in rows], matrix, attrs)
+            seqs = [int(r[0]) for r in rows]
+            if matrix.size > _THREAD_CELLS:  # the float16 shadow is written too: off the event loop
+                await asyncio.to_thread(index.bulk_load, seqs, matrix, attrs)
+            else:
+                index.bulk_load(seqs, matrix, attrs)
         self.ram = index
         return index
 
@@ -407,7 +418,8 @@ class VectorLeg:
         if ann is not None:
             found, how = await self._search_ann(ram, ann, vector, filters, limit, where, allowed)
         else:
-            found, how = await self._search_ram(ram, vector, filters, limit, where, allowed), {"vector_index": "ram"}
+            found = await self._search_ram(ram, vector, filters, limit, where, allowed)
+            how = {"vector_index": "ram", **_scan_detail(ram)}
             if self._setting == "ann" and self.ann_error is not None:
                 how["ann_fallback"] = f"the ANN index could not be built: {self.ann_error}"
         if self._setting == "auto":
@@ -496,7 +508,8 @@ class VectorLeg:
                 how = {"vector_index": "ram", "ann_fallback": f"the ANN cells held fewer than {limit} matching rows"}
                 break
             want *= 4
-        return await self._search_ram(ram, vector, filters, limit, where, allowed, mask), how
+        found = await self._search_ram(ram, vector, filters, limit, where, allowed, mask)
+        return found, {**how, **_scan_detail(ram)}
 
     async def _search_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
         blob = to_blob(vector)
@@ -571,6 +584,13 @@ class VectorLeg:
             except Exception as e:  # noqa: BLE001 - see above
                 log.warning("elastic-memory: the ANN index fell out of step (%r); rebuilding it", e)
                 self._drop_ann()
+
+
+def _scan_detail(ram: RamIndex) -> dict[str, Any]:
+    """How the exact scan read the matrix, for ``explain()``: ``ram_scan`` and, for float16, its candidates."""
+    if ram.last_scan == "float16":
+        return {"ram_scan": "float16", "ram_candidates": ram.last_candidates}
+    return {"ram_scan": "float32"}
 
 
 def _usable(matrix: F32) -> npt.NDArray[np.bool_]:

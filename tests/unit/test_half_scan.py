@@ -1,0 +1,204 @@
+"""The float16 shadow of the RAM matrix: the same top-k as the float32 scan, kept in step with every change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elastic_memory import Memory
+from elastic_memory.storage import ann_index, vectors
+from elastic_memory.storage.half_scan import HalfScan
+from elastic_memory.storage.ram_index import RamIndex
+
+F32 = npt.NDArray[np.float32]
+
+pytestmark = pytest.mark.skipif(not ann_index.available(), reason="faiss (the 'ann' extra) is not installed")
+
+
+def _unit(matrix: npt.ArrayLike) -> F32:
+    array = np.asarray(matrix, dtype=np.float64)
+    out: F32 = (array / np.linalg.norm(array, axis=-1, keepdims=True)).astype(np.float32)
+    return out
+
+
+def _float32_top(index: RamIndex, query: F32, k: int, mask: npt.NDArray[np.bool_] | None = None) -> list[int]:
+    """What the float32 scan alone answers (the shadow switched off for one search)."""
+    half, index._half = index._half, None
+    try:
+        return [s for s, _ in index.search(query, k, mask=mask)]
+    finally:
+        index._half = half
+
+
+def _loaded(matrix: F32, *, half_from: int = 1) -> RamIndex:
+    index = RamIndex(matrix.shape[1], half_from=half_from)
+    index.bulk_load(
+        list(range(len(matrix))), matrix.copy(), {"agent_id": ["a" if i % 3 else "b" for i in range(len(matrix))]}
+    )
+    return index
+
+
+def test_the_margin_bounds_every_rounding_error() -> None:
+    """The shadow's score of a row never differs from its float32 score by more than the margin."""
+    rng = np.random.default_rng(0)
+    matrix = _unit(rng.standard_normal((5000, 384)))
+    half = HalfScan(384, capacity=len(matrix))
+    half.put(slice(0, len(matrix)), matrix)
+    half.resize(len(matrix))
+    for seed in range(5):
+        query = _unit(np.random.default_rng(seed + 1).standard_normal(384))
+        positions, approx = half.top(query, len(matrix))
+        exact = matrix[positions] @ query
+        assert np.abs(exact - approx).max() <= half.margin(query)
+
+
+def test_clustered_queries_match_the_float32_scan() -> None:
+    """Near neighbours in a tight cluster (scores 1e-4 apart) come back exactly as the float32 scan ranks them."""
+    rng = np.random.default_rng(1)
+    centre = _unit(rng.standard_normal(64))
+    matrix = _unit(centre + 0.01 * rng.standard_normal((20_000, 64)))
+    index = _loaded(matrix)
+    for seed in range(20):
+        query = _unit(centre + 0.01 * np.random.default_rng(100 + seed).standard_normal(64))
+        got = [s for s, _ in index.search(query, 10)]
+        assert index.last_scan == "float16"
+        assert got == _float32_top(index, query, 10)
+
+
+def test_exact_duplicates_are_resolved_by_widening() -> None:
+    """With 200 identical rows the bound cannot separate them: the list widens, the answer stays exact."""
+    rng = np.random.default_rng(2)
+    matrix = _unit(rng.standard_normal((4000, 32)))
+    matrix[:200] = matrix[0]
+    index = _loaded(matrix)
+    got = index.search(matrix[0], 10)
+    assert {s for s, _ in got} <= set(range(200))
+    assert [score for _, score in got] == pytest.approx([float(matrix[0] @ matrix[0])] * 10, abs=1e-6)
+
+
+def test_a_broad_mask_uses_the_shadow_and_keeps_to_the_mask() -> None:
+    rng = np.random.default_rng(3)
+    matrix = _unit(rng.standard_normal((6000, 48)))
+    index = _loaded(matrix)
+    mask = index.mask({"agent_id": ("a",)})
+    assert mask is not None and mask.sum() * 4 >= len(index)
+    query = _unit(rng.standard_normal(48))
+    got = [s for s, _ in index.search(query, 10, mask=mask)]
+    assert index.last_scan == "float16"
+    assert got == _float32_top(index, query, 10, mask)
+    assert all(s % 3 for s in got)  # agent "a" only
+
+
+def test_a_selective_mask_scans_its_rows_in_float32() -> None:
+    rng = np.random.default_rng(4)
+    matrix = _unit(rng.standard_normal((6000, 16)))
+    index = _loaded(matrix)
+    allowed = np.arange(0, 6000, 100, dtype=np.int64)
+    got = index.search(_unit(rng.standard_normal(16)), 5, allowed=allowed)
+    assert index.last_scan == "float32"
+    assert {s for s, _ in got} <= set(allowed.tolist())
+
+
+def test_a_large_k_falls_back_to_the_float32_scan() -> None:
+    """Past a quarter of the rows as candidates the float32 scan is the cheaper way."""
+    rng = np.random.default_rng(5)
+    matrix = _unit(rng.standard_normal((2000, 16)))
+    index = _loaded(matrix)
+    query = _unit(rng.standard_normal(16))
+    got = index.search(query, 600)
+    assert index.last_scan == "float32" and len(got) == 600
+
+
+def test_no_shadow_below_half_from() -> None:
+    rng = np.random.default_rng(6)
+    index = _loaded(_unit(rng.standard_normal((100, 8))), half_from=101)
+    assert not index.half
+    index.upsert(1000, _unit(rng.standard_normal(8)), {})
+    assert index.half  # the 101st row starts it
+    assert index.nbytes >= len(index) * 8 * 6
+
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["upsert", "upsert", "remove"]), st.integers(0, 400), st.integers(0, 2**31)),
+    max_size=300,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops, st.integers(0, 2**31), st.integers(1, 20))
+def test_writes_keep_the_shadow_in_step(seq_ops: list[tuple[str, int, int]], qseed: int, k: int) -> None:
+    """Upserts, replacements, swap-removals and growth past the capacity: the shadow answers as the float32 scan."""
+    index = RamIndex(12, capacity=4, half_from=16)
+    for op, seq, seed in seq_ops:
+        if op == "upsert":
+            index.upsert(seq, _unit(np.random.default_rng(seed).standard_normal(12)), {"agent_id": "a"})
+        else:
+            index.remove(seq)
+    query = _unit(np.random.default_rng(qseed).standard_normal(12))
+    got = [s for s, _ in index.search(query, k)]
+    assert got == _float32_top(index, query, k)
+    n = len(index)
+    assert index.half == (n >= 16 or index._half is not None)
+    if index._half is not None:  # row for row, the float16 rounding of the matrix, and no more rows
+        assert len(index._half) == n
+        assert np.array_equal(index._half._rows[:n], index._mat[:n].astype(np.float16))
+
+
+def _store(path: Path, n: int, dim: int = 16, **kwargs: Any) -> tuple[Memory, F32]:
+    matrix = _unit(np.random.default_rng(7).standard_normal((n, dim)))
+    mem = Memory.open(path, embedder=None, **kwargs)
+    mem.remember_many([{"content": f"memory {i}", "id": f"m{i}"} for i in range(n)], vectors=list(matrix))
+    return mem, matrix
+
+
+def test_explain_says_the_float16_scan_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, matrix = _store(tmp_path / "m.db", 1000, vector_index="ram")
+    try:
+        query = matrix[5]
+        details = mem.explain(vector=query, k=5, mode="semantic").details
+        assert details["vector_index"] == "ram"
+        assert details["ram_scan"] == "float16" and details["ram_candidates"] >= 5
+        assert mem.recall(vector=query, k=5, mode="semantic", touch=False)[0].id == "m5"
+        stats = mem.stats()
+        assert stats["vector_index_half"] is True
+        assert stats["vector_index_bytes"] >= 1000 * 16 * 6
+    finally:
+        mem.close()
+
+
+def test_auto_skips_the_shadow_when_the_budget_fits_only_the_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shadow costs half the matrix again; "auto" keeps the exact matrix alone when that is all that fits."""
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    matrix_bytes = 1000 * 16 * 4
+    mem, matrix = _store(tmp_path / "m.db", 1000, ram_budget_bytes=matrix_bytes + 100)
+    try:
+        details = mem.explain(vector=matrix[0], k=5, mode="semantic").details
+        assert details["vector_index"] == "ram" and details["ram_scan"] == "float32"
+        assert mem.stats()["vector_index_half"] is False
+    finally:
+        mem.close()
+
+
+def test_a_write_after_load_is_found_by_the_shadow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, matrix = _store(tmp_path / "m.db", 500, vector_index="ram")
+    try:
+        mem.load_index()
+        new = _unit(np.random.default_rng(11).standard_normal(16))
+        mem.remember_many([{"content": "a new memory", "id": "new"}], vectors=[new])
+        mem.forget("m3")
+        assert mem.explain(vector=new, k=3, mode="semantic").details["ram_scan"] == "float16"
+        hits = mem.recall(vector=new, k=3, mode="semantic", touch=False)
+        assert hits[0].id == "new"
+        assert "m3" not in [h.id for h in mem.recall(vector=matrix[3], k=3, mode="semantic", touch=False)]
+    finally:
+        mem.close()
