@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from elastic_memory import Memory
 from elastic_memory.storage.driver import driver
@@ -95,3 +96,39 @@ def test_a_warm_vector_search_sees_a_commit_made_just_before_it(db_path: Path) -
         a.remember("note 7 again")
         details = b.explain("note 7 again", k=1, mode="semantic")
         assert details.hits[0].content == "note 7 again"
+
+
+def test_a_warm_search_scanned_in_a_worker_thread_sees_a_commit_too(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large matrices scan off the event loop, with the data_version read queued before the candidate read."""
+    from elastic_memory.storage import vectors
+
+    monkeypatch.setattr(vectors, "_THREAD_CELLS", 10)
+    emb = FakeEmbedder()
+    with Memory.open(db_path, embedder=emb) as a, Memory.open(db_path, embedder=emb) as b:
+        a.remember_many([f"note {i}" for i in range(30)])
+        assert b.recall("note 3", k=1, mode="semantic")[0].content == "note 3"
+        a.remember("note 3 revisited")
+        assert b.recall("note 3 revisited", k=1, mode="semantic")[0].content == "note 3 revisited"
+
+
+def test_a_write_racing_another_connections_commit_drops_the_stale_index(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit landing between a write's state check and its transaction is not lost from the RAM index."""
+    emb = FakeEmbedder()
+    with Memory.open(db_path, embedder=emb) as a, Memory.open(db_path, embedder=emb) as b:
+        a.remember_many([f"note {i}" for i in range(20)])
+        b.recall("note", mode="semantic")  # b's RAM index is loaded
+        a.remember("the racing note")
+        store = b._core.store
+        synced = store._sync_foreign
+
+        async def missed(*args: object) -> None:  # as if a's commit came just after b looked
+            return None
+
+        monkeypatch.setattr(store, "_sync_foreign", missed)
+        b.remember("b's own note")
+        monkeypatch.setattr(store, "_sync_foreign", synced)
+        assert b.recall("the racing note", k=1, mode="semantic")[0].content == "the racing note"

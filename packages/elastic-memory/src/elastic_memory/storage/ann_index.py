@@ -24,16 +24,17 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["AnnIndex", "available", "bytes_per_vector", "faiss_module", "nlist_for"]
+__all__ = ["AnnIndex", "available", "bytes_per_vector", "faiss_module", "nlist_for", "one_omp_thread"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -51,6 +52,22 @@ def faiss_module() -> Any:
     import faiss  # noqa: PLC0415 - optional extra, imported on first use
 
     return faiss
+
+
+@contextlib.contextmanager
+def one_omp_thread() -> Iterator[None]:
+    """One OpenMP thread for one query (faiss parallelises over queries, not rows), restored after.
+
+    The setting belongs to the calling thread, and worker threads are pooled: a build on the
+    same worker later must get every core back.
+    """
+    faiss = faiss_module()
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 @functools.cache
@@ -153,7 +170,7 @@ class AnnIndex:
         """Up to ``count`` seqs near ``query``, roughly best first (re-score them exactly)."""
         if count <= 0 or len(self) == 0:
             return np.empty(0, dtype=np.int64)
-        faiss_module().omp_set_num_threads(1)  # one query: threads cost more than they give (perf.md 2.1)
-        _, ids = self._index.search(np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), count)
+        with one_omp_thread():  # one query: threads cost more than they give (perf.md 2.1)
+            _, ids = self._index.search(np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), count)
         found: I64 = ids[0]
         return found[found >= 0]

@@ -12,7 +12,9 @@ lowest shadow score by the margin: the caller re-scores the candidates against t
 matrix and widens the list until that holds, which makes the answer the exact top-k, not an
 approximation of it (see :meth:`~elastic_memory.storage.ram_index.RamIndex.search`).
 
-faiss is the optional ``ann`` extra; without it the float32 scan serves alone.
+faiss is the optional ``ann`` extra; without it (:func:`usable` says) the float32 scan
+serves alone. The buffer belongs to faiss: nothing may call the index's ``add``, ``reset``
+or ``remove_ids``, which would reallocate it under the view.
 
 >>> import numpy as np
 >>> if ann_available():
@@ -28,6 +30,8 @@ faiss is the optional ``ann`` extra; without it the float32 scan serves alone.
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 from typing import Any
 
@@ -35,9 +39,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .ann_index import available as ann_available
-from .ann_index import faiss_module
+from .ann_index import faiss_module, one_omp_thread
 
-__all__ = ["HalfScan", "ann_available"]
+__all__ = ["HalfScan", "ann_available", "usable"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 #: float16's unit roundoff: round-to-nearest moves a normal value by at most this fraction.
@@ -48,22 +54,36 @@ _SUBNORMAL_ERROR = 2.0**-25
 _F32_ROUNDOFF = 2.0**-24
 #: The longest row the index holds: rows are unit vectors within 0.1% (checked at load and write).
 _MAX_ROW_NORM = 1.001
+#: Slack on the bound: covers the 1 / (1 - d u) factor of the float32 sums for d up to ~1e5.
+_SLACK = 1.01
+#: An absolute allowance for the rounding of the margin's own arithmetic.
+_FLOOR = 1e-7
+
+
+@functools.cache
+def usable() -> bool:
+    """True when faiss imports (installed is not enough: a broken build fails here, once, with a warning)."""
+    if not ann_available():
+        return False
+    try:
+        faiss_module()
+    except Exception as e:  # noqa: BLE001 - any import failure means: no shadow, the float32 scan serves
+        log.warning("elastic-memory: faiss is installed but does not import (%s); exact scans use float32", e)
+        return False
+    return True
 
 
 class HalfScan:
     """float16 copies of a matrix's rows by position, scanned by faiss."""
 
     def __init__(self, dimension: int, capacity: int = 1024) -> None:
-        faiss = faiss_module()
         self.dimension = dimension
-        self._index: Any = faiss.IndexScalarQuantizer(
-            dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-        )
+        self._index: Any = None
         self._rows: npt.NDArray[np.float16] = np.zeros((0, dimension), dtype=np.float16)
         self.reserve(max(capacity, 1))
 
     def __len__(self) -> int:
-        return int(self._index.ntotal)
+        return 0 if self._index is None else int(self._index.ntotal)
 
     @property
     def nbytes(self) -> int:
@@ -71,16 +91,22 @@ class HalfScan:
         return int(self._rows.nbytes)
 
     def reserve(self, capacity: int) -> None:
-        """Make room for ``capacity`` rows, keeping the rows in use."""
+        """Make room for ``capacity`` rows, keeping every row written so far.
+
+        The rows move to a new index: a search still running in another thread (its caller
+        cancelled) holds the old one, and with it the buffer it reads.
+        """
         if capacity <= len(self._rows):
             return
         faiss = faiss_module()
-        keep = self._rows[: len(self)].copy()
+        index = faiss.IndexScalarQuantizer(self.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
         size = capacity * self.dimension * 2
-        self._index.codes.resize(size)
-        raw = faiss.rev_swig_ptr(self._index.codes.data(), size)  # a view of faiss's own buffer
-        self._rows = np.asarray(raw).view(np.float16).reshape(capacity, self.dimension)
-        self._rows[: len(keep)] = keep
+        index.codes.resize(size)
+        raw = faiss.rev_swig_ptr(index.codes.data(), size)  # a view of the new index's own buffer
+        rows = np.asarray(raw).view(np.float16).reshape(capacity, self.dimension)
+        rows[: len(self._rows)] = self._rows
+        index.ntotal = len(self)
+        self._index, self._rows = index, rows
 
     def resize(self, n: int) -> None:
         """Scan the first ``n`` rows from now on (``n`` within the reserved capacity)."""
@@ -93,10 +119,6 @@ class HalfScan:
         """Write the float16 rounding of ``vectors`` at position(s) ``where``."""
         self._rows[where] = vectors
 
-    def move(self, src: int, dst: int) -> None:
-        """Copy row ``src`` to position ``dst``."""
-        self._rows[dst] = self._rows[src]
-
     def margin(self, query: F32) -> float:
         """The most a row's shadow score can differ from its float32 score for ``query``.
 
@@ -108,15 +130,28 @@ class HalfScan:
         d = self.dimension
         rounding = _UNIT_ROUNDOFF * _MAX_ROW_NORM + _SUBNORMAL_ERROR * math.sqrt(d)
         sums = 2 * d * _F32_ROUNDOFF * _MAX_ROW_NORM * (1 + _UNIT_ROUNDOFF)
-        return 1.01 * norm * (rounding + sums) + 1e-7
+        return _SLACK * norm * (rounding + sums) + _FLOOR
 
     def top(self, query: F32, count: int) -> tuple[npt.NDArray[np.int64], F32]:
         """The ``count`` best positions by shadow score and those scores, best first."""
         n = len(self)
         if count <= 0 or n == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        faiss_module().omp_set_num_threads(1)  # one query: faiss parallelises over queries, not rows
-        scores, ids = self._index.search(np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1), min(count, n))
+        with one_omp_thread():
+            scores, ids = self._index.search(_row(query), min(count, n))
         found: npt.NDArray[np.int64] = ids[0]
         keep = found >= 0
         return found[keep], scores[0][keep]
+
+    def above(self, query: F32, threshold: float) -> tuple[npt.NDArray[np.int64], F32]:
+        """Every position whose shadow score exceeds ``threshold``, and those scores (unordered)."""
+        if len(self) == 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        with one_omp_thread():
+            _, scores, ids = self._index.range_search(_row(query), threshold)
+        return ids.astype(np.int64), scores.astype(np.float32)
+
+
+def _row(query: F32) -> F32:
+    out: F32 = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+    return out

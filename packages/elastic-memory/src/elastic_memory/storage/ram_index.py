@@ -8,9 +8,10 @@ step with every committed write and rebuilds it when another connection changed 
 
 From ``half_from`` rows on (faiss installed) it also keeps a float16 shadow of the matrix,
 :class:`~elastic_memory.storage.half_scan.HalfScan`: an unfiltered or broadly filtered search
-takes a candidate list from the shadow, re-scores it against the float32 rows, and widens it
-until the rounding bound proves that no row outside it can enter the top k. The answer is
-the float32 scan's, read from half the bytes.
+takes a candidate list from the shadow and re-scores it against the float32 rows; when the
+rounding bound cannot prove from it that no row outside can enter the top k, a second pass
+takes every row the bound leaves in contention. The answer is the float32 scan's, read from
+half the bytes.
 
 >>> import numpy as np
 >>> idx = RamIndex(2)
@@ -22,13 +23,15 @@ the float32 scan's, read from half the bytes.
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from .half_scan import HalfScan, ann_available
+from .half_scan import HalfScan, usable
 
 __all__ = ["ATTRS", "HALF_FROM", "RamIndex"]
 
@@ -37,10 +40,13 @@ ATTRS = ("agent_id", "scope", "pool", "type", "session_id")
 F32 = npt.NDArray[np.float32]
 #: From this many rows on the float16 shadow scans faster than numpy's float32 product.
 HALF_FROM = 8192
-#: Shadow candidates per row wanted, before the bound is checked.
+#: Shadow candidates per result wanted (at least 16 wanted), before the bound is checked.
 _HALF_OVERSAMPLE = 4
-#: Past this share of the rows the candidate list is no cheaper than the float32 scan.
+#: Past this share of the rows a candidate list is no cheaper than the float32 scan; a
+#: filter keeping at least this share is broad enough for the shadow.
 _HALF_MAX_SHARE = 0.25
+
+log = logging.getLogger("elastic_memory")
 
 
 class RamIndex:
@@ -49,10 +55,12 @@ class RamIndex:
     def __init__(self, dimension: int, capacity: int = 1024, *, half_from: int | None = None) -> None:
         """``half_from``: keep a float16 shadow from this many rows on (``None``: never; needs faiss)."""
         self.dimension = dimension
-        self._half_from = half_from if ann_available() else None
+        self._half_from = half_from
         self._half: HalfScan | None = None
+        self._half_dirty: set[int] | None = None  # positions written while a shadow is built elsewhere
+        self._half_job = False  # a half_builder job is out
         #: How the last search scanned: ``"float32"``, or ``"float16"`` with the candidates re-scored.
-        self.last_scan = "float32"
+        self.last_scan: Literal["float32", "float16"] = "float32"
         self.last_candidates = 0
         self._n = 0
         self._mat: F32 = np.zeros((capacity, dimension), dtype=np.float32)
@@ -75,14 +83,82 @@ class RamIndex:
         """True while the float16 shadow serves broad searches."""
         return self._half is not None
 
+    def _half_wanted(self) -> bool:
+        return self._half is None and self._half_from is not None and self._n >= self._half_from
+
     def _update_half(self) -> None:
-        """Start the shadow once the index reaches ``half_from`` rows, and scan exactly the rows in use."""
-        if self._half is None and self._half_from is not None and self._n >= self._half_from:
-            half = HalfScan(self.dimension, capacity=len(self._mat))
-            half.put(slice(0, self._n), self._mat[: self._n])
-            self._half = half
+        """Start the shadow once the index reaches ``half_from`` rows, and scan exactly the rows in use.
+
+        Not while it is left to a worker thread (a deferred load, or a job out): writes only note
+        their positions then.
+        """
+        if self._half_wanted() and self._half_dirty is None and self._half_usable():
+            try:
+                half = HalfScan(self.dimension, capacity=len(self._mat))
+                half.put(slice(0, self._n), self._mat[: self._n])
+            except Exception as e:  # noqa: BLE001 - called after commits: never fail them, scan in float32
+                self._half_from = None
+                log.warning("elastic-memory: the float16 copy of the vector matrix could not be made (%s)", e)
+            else:
+                self._half = half
         if self._half is not None:
             self._half.resize(self._n)
+
+    def _half_usable(self) -> bool:
+        if not usable():
+            self._half_from = None
+            return False
+        return True
+
+    def drop_half(self) -> None:
+        """Free the float16 shadow for good (an ANN index serves this store's broad searches now)."""
+        self._half, self._half_dirty, self._half_job, self._half_from = None, None, False, None
+
+    def _touched(self, pos: int) -> None:
+        if self._half is not None:
+            self._half.put(pos, self._mat[pos])
+        elif self._half_dirty is not None:
+            self._half_dirty.add(pos)
+
+    def half_builder(self) -> Callable[[], HalfScan] | None:
+        """A job that builds the shadow from the rows as they are now, to run in a worker thread; ``None`` if not due.
+
+        Until :meth:`attach_half` takes its result (or :meth:`cancel_half`), writes note the
+        positions they change, and the float32 scan serves.
+        """
+        if self._half_job or not self._half_wanted() or not self._half_usable():
+            return None
+        self._half_job = True
+        if self._half_dirty is None:
+            self._half_dirty = set()
+        matrix, n, dimension = self._mat, self._n, self.dimension
+
+        def build() -> HalfScan:
+            half = HalfScan(dimension, capacity=n)
+            half.put(slice(0, n), matrix[:n])
+            half.resize(n)
+            return half
+
+        return build
+
+    def attach_half(self, half: HalfScan) -> None:
+        """Take a shadow built by :meth:`half_builder`'s job, after re-writing the rows changed meanwhile.
+
+        A job given up meanwhile (:meth:`drop_half`) has its result thrown away.
+        """
+        if not self._half_job:
+            return
+        dirty, self._half_dirty, self._half_job = self._half_dirty or set(), None, False
+        half.reserve(len(self._mat))
+        for pos in dirty:
+            if pos < self._n:
+                half.put(pos, self._mat[pos])
+        self._half = half
+        self._update_half()
+
+    def cancel_half(self) -> None:
+        """Give up the shadow :meth:`half_builder` started (its build failed): the float32 scan serves."""
+        self._half_dirty, self._half_job, self._half_from = None, False, None
 
     def __contains__(self, seq: object) -> bool:
         return seq in self._pos
@@ -119,12 +195,21 @@ class RamIndex:
         self._mat[pos] = vector
         for attr in ATTRS:
             self._codes[attr][pos] = self._code(attr, attrs.get(attr))
-        if self._half is not None:
-            self._half.put(pos, self._mat[pos])
+        self._touched(pos)
         self._update_half()
 
-    def bulk_load(self, seqs: Sequence[int], matrix: F32, attrs: Mapping[str, Sequence[str | None]]) -> None:
-        """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied."""
+    def bulk_load(
+        self,
+        seqs: Sequence[int],
+        matrix: F32,
+        attrs: Mapping[str, Sequence[str | None]],
+        *,
+        defer_half: bool = False,
+    ) -> None:
+        """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied.
+
+        ``defer_half`` leaves the float16 shadow to a :meth:`half_builder` job.
+        """
         n = len(seqs)
         self._vocab = {a: {} for a in ATTRS}
         if n and matrix.dtype == np.float32 and matrix.flags["C_CONTIGUOUS"] and matrix.shape == (n, self.dimension):
@@ -147,7 +232,8 @@ class RamIndex:
                     self._codes[attr][:n] = np.array(list(map(vocab.__getitem__, values)), dtype=np.int32)
         self._n = n
         self._pos = dict(zip(seq_list, range(n), strict=True))
-        self._half = None
+        self._half, self._half_job = None, False
+        self._half_dirty = set() if defer_half and self._half_wanted() else None
         self._update_half()
 
     def remove(self, seq: int) -> None:
@@ -163,8 +249,7 @@ class RamIndex:
             for codes in self._codes.values():
                 codes[pos] = codes[last]
             self._pos[moved] = pos
-            if self._half is not None:
-                self._half.move(last, pos)
+            self._touched(pos)
         self._n = last
         self._update_half()
 
@@ -210,7 +295,7 @@ class RamIndex:
         if mask is None and (where or allowed is not None):
             mask = self.mask(where, allowed)
         matching = n if mask is None else int(np.count_nonzero(mask))
-        if self._half is not None and matching * 4 >= n:
+        if self._half is not None and matching >= n * _HALF_MAX_SHARE:
             found = self._search_half(self._half, query, k, mask, matching)
             if found is not None:
                 return found
@@ -230,23 +315,35 @@ class RamIndex:
     ) -> list[tuple[int, float]] | None:
         """The exact top ``k`` from shadow candidates, or ``None`` when the float32 scan is the cheaper way.
 
-        Every row outside a candidate list scores at most the list's lowest shadow score plus
-        the margin; once the k-th exact score of the list reaches that, nothing outside can
-        beat it (ties aside), so the list holds the top k.
+        A row's float32 score lies within the margin of its shadow score. So every row outside
+        a candidate list scores at most the list's lowest shadow score plus the margin: once
+        the list's k-th exact score reaches that, nothing outside can beat it (ties aside).
+        Otherwise that k-th score, less the margin, is a shadow score every row of the true
+        top k exceeds, and one range pass collects them all.
         """
         n = self._n
         margin = half.margin(query)
-        fetch = math.ceil(_HALF_OVERSAMPLE * max(k, 16) * n / max(matching, 1))
-        while fetch <= n * _HALF_MAX_SHARE:
-            positions, approx = half.top(query, fetch)
+        fetch = math.ceil(_HALF_OVERSAMPLE * max(k, 16) * n / matching)
+        if not math.isfinite(margin) or fetch > n * _HALF_MAX_SHARE:
+            return None
+        positions, approx = half.top(query, fetch)
+        candidates = positions if mask is None else positions[mask[positions]]
+        exact = self._mat[candidates] @ query
+        top = self._top(exact, k)
+        if len(top) < k:
+            return None  # the filter left too few candidates to bound anything
+        kth = float(exact[top[-1]])
+        if kth < float(approx[-1]) + margin:
+            positions, _ = half.above(query, kth - margin)
+            if len(positions) > n * _HALF_MAX_SHARE:
+                return None  # near-duplicates by the thousand: the float32 scan is cheaper
             candidates = positions if mask is None else positions[mask[positions]]
             exact = self._mat[candidates] @ query
             top = self._top(exact, k)
-            if len(top) == k and float(exact[top[-1]]) >= float(approx[-1]) + margin:
-                self.last_scan, self.last_candidates = "float16", len(positions)
-                return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top]
-            fetch *= 4
-        return None
+            if len(top) < k:
+                return None
+        self.last_scan, self.last_candidates = "float16", len(positions)
+        return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top]
 
     def rescore(
         self, query: F32, seqs: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None

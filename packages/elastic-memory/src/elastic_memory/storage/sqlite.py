@@ -234,6 +234,11 @@ class SQLiteStore:
             self._vectors.invalidate()
             raise
         if bump:
+            if self._generation is not None and generation != self._generation + 1:
+                # Another connection changed memories after our last look and before this
+                # write: what this connection holds is stale, and the next call re-reads it.
+                self._vectors.invalidate()
+                generation = None
             self._generation = generation
 
     @contextlib.asynccontextmanager
@@ -770,9 +775,9 @@ class SQLiteStore:
                     if not self.has_vec or self.pin is None:
                         return "none"
                     await self._vectors.ensure(self.pin.dimension)
-            if not self._vectors.building:
+            if not self._vectors.busy:
                 break
-            await self._vectors.wait_for_ann()
+            await self._vectors.wait_for_builds()
         return self.vector_tier()
 
     def vector_tier(self) -> str:
@@ -822,7 +827,7 @@ class SQLiteStore:
         self._check_open()
         async with self._lock:
             with self._errors("search vectors"):
-                if self.has_vec and self.pin is not None:
+                if self.has_vec and self.pin is not None and self._vectors.ram is not None:
                     found = await self._vector_warm(vector, filters, limit, records)
                     if found is not None:
                         return found
@@ -836,14 +841,16 @@ class SQLiteStore:
     async def _vector_warm(
         self, vector: F32, filters: Filters, limit: int, records: dict[int, MemoryRecord] | None
     ) -> tuple[list[tuple[int, float]], dict[str, Any]] | None:
-        """Search before knowing whether another connection committed; ``None`` (synced) when one changed memories.
+        """Search a loaded RAM index before knowing whether another connection committed.
 
-        The driver thread answers ``PRAGMA data_version`` while this thread scans, instead of
-        before it; it still runs before the candidates are read. A commit it reveals that
-        changed memories may have left the indexes stale, so the caller searches again.
+        Returns ``None`` (state synced) when one did and changed memories: the caller searches
+        again. ``PRAGMA data_version`` is read on the driver thread alongside the search instead
+        of before it, one round trip less; it may run after the candidates are read, which
+        only detects more commits than reading it first.
         """
         assert self.pin is not None
         version = asyncio.ensure_future(self._scalar("PRAGMA data_version"))
+        version.add_done_callback(_retrieved)  # a read abandoned by a cancelled search logs nothing
         try:
             self._check_vector_against(vector, self.pin)
             found = await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension, records=records)
@@ -851,7 +858,7 @@ class SQLiteStore:
             seen = (await asyncio.gather(version, return_exceptions=True))[0]
             if isinstance(seen, BaseException) or seen == self._data_version:
                 raise
-            found = None  # the error may come from stale state (a new pin): sync, then search again
+            found = None  # stale state (another process re-pinned the model) may be the cause: search again, synced
         else:
             seen = await version
             if seen == self._data_version:
@@ -872,6 +879,11 @@ class SQLiteStore:
         async with self._lock:
             with self._errors("score vectors"):
                 return await self._vectors.scores(vector, seqs)
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> StorageError:

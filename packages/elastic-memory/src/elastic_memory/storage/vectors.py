@@ -4,8 +4,9 @@ Tiers:
 
 - ``"vec0"``: sqlite-vec's own scan, no RAM beyond SQLite's cache (the governor's LITE);
 - ``"ram"``: an exact float32 matrix, :class:`RamIndex`, loaded lazily from the vec0 table
-  and kept in step with committed writes (STANDARD); with faiss installed and the RAM to
-  spare, a float16 shadow of it halves the bytes a broad scan reads, with the same answer;
+  and kept in step with committed writes (STANDARD); with faiss installed and half the
+  matrix again within the RAM budget, a float16 shadow of it halves the bytes a broad scan
+  reads, with the same answer (not kept beside an ANN index, which serves those scans);
 - ``"ann"``: the RAM matrix plus an IVF index (:class:`AnnIndex`, faiss) that proposes an
   oversampled candidate list, re-scored exactly against the matrix (STANDARD and FULL,
   from ``ann_threshold`` vectors on, within the RAM budget).
@@ -36,9 +37,10 @@ import numpy.typing as npt
 
 from ..filters import Filters
 from ..types import MemoryRecord
-from . import ann_index
+from . import ann_index, half_scan
 from . import queries as q
 from .ann_index import AnnIndex
+from .half_scan import HalfScan
 from .ram_index import ATTRS, HALF_FROM, RamIndex
 from .rows import from_blob, record_from_row, seq_of, to_blob
 
@@ -145,6 +147,7 @@ class VectorLeg:
         # discards its result. One build runs at a time, whatever its epoch.
         self._epoch = 0
         self._build: asyncio.Task[None] | None = None
+        self._half_build: asyncio.Task[None] | None = None
         self._build_epoch = -1
         self._ann_dirty: set[int] = set()  # seqs changed since the current build's snapshot
         self._ann_failed_epoch: int | None = None
@@ -191,10 +194,10 @@ class VectorLeg:
     async def close(self) -> None:
         """Refuse new builds, let a running one finish (its thread cannot be interrupted), drop the indexes."""
         self._closed = True
-        build = self._build
+        builds = [b for b in (self._build, self._half_build) if b is not None]
         self.invalidate()
-        if build is not None:
-            await asyncio.gather(build, return_exceptions=True)
+        if builds:
+            await asyncio.gather(*builds, return_exceptions=True)
 
     @property
     def building(self) -> bool:
@@ -212,6 +215,17 @@ class VectorLeg:
         while self._build is not None:
             await asyncio.shield(self._build)
 
+    @property
+    def busy(self) -> bool:
+        """True while an index (ANN, or the float16 shadow) is being built in a worker thread."""
+        return self._build is not None or self._half_build is not None
+
+    async def wait_for_builds(self) -> None:
+        """Wait until the running builds have finished (or failed)."""
+        await self.wait_for_ann()
+        while self._half_build is not None:
+            await asyncio.shield(self._half_build)
+
     def _wants_ann(self, ram: RamIndex) -> bool:
         if self._setting == "ann":
             return True
@@ -223,8 +237,8 @@ class VectorLeg:
             return False
         if self._ann_fits is None:  # asked once per load: a build must not talk itself out of RAM
             budget = self._budget if self._budget is not None else default_ram_budget()
-            # matrix row (and its float16 shadow) + index entry
-            per_vector = ram.dimension * (6 if ram.half else 4) + ann_index.bytes_per_vector(ram.dimension)
+            # matrix row + index entry (a float16 shadow is dropped when the index arrives)
+            per_vector = ram.dimension * 4 + ann_index.bytes_per_vector(ram.dimension)
             self._ann_fits = len(ram) * per_vector <= budget
         return self._ann_fits
 
@@ -268,6 +282,7 @@ class VectorLeg:
             built.remove(dirty)
             self._ann_add(built, ram, dirty)
             self.ann, self.ann_error = built, None
+            ram.drop_half()  # ANN serves the broad searches the shadow was for: its RAM goes back
         except Exception as e:  # noqa: BLE001 - a failed build leaves the exact matrix serving
             if self._epoch == epoch:
                 self.ann_error = f"{type(e).__name__}: {e}"
@@ -292,16 +307,24 @@ class VectorLeg:
             return None
         async with self._snapshot():  # one consistent read, whatever other processes commit
             rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
-            need = int(rows[0][0]) * dimension * 4
+            count = int(rows[0][0])
+            need = count * dimension * 4
             budget = self._budget if self._budget is not None else default_ram_budget()
-            forced = self._setting in ("ram", "ann")
-            self._fits = forced or need <= budget
+            self._fits = self._setting in ("ram", "ann") or need <= budget
             if not self._fits:
                 return None
-            # The float16 shadow costs half the matrix again: a forced tier takes it, auto when it fits.
-            half_from = HALF_FROM if forced or need * 3 // 2 <= budget else None
-            if half_from is not None and ann_index.available():
-                await asyncio.to_thread(ann_index.faiss_module)  # the first import, off the event loop
+            # The float16 shadow costs half the matrix again, within the budget whatever the
+            # tier; where an ANN index will serve, the RAM goes to it instead.
+            ann_expected = self._setting == "ann" or (
+                self._setting == "auto"
+                and self.ann_allowed
+                and count >= self.ann_threshold
+                and count * (dimension * 4 + ann_index.bytes_per_vector(dimension)) <= budget
+                and ann_index.available()
+            )
+            half_from = HALF_FROM if need * 3 // 2 <= budget and not ann_expected else None
+            if half_from is not None and count >= half_from and not await asyncio.to_thread(half_scan.usable):
+                half_from = None  # faiss does not import: said once, in a warning
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
                 "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
@@ -326,13 +349,31 @@ class VectorLeg:
         index = RamIndex(dimension, half_from=half_from)
         if rows:
             attrs = {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)}
-            seqs = [int(r[0]) for r in rows]
-            if matrix.size > _THREAD_CELLS:  # the float16 shadow is written too: off the event loop
-                await asyncio.to_thread(index.bulk_load, seqs, matrix, attrs)
-            else:
-                index.bulk_load(seqs, matrix, attrs)
+            # A large matrix gets its float16 shadow from a worker thread, the float32 scan serving meanwhile.
+            index.bulk_load([int(r[0]) for r in rows], matrix, attrs, defer_half=matrix.size > _THREAD_CELLS)
         self.ram = index
+        self._start_half(index)
         return index
+
+    def _start_half(self, ram: RamIndex) -> None:
+        if self._closed or self._half_build is not None:
+            return
+        builder = ram.half_builder()
+        if builder is not None:
+            self._half_build = asyncio.ensure_future(self._build_half(ram, builder))
+
+    async def _build_half(self, ram: RamIndex, builder: Callable[[], HalfScan]) -> None:
+        try:
+            half = await asyncio.to_thread(builder)
+            if self.ram is ram and not self._closed:
+                ram.attach_half(half)
+        except Exception as e:  # noqa: BLE001 - the float32 scan serves without it
+            ram.cancel_half()
+            log.warning("elastic-memory: the float16 copy of the vector matrix could not be built (%s)", e)
+        finally:
+            self._half_build = None
+        if self.ram is not None and self.ram is not ram:
+            self._start_half(self.ram)  # the index was reloaded meanwhile: its own shadow now
 
     async def _matrix_from_rows(self, seqs: Sequence[int], dimension: int) -> tuple[list[bool], F32]:
         """Which of ``seqs`` have a well-sized vector, and those vectors in order, read through vec0 (~10 us a row)."""
