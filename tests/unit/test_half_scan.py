@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elastic_memory import Memory
-from elastic_memory.storage import ann_index, half_scan, vectors
+from elastic_memory.storage import ann_index, half_scan, ram_index, vectors
 from elastic_memory.storage.half_scan import HalfScan
-from elastic_memory.storage.ram_index import RamIndex
+from elastic_memory.storage.ram_index import HalfJob, RamIndex
 
 F32 = npt.NDArray[np.float32]
 
@@ -145,9 +145,9 @@ def test_no_shadow_below_half_from() -> None:
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["upsert", "upsert", "upsert", "remove"]), st.integers(0, 3000), st.integers(0, 2**31)),
-    min_size=200,
-    max_size=400,
+    st.tuples(st.sampled_from(["upsert"] * 5 + ["remove"]), st.integers(0, 5000), st.integers(0, 2**31)),
+    min_size=450,
+    max_size=600,
 )
 
 
@@ -157,12 +157,14 @@ def test_writes_keep_the_shadow_in_step(seq_ops: list[tuple[str, int, int]], qse
     """Upserts, replacements, swap-removals and growth past the capacity: the shadow answers as the float32 scan."""
     index = RamIndex(12, capacity=4, half_from=16)
     for op, seq, seed in seq_ops:
-        if op == "upsert":
-            index.upsert(seq, _unit(np.random.default_rng(seed).standard_normal(12)), {"agent_id": "a"})
+        if op == "upsert":  # seq in the seed: two seqs rarely share a vector (ties)
+            index.upsert(seq, _unit(np.random.default_rng([seed, seq]).standard_normal(12)), {"agent_id": "a"})
         else:
             index.remove(seq)
     query = _unit(np.random.default_rng(qseed).standard_normal(12))
     got = index.search(query, k)
+    if len(index) >= 16 * 16:  # candidates within a quarter of the rows: the shadow answers
+        assert index.last_scan == "float16"
     half, index._half = index._half, None
     expected = index.search(query, k)
     index._half = half
@@ -233,20 +235,21 @@ def test_a_write_after_load_is_found_by_the_shadow(tmp_path: Path, monkeypatch: 
 
 
 def test_a_deferred_shadow_takes_the_writes_made_while_it_was_built() -> None:
-    """A large load leaves the shadow to a worker thread; writes meanwhile are re-applied when it attaches."""
+    """A large load leaves the shadow to a worker thread; writes after the job copied the rows are re-applied."""
     rng = np.random.default_rng(12)
     matrix = _unit(rng.standard_normal((3000, 16)))
     index = RamIndex(16, half_from=1)
     index.bulk_load(list(range(3000)), matrix.copy(), {}, defer_half=True)
     assert not index.half
-    build = index.half_builder()
-    assert build is not None and index.half_builder() is None  # one job at a time
-    for seq in range(3000, 6000):  # grows the matrix past its capacity, mid-build
-        index.upsert(seq, _unit(rng.standard_normal(16)), {})
-    index.upsert(5, _unit(rng.standard_normal(16)), {})  # a row the job has already copied
+    job = index.half_builder()
+    assert job is not None and index.half_builder() is None  # one job at a time
+    half = job.build()  # the worker thread copies the rows as they are now
+    index.upsert(5, _unit(rng.standard_normal(16)), {})  # in place, in the matrix the job read
     index.remove(7)  # the last row moves into position 7
+    for seq in range(3000, 6000):  # grows the matrix past its capacity
+        index.upsert(seq, _unit(rng.standard_normal(16)), {})
     assert index.search(matrix[0], 5) and index.last_scan == "float32"  # the float32 scan serves meanwhile
-    index.attach_half(build())
+    index.attach_half(half, job.token)
     n = len(index)
     assert index._half is not None and len(index._half) == n == 5999
     assert np.array_equal(index._half._rows[:n], index._mat[:n].astype(np.float16))
@@ -254,6 +257,22 @@ def test_a_deferred_shadow_takes_the_writes_made_while_it_was_built() -> None:
     got = [s for s, _ in index.search(query, 10)]
     assert index.last_scan == "float16"
     assert got == _float32_top(index, query, 10)
+
+
+@pytest.mark.parametrize("overtaken_by", ["drop_half", "bulk_load"])
+def test_a_job_overtaken_meanwhile_is_thrown_away(overtaken_by: str) -> None:
+    rng = np.random.default_rng(13)
+    matrix = _unit(rng.standard_normal((500, 8)))
+    index = RamIndex(8, half_from=1)
+    index.bulk_load(list(range(500)), matrix.copy(), {}, defer_half=True)
+    job = index.half_builder()
+    assert job is not None
+    if overtaken_by == "drop_half":
+        index.drop_half()
+    else:  # a reload with other rows: the job's copy is of rows no longer there
+        index.bulk_load(list(range(100, 400)), _unit(rng.standard_normal((300, 8))), {}, defer_half=True)
+    index.attach_half(job.build(), job.token)
+    assert not index.half
 
 
 def test_a_failed_shadow_build_leaves_the_float32_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,7 +284,7 @@ def test_a_failed_shadow_build_leaves_the_float32_scan(tmp_path: Path, monkeypat
             raise MemoryError("no room for the copy")
 
         self._half_job, self._half_dirty = True, set()
-        return build
+        return HalfJob(self._half_token, build)
 
     monkeypatch.setattr(RamIndex, "half_builder", broken)
     mem, matrix = _store(tmp_path / "m.db", 500, vector_index="ram")
@@ -285,10 +304,19 @@ def test_a_large_load_builds_its_shadow_in_the_background(tmp_path: Path, monkey
     """load_index() waits for the shadow, as it waits for an ANN build."""
     monkeypatch.setattr(vectors, "HALF_FROM", 100)
     monkeypatch.setattr(vectors, "_THREAD_CELLS", 1000)
+    attached: list[int] = []
+    attach = RamIndex.attach_half
+
+    def recording(self: RamIndex, half: HalfScan, token: int) -> None:
+        attached.append(len(self))
+        attach(self, half, token)
+
+    monkeypatch.setattr(RamIndex, "attach_half", recording)
     mem, matrix = _store(tmp_path / "m.db", 800, vector_index="ram")
     mem.close()
     with Memory.open(tmp_path / "m.db", embedder=None, vector_index="ram") as mem:
         assert mem.load_index() == "ram"
+        assert attached == [800]  # built by the worker-thread job, not in the load itself
         assert mem.stats()["vector_index_half"] is True
         assert mem.explain(vector=matrix[9], k=3, mode="semantic").details["ram_scan"] == "float16"
 
@@ -337,3 +365,42 @@ def test_a_faiss_that_does_not_import_leaves_the_float32_scan(
         assert "does not import" in caplog.text
     finally:
         half_scan.usable.cache_clear()
+
+
+def test_a_shadow_that_cannot_be_made_never_fails_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The write that takes a loaded index past HALF_FROM commits, and recall scans in float32."""
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, _ = _store(tmp_path / "m.db", 50, vector_index="ram")
+    with mem:
+        mem.load_index()
+
+        class NoRoom:
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                raise MemoryError("no room for the copy")
+
+        monkeypatch.setattr(ram_index, "HalfScan", NoRoom)
+        more = _unit(np.random.default_rng(9).standard_normal((100, 16)))
+        ids = mem.remember_many([{"content": f"more {i}", "id": f"x{i}"} for i in range(100)], vectors=list(more))
+        assert len(ids) == 100 and mem.stats()["active_memories"] == 150
+        assert mem.recall(vector=more[3], k=1, mode="semantic", touch=False)[0].id == "x3"
+        assert mem.explain(vector=more[3], k=1, mode="semantic").details["ram_scan"] == "float32"
+        assert "could not be made" in caplog.text
+
+
+def test_no_shadow_where_an_ann_index_will_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, _ = _store(tmp_path / "m.db", 600, vector_index="ann")
+    with mem:
+        assert mem.load_index() == "ann"
+        assert mem.stats()["vector_index_half"] is False
+
+
+def test_one_query_thread_is_restored_afterwards() -> None:
+    """OpenMP's thread count belongs to the calling thread: a query must give it back for later builds."""
+    faiss = ann_index.faiss_module()
+    before = faiss.omp_get_max_threads()
+    with ann_index.one_omp_thread():
+        assert faiss.omp_get_max_threads() == 1
+    assert faiss.omp_get_max_threads() == before

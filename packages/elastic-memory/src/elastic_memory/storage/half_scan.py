@@ -9,8 +9,9 @@ Rounding moves a score by at most :meth:`HalfScan.margin` (float16's unit roundo
 of a unit vector's norm, plus both sums' float32 rounding). So the rows the shadow ranks
 below a candidate list cannot beat that list's exact k-th score once it leads the list's
 lowest shadow score by the margin: the caller re-scores the candidates against the float32
-matrix and widens the list until that holds, which makes the answer the exact top-k, not an
-approximation of it (see :meth:`~elastic_memory.storage.ram_index.RamIndex.search`).
+matrix and, when that does not hold, takes every row the margin leaves in contention
+(:meth:`HalfScan.above`), which makes the answer the exact top-k, not an approximation of it
+(see :meth:`~elastic_memory.storage.ram_index.RamIndex.search`).
 
 faiss is the optional ``ann`` extra; without it (:func:`usable` says) the float32 scan
 serves alone. The buffer belongs to faiss: nothing may call the index's ``add``, ``reset``
@@ -84,6 +85,11 @@ class HalfScan:
 
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
+
+    @property
+    def capacity(self) -> int:
+        """Rows reserved."""
+        return len(self._rows)
 
     @property
     def nbytes(self) -> int:

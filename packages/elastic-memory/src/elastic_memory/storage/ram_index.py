@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,13 @@ _HALF_MAX_SHARE = 0.25
 log = logging.getLogger("elastic_memory")
 
 
+class HalfJob(NamedTuple):
+    """A float16 shadow to build in a worker thread (``build``), then attach with ``token``."""
+
+    token: int
+    build: Callable[[], HalfScan]
+
+
 class RamIndex:
     """Exact cosine search over L2-normalised float32 vectors."""
 
@@ -59,6 +66,7 @@ class RamIndex:
         self._half: HalfScan | None = None
         self._half_dirty: set[int] | None = None  # positions written while a shadow is built elsewhere
         self._half_job = False  # a half_builder job is out
+        self._half_token = 0  # moves on whenever an outstanding job's result would be stale
         #: How the last search scanned: ``"float32"``, or ``"float16"`` with the candidates re-scored.
         self.last_scan: Literal["float32", "float16"] = "float32"
         self.last_candidates = 0
@@ -113,6 +121,12 @@ class RamIndex:
     def drop_half(self) -> None:
         """Free the float16 shadow for good (an ANN index serves this store's broad searches now)."""
         self._half, self._half_dirty, self._half_job, self._half_from = None, None, False, None
+        self._half_token += 1
+
+    @property
+    def capacity(self) -> int:
+        """Rows the matrix has room for before it grows."""
+        return len(self._mat)
 
     def _touched(self, pos: int) -> None:
         if self._half is not None:
@@ -120,7 +134,7 @@ class RamIndex:
         elif self._half_dirty is not None:
             self._half_dirty.add(pos)
 
-    def half_builder(self) -> Callable[[], HalfScan] | None:
+    def half_builder(self) -> HalfJob | None:
         """A job that builds the shadow from the rows as they are now, to run in a worker thread; ``None`` if not due.
 
         Until :meth:`attach_half` takes its result (or :meth:`cancel_half`), writes note the
@@ -129,6 +143,7 @@ class RamIndex:
         if self._half_job or not self._half_wanted() or not self._half_usable():
             return None
         self._half_job = True
+        self._half_token += 1
         if self._half_dirty is None:
             self._half_dirty = set()
         matrix, n, dimension = self._mat, self._n, self.dimension
@@ -139,26 +154,29 @@ class RamIndex:
             half.resize(n)
             return half
 
-        return build
+        return HalfJob(self._half_token, build)
 
-    def attach_half(self, half: HalfScan) -> None:
-        """Take a shadow built by :meth:`half_builder`'s job, after re-writing the rows changed meanwhile.
+    def attach_half(self, half: HalfScan, token: int) -> None:
+        """Take the shadow of the job ``token``, after re-writing the rows changed meanwhile.
 
-        A job given up meanwhile (:meth:`drop_half`) has its result thrown away.
+        A job given up or overtaken meanwhile (:meth:`drop_half`, :meth:`cancel_half`, a new
+        :meth:`bulk_load`) has its result thrown away. Reserve the matrix's capacity on the
+        shadow beforehand (off the event loop) to keep the copy out of this call.
         """
-        if not self._half_job:
+        if not self._half_job or token != self._half_token:
             return
         dirty, self._half_dirty, self._half_job = self._half_dirty or set(), None, False
         half.reserve(len(self._mat))
         for pos in dirty:
             if pos < self._n:
                 half.put(pos, self._mat[pos])
-        self._half = half
-        self._update_half()
+        half.resize(self._n)
+        self._half = half  # complete before a search in another thread can see it
 
     def cancel_half(self) -> None:
         """Give up the shadow :meth:`half_builder` started (its build failed): the float32 scan serves."""
         self._half_dirty, self._half_job, self._half_from = None, False, None
+        self._half_token += 1
 
     def __contains__(self, seq: object) -> bool:
         return seq in self._pos
@@ -233,6 +251,7 @@ class RamIndex:
         self._n = n
         self._pos = dict(zip(seq_list, range(n), strict=True))
         self._half, self._half_job = None, False
+        self._half_token += 1
         self._half_dirty = set() if defer_half and self._half_wanted() else None
         self._update_half()
 
@@ -295,8 +314,9 @@ class RamIndex:
         if mask is None and (where or allowed is not None):
             mask = self.mask(where, allowed)
         matching = n if mask is None else int(np.count_nonzero(mask))
-        if self._half is not None and matching >= n * _HALF_MAX_SHARE:
-            found = self._search_half(self._half, query, k, mask, matching)
+        half = self._half  # read once: the event loop may drop it while this runs in a worker thread
+        if half is not None and matching >= n * _HALF_MAX_SHARE:
+            found = self._search_half(half, query, k, mask, matching)
             if found is not None:
                 return found
         if mask is None:

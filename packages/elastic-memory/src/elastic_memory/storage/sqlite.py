@@ -796,12 +796,12 @@ class SQLiteStore:
             version = await self._scalar("PRAGMA data_version")
         if version == self._data_version:
             return
-        self._data_version = version
         generation = await self._scalar(_GENERATION)
         if generation != self._generation:
-            self._generation = generation
             self._vectors.invalidate()
             await self._load_pin()
+            self._generation = generation
+        self._data_version = version  # last: a sync cut short is done again by the next call
 
     async def check(self) -> None:
         """Read the store's state and one row: raises :class:`StorageError` when the file cannot serve."""

@@ -40,8 +40,7 @@ from ..types import MemoryRecord
 from . import ann_index, half_scan
 from . import queries as q
 from .ann_index import AnnIndex
-from .half_scan import HalfScan
-from .ram_index import ATTRS, HALF_FROM, RamIndex
+from .ram_index import ATTRS, HALF_FROM, HalfJob, RamIndex
 from .rows import from_blob, record_from_row, seq_of, to_blob
 
 __all__ = ["DEFAULT_ANN_THRESHOLD", "KEEP", "Query", "VectorLeg", "chunks", "verified"]
@@ -306,7 +305,9 @@ class VectorLeg:
         if self._setting == "vec0" or (self._setting == "auto" and not self.ram_allowed):
             return None
         async with self._snapshot():  # one consistent read, whatever other processes commit
-            rows = await self._query("SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL", ())
+            rows = await self._query(
+                "SELECT count(*) FROM memories WHERE has_vector = 1 AND deleted_at IS NULL AND archived = 0", ()
+            )
             count = int(rows[0][0])
             need = count * dimension * 4
             budget = self._budget if self._budget is not None else default_ram_budget()
@@ -323,8 +324,8 @@ class VectorLeg:
                 and ann_index.available()
             )
             half_from = HALF_FROM if need * 3 // 2 <= budget and not ann_expected else None
-            if half_from is not None and count >= half_from and not await asyncio.to_thread(half_scan.usable):
-                half_from = None  # faiss does not import: said once, in a warning
+            if half_from is not None and not await asyncio.to_thread(half_scan.usable):
+                half_from = None  # faiss does not import (said once, in a warning); imported off the loop
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
                 "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
@@ -358,18 +359,23 @@ class VectorLeg:
     def _start_half(self, ram: RamIndex) -> None:
         if self._closed or self._half_build is not None:
             return
-        builder = ram.half_builder()
-        if builder is not None:
-            self._half_build = asyncio.ensure_future(self._build_half(ram, builder))
+        job = ram.half_builder()
+        if job is not None:
+            self._half_build = asyncio.ensure_future(self._build_half(ram, job))
 
-    async def _build_half(self, ram: RamIndex, builder: Callable[[], HalfScan]) -> None:
+    async def _build_half(self, ram: RamIndex, job: HalfJob) -> None:
         try:
-            half = await asyncio.to_thread(builder)
+            half = await asyncio.to_thread(job.build)
+            while half.capacity < ram.capacity:  # the matrix grew meanwhile: make room here, not on the loop
+                await asyncio.to_thread(half.reserve, ram.capacity)
             if self.ram is ram and not self._closed:
-                ram.attach_half(half)
+                ram.attach_half(half, job.token)
         except Exception as e:  # noqa: BLE001 - the float32 scan serves without it
             ram.cancel_half()
             log.warning("elastic-memory: the float16 copy of the vector matrix could not be built (%s)", e)
+        except BaseException:
+            ram.cancel_half()
+            raise
         finally:
             self._half_build = None
         if self.ram is not None and self.ram is not ram:
