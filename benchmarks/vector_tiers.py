@@ -123,7 +123,7 @@ def child_queries(path: str, tier: str, n: int, queries: int) -> dict[str, objec
                 top = keep[np.argpartition(-scores, min(K, len(keep) - 1))[:K]]
                 recalls.append(len({int(h.id) for h in hits} & set(top.tolist())) / min(K, len(keep)))
             how = mem.explain(vector=w.query_vectors[0], k=K, mode="semantic", filters=filters).details
-            served.add(how["vector_index"])
+            served.add(how["vector_index"] + (f"/{how['ram_scan']}" if "ram_scan" in how else ""))
             out[label] = {
                 "p50": statistics.median(times),
                 "p95": percentile(times, 95),

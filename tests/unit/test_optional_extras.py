@@ -23,6 +23,7 @@ with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
     mem.remember("The user prefers metric units.")
     print([h.content for h in mem.recall("metric units")])
     mem.remember_many([f"note {i}" for i in range(300)])
+    mem.load_index()  # waits for the float16 shadow's job, when there is one
     print(mem.explain("metric units", mode="semantic").details["ram_scan"])
 try:
     Memory.open("postgresql://127.0.0.1:9/db", embedder=None)

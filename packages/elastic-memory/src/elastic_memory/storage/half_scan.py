@@ -13,9 +13,9 @@ matrix and, when that does not hold, takes every row the margin leaves in conten
 (:meth:`HalfScan.above`), which makes the answer the exact top-k, not an approximation of it
 (see :meth:`~elastic_memory.storage.ram_index.RamIndex.search`).
 
-faiss is the optional ``ann`` extra; without it (:func:`usable` says) the float32 scan
-serves alone. The buffer belongs to faiss: nothing may call the index's ``add``, ``reset``
-or ``remove_ids``, which would reallocate it under the view.
+faiss is the optional ``ann`` extra; without it the float32 scan serves alone. The buffer
+belongs to faiss: nothing may call the index's ``add``, ``reset`` or ``remove_ids``, which
+would reallocate it under the view.
 
 >>> import numpy as np
 >>> if ann_available():
@@ -31,8 +31,6 @@ or ``remove_ids``, which would reallocate it under the view.
 
 from __future__ import annotations
 
-import functools
-import logging
 import math
 from typing import Any
 
@@ -42,9 +40,7 @@ import numpy.typing as npt
 from .ann_index import available as ann_available
 from .ann_index import faiss_module, one_omp_thread
 
-__all__ = ["HalfScan", "ann_available", "usable"]
-
-log = logging.getLogger("elastic_memory")
+__all__ = ["HalfScan", "ann_available"]
 
 F32 = npt.NDArray[np.float32]
 #: float16's unit roundoff: round-to-nearest moves a normal value by at most this fraction.
@@ -59,19 +55,6 @@ _MAX_ROW_NORM = 1.001
 _SLACK = 1.01
 #: An absolute allowance for the rounding of the margin's own arithmetic.
 _FLOOR = 1e-7
-
-
-@functools.cache
-def usable() -> bool:
-    """True when faiss imports (installed is not enough: a broken build fails here, once, with a warning)."""
-    if not ann_available():
-        return False
-    try:
-        faiss_module()
-    except Exception as e:  # noqa: BLE001 - any import failure means: no shadow, the float32 scan serves
-        log.warning("elastic-memory: faiss is installed but does not import (%s); exact scans use float32", e)
-        return False
-    return True
 
 
 class HalfScan:

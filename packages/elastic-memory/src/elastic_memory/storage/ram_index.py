@@ -23,7 +23,6 @@ half the bytes.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, NamedTuple
@@ -31,7 +30,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .half_scan import HalfScan, usable
+from .half_scan import HalfScan, ann_available
 
 __all__ = ["ATTRS", "HALF_FROM", "RamIndex"]
 
@@ -45,8 +44,6 @@ _HALF_OVERSAMPLE = 4
 #: Past this share of the rows a candidate list is no cheaper than the float32 scan; a
 #: filter keeping at least this share is broad enough for the shadow.
 _HALF_MAX_SHARE = 0.25
-
-log = logging.getLogger("elastic_memory")
 
 
 class HalfJob(NamedTuple):
@@ -95,28 +92,9 @@ class RamIndex:
         return self._half is None and self._half_from is not None and self._n >= self._half_from
 
     def _update_half(self) -> None:
-        """Start the shadow once the index reaches ``half_from`` rows, and scan exactly the rows in use.
-
-        Not while it is left to a worker thread (a deferred load, or a job out): writes only note
-        their positions then.
-        """
-        if self._half_wanted() and self._half_dirty is None and self._half_usable():
-            try:
-                half = HalfScan(self.dimension, capacity=len(self._mat))
-                half.put(slice(0, self._n), self._mat[: self._n])
-            except Exception as e:  # noqa: BLE001 - called after commits: never fail them, scan in float32
-                self._half_from = None
-                log.warning("elastic-memory: the float16 copy of the vector matrix could not be made (%s)", e)
-            else:
-                self._half = half
+        """Scan exactly the rows in use (the shadow itself is made by a :meth:`half_builder` job)."""
         if self._half is not None:
             self._half.resize(self._n)
-
-    def _half_usable(self) -> bool:
-        if not usable():
-            self._half_from = None
-            return False
-        return True
 
     def drop_half(self) -> None:
         """Free the float16 shadow for good (an ANN index serves this store's broad searches now)."""
@@ -140,12 +118,11 @@ class RamIndex:
         Until :meth:`attach_half` takes its result (or :meth:`cancel_half`), writes note the
         positions they change, and the float32 scan serves.
         """
-        if self._half_job or not self._half_wanted() or not self._half_usable():
+        if self._half_job or not self._half_wanted() or not ann_available():
             return None
         self._half_job = True
         self._half_token += 1
-        if self._half_dirty is None:
-            self._half_dirty = set()
+        self._half_dirty = set()
         matrix, n, dimension = self._mat, self._n, self.dimension
 
         def build() -> HalfScan:
@@ -216,17 +193,10 @@ class RamIndex:
         self._touched(pos)
         self._update_half()
 
-    def bulk_load(
-        self,
-        seqs: Sequence[int],
-        matrix: F32,
-        attrs: Mapping[str, Sequence[str | None]],
-        *,
-        defer_half: bool = False,
-    ) -> None:
+    def bulk_load(self, seqs: Sequence[int], matrix: F32, attrs: Mapping[str, Sequence[str | None]]) -> None:
         """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied.
 
-        ``defer_half`` leaves the float16 shadow to a :meth:`half_builder` job.
+        The float16 shadow goes with the old rows; a :meth:`half_builder` job makes the new one.
         """
         n = len(seqs)
         self._vocab = {a: {} for a in ATTRS}
@@ -250,10 +220,8 @@ class RamIndex:
                     self._codes[attr][:n] = np.array(list(map(vocab.__getitem__, values)), dtype=np.int32)
         self._n = n
         self._pos = dict(zip(seq_list, range(n), strict=True))
-        self._half, self._half_job = None, False
+        self._half, self._half_job, self._half_dirty = None, False, None
         self._half_token += 1
-        self._half_dirty = set() if defer_half and self._half_wanted() else None
-        self._update_half()
 
     def remove(self, seq: int) -> None:
         """Drop the entry ``seq`` if present (swap with the last entry)."""

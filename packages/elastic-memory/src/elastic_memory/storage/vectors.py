@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from ..filters import Filters
 from ..types import MemoryRecord
-from . import ann_index, half_scan
+from . import ann_index
 from . import queries as q
 from .ann_index import AnnIndex
 from .ram_index import ATTRS, HALF_FROM, HalfJob, RamIndex
@@ -324,8 +324,6 @@ class VectorLeg:
                 and ann_index.available()
             )
             half_from = HALF_FROM if need * 3 // 2 <= budget and not ann_expected else None
-            if half_from is not None and not await asyncio.to_thread(half_scan.usable):
-                half_from = None  # faiss does not import (said once, in a warning); imported off the loop
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
                 "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
@@ -350,10 +348,9 @@ class VectorLeg:
         index = RamIndex(dimension, half_from=half_from)
         if rows:
             attrs = {a: [r[1 + i] for r in rows] for i, a in enumerate(ATTRS)}
-            # A large matrix gets its float16 shadow from a worker thread, the float32 scan serving meanwhile.
-            index.bulk_load([int(r[0]) for r in rows], matrix, attrs, defer_half=matrix.size > _THREAD_CELLS)
+            index.bulk_load([int(r[0]) for r in rows], matrix, attrs)
         self.ram = index
-        self._start_half(index)
+        self._start_half(index)  # in a worker thread (faiss imported there too), the float32 scan serving meanwhile
         return index
 
     def _start_half(self, ram: RamIndex) -> None:
@@ -606,6 +603,7 @@ class VectorLeg:
                     continue
             ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
         self._ann_changed([seq for seq, _, _ in changed])
+        self._start_half(ram)  # when the writes took the index past HALF_FROM
 
     def remove(self, seqs: Iterable[int]) -> None:
         """Drop committed deletions from the RAM and ANN indexes."""
