@@ -52,13 +52,18 @@ def _loaded(matrix: F32, *, half_from: int = 1) -> RamIndex:
     return _with_shadow(index)
 
 
+def _shadow_of(matrix: F32) -> HalfScan:
+    half = HalfScan(matrix.shape[1], capacity=len(matrix))
+    half.put(slice(0, len(matrix)), matrix)
+    half.resize(len(matrix))
+    return half
+
+
 def test_the_margin_bounds_every_rounding_error() -> None:
     """The shadow's score of a row never differs from its float32 score by more than the margin."""
     rng = np.random.default_rng(0)
     matrix = _unit(rng.standard_normal((5000, 384)))
-    half = HalfScan(384, capacity=len(matrix))
-    half.put(slice(0, len(matrix)), matrix)
-    half.resize(len(matrix))
+    half = _shadow_of(matrix)
     for seed in range(5):
         query = _unit(np.random.default_rng(seed + 1).standard_normal(384))
         positions, approx = half.top(query, len(matrix))
@@ -70,9 +75,7 @@ def test_the_margin_is_not_loose_against_the_worst_query() -> None:
     """A query along a row's own rounding error gets most of the margin, and never more."""
     rng = np.random.default_rng(10)
     matrix = _unit(rng.standard_normal((50, 384)))
-    half = HalfScan(384, capacity=len(matrix))
-    half.put(slice(0, len(matrix)), matrix)
-    half.resize(len(matrix))
+    half = _shadow_of(matrix)
     errors = []
     for row in range(len(matrix)):
         residual = matrix[row].astype(np.float64) - matrix[row].astype(np.float16).astype(np.float64)
