@@ -7,7 +7,8 @@ session), so those filters apply during the scan instead of after it. The store 
 step with every committed write and rebuilds it when another connection changed the file.
 
 From ``half_from`` rows on (faiss installed) it also keeps a float16 shadow of the matrix,
-:class:`~elastic_memory.storage.half_scan.HalfScan`: an unfiltered or broadly filtered search
+:class:`~elastic_memory.storage.half_scan.HalfScan`, made by a job the store runs in a
+worker thread (:meth:`RamIndex.half_builder`): an unfiltered or broadly filtered search
 takes a candidate list from the shadow and re-scores it against the float32 rows; when the
 rounding bound cannot prove from it that no row outside can enter the top k, a second pass
 takes every row the bound leaves in contention. The answer is the float32 scan's, read from
