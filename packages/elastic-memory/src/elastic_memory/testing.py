@@ -18,9 +18,16 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._pg_server import TemporaryPostgres, postgres_server
+from ._pg_server import TemporaryPostgres, fresh_schema, postgres_available, postgres_server, postgres_session
 
-__all__ = ["FakeEmbedder", "TemporaryPostgres", "postgres_server"]
+__all__ = [
+    "FakeEmbedder",
+    "TemporaryPostgres",
+    "fresh_schema",
+    "postgres_available",
+    "postgres_server",
+    "postgres_session",
+]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
