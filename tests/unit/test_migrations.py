@@ -88,3 +88,101 @@ def test_a_version_1_file_upgrades_keeping_its_memories(db_path: Path) -> None:
         assert record is not None and record.kind == "note"
         assert [h.id for h in mem.recall("Biscuit")] == ["m1"]
     assert _user_version(db_path) == migrations.LATEST
+
+
+def _version_4_file(path: Path) -> None:
+    """A schema-v4 file with three memories written through its FTS5 trigger; the last one deleted."""
+    conn = driver().module.connect(str(path))
+    for migration in migrations.MIGRATIONS[:4]:
+        for statement in migration.statements:
+            conn.execute(statement)
+    for mid, text in (("m1", "The dog is called Biscuit."), ("m2", "Rent is due on Fridays."), ("m3", "gone")):
+        conn.execute(
+            "INSERT INTO memories (id, agent_id, scope, type, content, content_hash, importance, confidence, "
+            "source, tags, created_at, updated_at, accessed_at) VALUES (?, 'default', 'private', 'semantic', ?, "
+            "'h-' || ?, 0.5, 1.0, 'agent', ?, 1, 1, 1)",
+            (mid, text, mid, '["pets"]' if mid == "m1" else "[]"),
+        )
+    conn.execute("DELETE FROM memories WHERE id = 'm3'")
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+
+
+def test_version_5_keeps_memories_tags_and_their_keyword_index(db_path: Path) -> None:
+    """The table rebuild copies every row; FTS5 rows and tags written under v4 still find them."""
+    _version_4_file(db_path)
+    with Memory.open(db_path, embedder=None) as mem:
+        assert [h.id for h in mem.recall("Biscuit", mode="keyword")] == ["m1"]
+        assert mem.tags() == {"pets": 1}
+        assert mem.get("m2").content == "Rent is due on Fridays."  # type: ignore[union-attr]
+    assert _user_version(db_path) == migrations.LATEST
+
+
+def test_version_5_keeps_the_seq_counter_past_deleted_rows(db_path: Path) -> None:
+    """A seq (and the vector rowid it names) is never reused, even after the rebuild dropped the old table."""
+    _version_4_file(db_path)
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember("written after the upgrade", id="m4")
+    conn = driver().module.connect(str(db_path))
+    seqs = dict(conn.execute("SELECT id, seq FROM memories").fetchall())
+    conn.close()
+    assert seqs["m4"] == 4  # m3 had seq 3 and was deleted before the upgrade
+
+
+def test_version_5_writes_keep_the_keyword_index_in_step(db_path: Path) -> None:
+    """Inserts fill FTS5 from the writer, updates and deletes through triggers: FTS5's own check passes."""
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember_many([{"content": f"note {i} about walruses", "id": f"n{i}"} for i in range(50)])
+        mem.remember("note 7 is about otters now", id="n7")
+        mem.forget("n8", hard=True)
+        assert {h.id for h in mem.recall("otters", mode="keyword")} == {"n7"}
+        assert "n7" not in {h.id for h in mem.recall("walruses", k=100, mode="keyword")}
+    conn = driver().module.connect(str(db_path))
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    fts_rows = conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+    conn.close()
+    assert fts_rows == 49
+
+
+def test_version_5_checks_still_refuse_bad_values(db_path: Path) -> None:
+    """The cheaper CHECKs (``=`` chains instead of ``IN`` lists) refuse what the old ones did."""
+    Memory.open(db_path, embedder=None).close()
+    module = driver().module
+    conn = module.connect(str(db_path))
+    insert = (
+        "INSERT INTO memories (id, agent_id, scope, type, content, content_hash, importance, confidence, source, "
+        "created_at, updated_at, accessed_at) VALUES ('x', 'a', ?, ?, 'c', 'h', ?, 1.0, ?, 1, 1, 1)"
+    )
+    for bad in (("public", "semantic", 0.5, "agent"), ("private", "fact", 0.5, "agent"),
+                ("private", "semantic", 1.5, "agent"), ("private", "semantic", 0.5, "me")):  # fmt: skip
+        with pytest.raises(module.IntegrityError, match="CHECK"):
+            conn.execute(insert, bad)
+    conn.close()
+
+
+def test_duplicates_are_found_through_the_hash_prefix_index(db_path: Path) -> None:
+    """The duplicate lookup is an index search, not a scan of every memory."""
+    from elastic_memory.storage import queries
+
+    Memory.open(db_path, embedder=None).close()
+    conn = driver().module.connect(str(db_path))
+    sql, params = queries.live_by_hash(["ab" * 32, "cd" * 32], now=1.0)
+    plan = " ".join(str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+    conn.close()
+    assert "USING INDEX memories_hash" in plan
+
+
+def test_a_shared_hash_prefix_is_not_a_duplicate(db_path: Path) -> None:
+    """Two texts whose hashes share the indexed 16 digits but differ after them are two memories."""
+    from elastic_memory._validate import content_hash
+
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember("a placeholder", id="other")
+    full = content_hash("the real text")
+    conn = driver().module.connect(str(db_path))
+    conn.execute("UPDATE memories SET content_hash = ? WHERE id = 'other'", (full[:16] + "0" * 48,))
+    conn.commit()
+    conn.close()
+    with Memory.open(db_path, embedder=None) as mem:
+        assert mem.remember_many(["the real text"])[0].status == "created"

@@ -388,7 +388,7 @@ class PostgresStore:
         stored = await cur.fetchall()
         hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
         live: list[Any] = []
-        for chunk in chunks(hashes):
+        for chunk in chunks(hashes, q.MAX_PARAMS // 2):
             cur = await conn.execute(*_pg(q.live_by_hash(chunk, now=now)))
             live += await cur.fetchall()
         new = max(0, len(rows) - len(stored))

@@ -69,6 +69,8 @@ WRITABLE = COLUMNS[1:]
 VECTOR_ATTRS = ("agent_id", "scope", "type")
 #: Parameters per statement stay below SQLite's historical limit of 999.
 MAX_PARAMS = 900
+#: The expression SQLite's ``memories_hash`` index is on (migration v5), spelt as there.
+HASH_PREFIX = "substr(content_hash, 1, 16)"
 
 
 def quote_ident(name: str) -> str:
@@ -386,6 +388,17 @@ def insert_rows() -> str:
     return f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * (len(WRITABLE) + 1))})"
 
 
+def fts_insert_rows(inserts: Sequence[Sequence[Any]]) -> tuple[str, list[tuple[Any, Any, Any]]]:
+    """The FTS5 rows of new memories (``[seq, *WRITABLE]`` each, as for :func:`insert_rows`), for ``executemany``.
+
+    The writer adds them itself, in the insert's transaction: an FTS5 insert in a
+    trigger flushes FTS5's pending terms once per row (see migration v5).
+    """
+    seq, content, tags = 0, COLUMNS.index("content"), COLUMNS.index("tags")
+    sql = "INSERT INTO memories_fts (rowid, content, tags) VALUES (?, ?, ?)"
+    return sql, [(row[seq], row[content], row[tags]) for row in inserts]
+
+
 def update_rows(columns: Sequence[str]) -> str:
     """UPDATE of ``columns`` by ``seq``, for ``executemany``: the values, then the seq."""
     sets = ", ".join(f"{quote_ident(c)} = ?" for c in columns)
@@ -401,13 +414,17 @@ def live_by_hash(hashes: Sequence[str], *, now: float) -> Prepared:
     """Visible memories with one of these content hashes, with their namespace and id.
 
     Deleted, archived and expired memories do not count as duplicates: writing their text
-    again stores a new, visible memory.
+    again stores a new, visible memory. Two parameters per hash: SQLite finds the rows
+    through its index of the hash's first 16 characters (migration v5, a quarter of the
+    full hash's index), PostgreSQL through its index of the whole hash. Chunk ``hashes``
+    to :data:`MAX_PARAMS` // 2.
     """
+    prefixes, prefix_params = in_list(HASH_PREFIX, [h[:16] for h in hashes])
     where, params = in_list("content_hash", hashes)
     return (
-        f"SELECT content_hash, agent_id, scope, pool, id FROM memories WHERE {where} "
+        f"SELECT content_hash, agent_id, scope, pool, id FROM memories WHERE {prefixes} AND {where} "
         "AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) ORDER BY seq",
-        [*params, now],
+        [*prefix_params, *params, now],
     )
 
 

@@ -380,7 +380,7 @@ class SQLiteStore:
             stored += await self._all(f"SELECT {write_plan.EXISTING} FROM memories WHERE {sql}", params)
         live: list[Any] = []
         hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
-        for chunk in chunks(hashes):
+        for chunk in chunks(hashes, q.MAX_PARAMS // 2):
             live += await self._all(*q.live_by_hash(chunk, now=now))
         # AUTOINCREMENT's counter never goes back, so a seq (and its vector rowid) is never reused.
         next_seq = itertools.count(
@@ -405,6 +405,7 @@ class SQLiteStore:
         )
         if p.inserts:
             await self._conn.executemany(q.insert_rows(), p.inserts)
+            await self._conn.executemany(*q.fts_insert_rows(p.inserts))
         if p.updates:
             await self._conn.executemany(q.update_rows(p.update_columns), p.updates)
         if pinned:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import v001_initial, v002_memory_loop, v003_graph, v004_write_path
+from . import v001_initial, v002_memory_loop, v003_graph, v004_write_path, v005_cheap_insert
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
 
@@ -27,6 +27,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v002_memory_loop.VERSION, v002_memory_loop.STATEMENTS),
     Migration(v003_graph.VERSION, v003_graph.STATEMENTS),
     Migration(v004_write_path.VERSION, v004_write_path.STATEMENTS),
+    Migration(v005_cheap_insert.VERSION, v005_cheap_insert.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
