@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from elastic_memory import Memory
 from elastic_memory.storage import ann_index, half_scan, ram_index, vectors
 from elastic_memory.storage.half_scan import HalfScan
-from elastic_memory.storage.ram_index import HalfJob, RamIndex
+from elastic_memory.storage.ram_index import HalfJob, RamIndex, ScanReport
 
 F32 = npt.NDArray[np.float32]
 
@@ -95,8 +95,9 @@ def test_clustered_queries_match_the_float32_scan() -> None:
     index = _loaded(matrix)
     for seed in range(20):
         query = _unit(centre + 0.01 * np.random.default_rng(100 + seed).standard_normal(64))
-        got = [s for s, _ in index.search(query, 10)]
-        assert index.last_scan == "float16"
+        report = ScanReport()
+        got = [s for s, _ in index.search(query, 10, report=report)]
+        assert report.scan == "float16"
         assert got == _float32_top(index, query, 10)
 
 
@@ -106,8 +107,9 @@ def test_exact_duplicates_are_resolved_by_widening() -> None:
     matrix = _unit(rng.standard_normal((4000, 32)))
     matrix[:200] = matrix[0]
     index = _loaded(matrix)
-    got = index.search(matrix[0], 10)
-    assert index.last_scan == "float16" and index.last_candidates >= 200  # the range pass took them all
+    report = ScanReport()
+    got = index.search(matrix[0], 10, report=report)
+    assert report.scan == "float16" and report.candidates >= 200  # the range pass took them all
     assert {s for s, _ in got} <= set(range(200))
     assert [score for _, score in got] == pytest.approx([float(matrix[0] @ matrix[0])] * 10, abs=1e-6)
 
@@ -119,8 +121,9 @@ def test_a_broad_mask_uses_the_shadow_and_keeps_to_the_mask() -> None:
     mask = index.mask({"agent_id": ("a",)})
     assert mask is not None and mask.sum() * 4 >= len(index)
     query = _unit(rng.standard_normal(48))
-    got = [s for s, _ in index.search(query, 10, mask=mask)]
-    assert index.last_scan == "float16"
+    report = ScanReport()
+    got = [s for s, _ in index.search(query, 10, mask=mask, report=report)]
+    assert report.scan == "float16"
     assert got == _float32_top(index, query, 10, mask)
     assert all(s % 3 for s in got)  # agent "a" only
 
@@ -130,9 +133,21 @@ def test_a_selective_mask_scans_its_rows_in_float32() -> None:
     matrix = _unit(rng.standard_normal((6000, 16)))
     index = _loaded(matrix)
     allowed = np.arange(0, 6000, 100, dtype=np.int64)
-    got = index.search(_unit(rng.standard_normal(16)), 5, allowed=allowed)
-    assert index.last_scan == "float32"
+    report = ScanReport()
+    got = index.search(_unit(rng.standard_normal(16)), 5, allowed=allowed, report=report)
+    assert report.scan == "float32"
     assert {s for s, _ in got} <= set(allowed.tolist())
+
+
+def test_each_search_reports_its_own_scan() -> None:
+    """A report is filled by its call alone: a later search (another thread's, say) does not relabel it."""
+    rng = np.random.default_rng(5)
+    index = _loaded(_unit(rng.standard_normal((6000, 16))))
+    broad, selective = ScanReport(), ScanReport()
+    index.search(_unit(rng.standard_normal(16)), 5, report=broad)
+    index.search(_unit(rng.standard_normal(16)), 5, allowed=np.arange(0, 6000, 100, dtype=np.int64), report=selective)
+    assert (broad.scan, selective.scan) == ("float16", "float32")
+    assert broad.candidates >= 5 and selective.candidates == 0
 
 
 def test_a_large_k_falls_back_to_the_float32_scan() -> None:
@@ -141,8 +156,9 @@ def test_a_large_k_falls_back_to_the_float32_scan() -> None:
     matrix = _unit(rng.standard_normal((2000, 16)))
     index = _loaded(matrix)
     query = _unit(rng.standard_normal(16))
-    got = index.search(query, 600)
-    assert index.last_scan == "float32" and len(got) == 600
+    report = ScanReport()
+    got = index.search(query, 600, report=report)
+    assert report.scan == "float32" and len(got) == 600
 
 
 def test_no_shadow_below_half_from() -> None:
@@ -176,9 +192,10 @@ def test_writes_keep_the_shadow_in_step(seq_ops: list[tuple[str, int, int]], qse
         else:
             index.remove(seq)
     query = _unit(np.random.default_rng(qseed).standard_normal(12))
-    got = index.search(query, k)
+    report = ScanReport()
+    got = index.search(query, k, report=report)
     if index.half and len(index) >= 16 * 16:  # candidates within a quarter of the rows: the shadow answers
-        assert index.last_scan == "float16"
+        assert report.scan == "float16"
     half, index._half = index._half, None
     expected = index.search(query, k)
     index._half = half
@@ -264,14 +281,15 @@ def test_a_deferred_shadow_takes_the_writes_made_while_it_was_built() -> None:
     index.remove(7)  # the last row moves into position 7
     for seq in range(3000, 6000):  # grows the matrix past its capacity
         index.upsert(seq, _unit(rng.standard_normal(16)), {})
-    assert index.search(matrix[0], 5) and index.last_scan == "float32"  # the float32 scan serves meanwhile
+    report = ScanReport()
+    assert index.search(matrix[0], 5, report=report) and report.scan == "float32"  # the float32 scan serves meanwhile
     index.attach_half(half, job.token)
     n = len(index)
     assert index._half is not None and len(index._half) == n == 5999
     assert np.array_equal(index._half._rows[:n], index._mat[:n].astype(np.float16))
     query = _unit(rng.standard_normal(16))
-    got = [s for s, _ in index.search(query, 10)]
-    assert index.last_scan == "float16"
+    got = [s for s, _ in index.search(query, 10, report=report)]
+    assert report.scan == "float16"
     assert got == _float32_top(index, query, 10)
 
 
@@ -409,6 +427,40 @@ def test_no_shadow_where_an_ann_index_will_serve(tmp_path: Path, monkeypatch: py
     with mem:
         assert mem.load_index() == "ann"
         assert mem.stats()["vector_index_half"] is False
+
+
+def test_the_shadow_comes_back_when_the_governor_drops_the_ann_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ANN took the shadow's place; when the governor refuses ANN, broad scans read float16 again."""
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
+    with mem:
+        assert mem.load_index() == "ann" and mem.stats()["vector_index_half"] is False
+        mem._ops.store.allow_ram_index(True, ann=False)  # what the governor does at STANDARD
+        mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the shadow's job
+        assert mem.load_index() == "ram"  # waits for it
+        assert mem.stats()["vector_index_half"] is True
+        details = mem.explain(vector=matrix[2], k=3, mode="semantic").details
+        assert details["ram_scan"] == "float16"
+        assert mem.recall(vector=matrix[2], k=1, mode="semantic", touch=False)[0].id == "m2"
+
+
+def test_the_shadow_serves_when_the_ann_build_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No shadow is made where ANN is expected; a failed ANN build must not leave the float32 scan alone."""
+
+    def broken(*args: object, **kwargs: object) -> Any:
+        raise RuntimeError("no room for the codes")
+
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    monkeypatch.setattr(ann_index.AnnIndex, "build", broken)
+    mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
+    with mem:
+        mem.load_index()  # the ANN build starts and fails
+        mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the shadow's job
+        assert mem.load_index() == "ram"
+        assert mem.stats()["vector_index_half"] is True
+        assert mem.explain(vector=matrix[2], k=3, mode="semantic").details["ram_scan"] == "float16"
 
 
 def test_one_query_thread_is_restored_afterwards() -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy.typing as npt
 
 from .half_scan import HalfScan, ann_available
 
-__all__ = ["ATTRS", "HALF_FROM", "RamIndex"]
+__all__ = ["ATTRS", "HALF_FROM", "RamIndex", "ScanReport"]
 
 #: The attributes an index entry carries for filtering during the scan.
 ATTRS = ("agent_id", "scope", "pool", "type", "session_id")
@@ -45,6 +46,16 @@ _HALF_OVERSAMPLE = 4
 #: Past this share of the rows a candidate list is no cheaper than the float32 scan; a
 #: filter keeping at least this share is broad enough for the shadow.
 _HALF_MAX_SHARE = 0.25
+
+
+@dataclass
+class ScanReport:
+    """How one :meth:`RamIndex.search` read the matrix (filled by that call alone, whatever runs beside it)."""
+
+    #: ``"float32"``, or ``"float16"``: shadow candidates re-scored in float32.
+    scan: Literal["float32", "float16"] = "float32"
+    #: How many shadow candidates were re-scored (0 for a float32 scan).
+    candidates: int = 0
 
 
 class HalfJob(NamedTuple):
@@ -65,9 +76,6 @@ class RamIndex:
         self._half_dirty: set[int] | None = None  # positions written while a shadow is built elsewhere
         self._half_job = False  # a half_builder job is out
         self._half_token = 0  # moves on whenever an outstanding job's result would be stale
-        #: How the last search scanned: ``"float32"``, or ``"float16"`` with the candidates re-scored.
-        self.last_scan: Literal["float32", "float16"] = "float32"
-        self.last_candidates = 0
         self._n = 0
         self._mat: F32 = np.zeros((capacity, dimension), dtype=np.float32)
         self._seqs = np.zeros(capacity, dtype=np.int64)
@@ -101,6 +109,11 @@ class RamIndex:
         """Free the float16 shadow for good (an ANN index serves this store's broad searches now)."""
         self._half, self._half_dirty, self._half_job, self._half_from = None, None, False, None
         self._half_token += 1
+
+    def allow_half(self, half_from: int) -> None:
+        """Want the float16 shadow again from ``half_from`` rows on (the ANN index that took its place is gone)."""
+        if self._half is None and not self._half_job:
+            self._half_from = half_from
 
     @property
     def capacity(self) -> int:
@@ -269,15 +282,18 @@ class RamIndex:
         allowed: npt.NDArray[np.int64] | None = None,
         *,
         mask: npt.NDArray[np.bool_] | None = None,
+        report: ScanReport | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(seq, cosine)`` pairs, best first, among entries matching ``where``.
 
         ``where`` maps an attribute of :data:`ATTRS` to the values allowed for it;
         ``allowed``, when given, lists the only seqs that may be returned; ``mask``, when
-        given, is :meth:`mask`'s answer for them, computed once by the caller.
+        given, is :meth:`mask`'s answer for them, computed once by the caller. ``report``,
+        when given, says how this call scanned.
         """
         n = self._n
-        self.last_scan, self.last_candidates = "float32", 0
+        if report is not None:
+            report.scan, report.candidates = "float32", 0
         if n == 0 or k <= 0:
             return []
         if mask is None and (where or allowed is not None):
@@ -287,7 +303,9 @@ class RamIndex:
         if half is not None and matching >= n * _HALF_MAX_SHARE:
             found = self._search_half(half, query, k, mask, matching)
             if found is not None:
-                return found
+                if report is not None:
+                    report.scan, report.candidates = "float16", found[1]
+                return found[0]
         if mask is None:
             scores = self._mat[:n] @ query
             return [(int(self._seqs[i]), float(scores[i])) for i in self._top(scores, k)]
@@ -301,8 +319,8 @@ class RamIndex:
 
     def _search_half(
         self, half: HalfScan, query: F32, k: int, mask: npt.NDArray[np.bool_] | None, matching: int
-    ) -> list[tuple[int, float]] | None:
-        """The exact top ``k`` from shadow candidates, or ``None`` when the float32 scan is the cheaper way.
+    ) -> tuple[list[tuple[int, float]], int] | None:
+        """The exact top ``k`` and how many shadow candidates gave it; ``None`` when the float32 scan is cheaper.
 
         A row's float32 score lies within the margin of its shadow score. So every row outside
         a candidate list scores at most the list's lowest shadow score plus the margin: once
@@ -331,8 +349,7 @@ class RamIndex:
             top = self._top(exact, k)
             if len(top) < k:
                 return None
-        self.last_scan, self.last_candidates = "float16", len(positions)
-        return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top]
+        return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top], len(positions)
 
     def rescore(
         self, query: F32, seqs: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None

@@ -40,7 +40,7 @@ from ..types import MemoryRecord
 from . import ann_index
 from . import queries as q
 from .ann_index import AnnIndex
-from .ram_index import ATTRS, HALF_FROM, HalfJob, RamIndex
+from .ram_index import ATTRS, HALF_FROM, HalfJob, RamIndex, ScanReport
 from .rows import from_blob, record_from_row, seq_of, to_blob
 
 __all__ = ["DEFAULT_ANN_THRESHOLD", "KEEP", "Query", "VectorLeg", "chunks", "verified"]
@@ -176,7 +176,8 @@ class VectorLeg:
             if not allowed:
                 self.invalidate()
             elif not ann:
-                self._drop_ann()
+                self._drop_ann()  # a build running now is discarded too
+                self._restore_half()
 
     def invalidate(self) -> None:
         """Forget the RAM and ANN indexes (another connection changed the file); reloaded on demand."""
@@ -189,6 +190,17 @@ class VectorLeg:
         self.ann = None
         self._epoch += 1  # a build still running finds its epoch gone and discards its work
         self._ann_dirty = set()
+
+    def _half_fits(self, count: int, dimension: int) -> bool:
+        """Whether the matrix and its float16 shadow (half the matrix again) fit the RAM budget."""
+        budget = self._budget if self._budget is not None else default_ram_budget()
+        return count * dimension * 4 * 3 // 2 <= budget
+
+    def _restore_half(self) -> None:
+        """No ANN index will serve the loaded matrix: let it have its float16 shadow (built on the next search)."""
+        ram = self.ram
+        if ram is not None and self._half_fits(len(ram), ram.dimension):
+            ram.allow_half(HALF_FROM)
 
     async def close(self) -> None:
         """Refuse new builds, let a running one finish (its thread cannot be interrupted), drop the indexes."""
@@ -208,6 +220,7 @@ class VectorLeg:
         ram = await self._ensure_ram(dimension)
         if ram is not None:
             await self._ensure_ann(ram)
+            self._start_half(ram)  # when no ANN index came or stayed (a no-op otherwise)
 
     async def wait_for_ann(self) -> None:
         """Wait until the running ANN build has finished (or failed: see :attr:`ann_error`)."""
@@ -253,6 +266,7 @@ class VectorLeg:
         if not self._wants_ann(ram):
             if self.ann is not None:
                 self._drop_ann()  # the store shrank below half the threshold, or the setting changed
+                self._restore_half()
             return None
         # Rebuilt (in the background, the old index serving meanwhile) each time the store
         # doubles: the cells and the codes' ranges were fitted to the rows it was built from.
@@ -287,6 +301,8 @@ class VectorLeg:
                 self.ann_error = f"{type(e).__name__}: {e}"
                 self._ann_failed_epoch = epoch  # not retried until the index reloads
                 log.warning("elastic-memory: the ANN index could not be built (%s); exact search serves", e)
+                if self.ann is None and self.ram is ram:
+                    self._restore_half()
         finally:
             self._build = None
             if self._epoch == epoch:
@@ -323,7 +339,7 @@ class VectorLeg:
                 and count * (dimension * 4 + ann_index.bytes_per_vector(dimension)) <= budget
                 and ann_index.available()
             )
-            half_from = HALF_FROM if need * 3 // 2 <= budget and not ann_expected else None
+            half_from = HALF_FROM if self._half_fits(count, dimension) and not ann_expected else None
             rows = await self._query(
                 "SELECT seq, agent_id, scope, pool, type, session_id FROM memories "
                 "WHERE deleted_at IS NULL AND archived = 0 AND has_vector = 1",  # rowid order
@@ -462,12 +478,15 @@ class VectorLeg:
         if ann is not None:
             found, how = await self._search_ann(ram, ann, vector, filters, limit, where, allowed)
         else:
-            found = await self._search_ram(ram, vector, filters, limit, where, allowed)
-            how = {"vector_index": "ram", **_scan_detail(ram)}
+            report = ScanReport()
+            found = await self._search_ram(ram, vector, filters, limit, where, allowed, report=report)
+            how = {"vector_index": "ram", **_scan_detail(report)}
             if self._setting == "ann" and self.ann_error is not None:
                 how["ann_fallback"] = f"the ANN index could not be built: {self.ann_error}"
         if self._setting == "auto":
             await self._ensure_ann(ram)  # after this answer: a build does not slow the query that starts it
+        if ann is None:
+            self._start_half(ram)  # a shadow wanted again since an ANN index went away (a no-op otherwise)
         return found, how
 
     async def _verified(self, candidates: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
@@ -501,6 +520,8 @@ class VectorLeg:
         where: Mapping[str, Sequence[str | None]],
         allowed: npt.NDArray[np.int64] | None,
         mask: npt.NDArray[np.bool_] | None = None,
+        *,
+        report: ScanReport | None = None,
     ) -> list[tuple[int, float]]:
         if mask is None and (where or allowed is not None):
             mask = ram.mask(where, allowed)
@@ -509,9 +530,9 @@ class VectorLeg:
         fetch = limit * 4 + 8 if filters.needs_row_check else limit
         while True:
             if len(ram) * ram.dimension > _THREAD_CELLS:
-                candidates = await asyncio.to_thread(ram.search, vector, fetch, mask=mask)
+                candidates = await asyncio.to_thread(ram.search, vector, fetch, mask=mask, report=report)
             else:
-                candidates = ram.search(vector, fetch, mask=mask)
+                candidates = ram.search(vector, fetch, mask=mask, report=report)
             kept = await self._verified(candidates, filters)
             if len(kept) >= limit or len(candidates) < fetch:
                 return kept[:limit]
@@ -552,8 +573,9 @@ class VectorLeg:
                 how = {"vector_index": "ram", "ann_fallback": f"the ANN cells held fewer than {limit} matching rows"}
                 break
             want *= 4
-        found = await self._search_ram(ram, vector, filters, limit, where, allowed, mask)
-        return found, {**how, **_scan_detail(ram)}
+        report = ScanReport()
+        found = await self._search_ram(ram, vector, filters, limit, where, allowed, mask, report=report)
+        return found, {**how, **_scan_detail(report)}
 
     async def _search_vec0(self, vector: F32, filters: Filters, limit: int) -> list[tuple[int, float]]:
         blob = to_blob(vector)
@@ -631,10 +653,10 @@ class VectorLeg:
                 self._drop_ann()
 
 
-def _scan_detail(ram: RamIndex) -> dict[str, Any]:
+def _scan_detail(report: ScanReport) -> dict[str, Any]:
     """How the exact scan read the matrix, for ``explain()``: ``ram_scan`` and, for float16, its candidates."""
-    if ram.last_scan == "float16":
-        return {"ram_scan": "float16", "ram_candidates": ram.last_candidates}
+    if report.scan == "float16":
+        return {"ram_scan": "float16", "ram_candidates": report.candidates}
     return {"ram_scan": "float32"}
 
 
