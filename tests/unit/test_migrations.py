@@ -186,3 +186,26 @@ def test_a_shared_hash_prefix_is_not_a_duplicate(db_path: Path) -> None:
     conn.close()
     with Memory.open(db_path, embedder=None) as mem:
         assert mem.remember_many(["the real text"])[0].status == "created"
+
+
+@pytest.mark.parametrize(
+    ("text", "normalised", "digest"),
+    [
+        ("  a\xa0\xa0b\t\nc\x1c\x1dd\u2003e\u3000 ", "a b c d e",
+         "52cf9f06f83e0a0a90dc25dcf548c18421244f9520c577672cd27b6618f12134"),
+        ("\uff46\uff55\uff4c\uff4c\u3000\uff57\uff49\uff44\uff54\uff48 \u2460", "full width 1",
+         "1d4192d2824f68a3e1f8744008369101f56b7c09e8bc957e766e427c4959f08f"),
+        ("\u200bzero\u200bwidth\u2028line\u2029para\x85", "\u200bzero\u200bwidth line para",
+         "ebe434d89308c4c0e6c19bdb62deac7de76c76e7b2e22eeddb1f566548cbde80"),
+    ],
+)  # fmt: skip
+def test_content_hashes_of_stored_memories_never_change(text: str, normalised: str, digest: str) -> None:
+    """Stored hashes find duplicates across versions: these were taken by 0.1's regex normalisation.
+
+    A change to :func:`normalise` (which whitespace collapses, the Unicode form) must keep them,
+    or every memory written before it stops deduplicating.
+    """
+    from elastic_memory._validate import content_hash, normalise
+
+    assert normalise(text) == normalised
+    assert content_hash(text) == digest
