@@ -172,7 +172,7 @@ def test_no_shadow_below_half_from() -> None:
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["upsert"] * 5 + ["remove"]), st.integers(0, 5000), st.integers(0, 2**31)),
+    st.tuples(st.sampled_from(["upsert"] * 4 + ["many", "remove"]), st.integers(0, 5000), st.integers(0, 2**31)),
     min_size=450,
     max_size=600,
 )
@@ -181,7 +181,7 @@ ops = st.lists(
 @settings(max_examples=30, deadline=None)
 @given(ops, st.integers(0, 2**31), st.integers(1, 20))
 def test_writes_keep_the_shadow_in_step(seq_ops: list[tuple[str, int, int]], qseed: int, k: int) -> None:
-    """Upserts, replacements, swap-removals and growth past the capacity: the shadow answers as the float32 scan."""
+    """Upserts (one, or a batch of new and stored rows), replacements, swap-removals and growth: as the float32 scan."""
     index = RamIndex(12, capacity=4, half_from=16)
     rows_then = 0
     for i, (op, seq, seed) in enumerate(seq_ops):
@@ -189,6 +189,10 @@ def test_writes_keep_the_shadow_in_step(seq_ops: list[tuple[str, int, int]], qse
             rows_then = len(_with_shadow(index))  # from here on every write goes to the shadow too
         if op == "upsert":  # seq in the seed: two seqs rarely share a vector (ties)
             index.upsert(seq, _unit(np.random.default_rng([seed, seq]).standard_normal(12)), {"agent_id": "a"})
+        elif op == "many":
+            seqs = [seq, seq + 1, seq + 2, seq]  # a seq twice: the last row wins
+            rows = _unit(np.random.default_rng([seed, seq]).standard_normal((len(seqs), 12)))
+            index.upsert_many(seqs, rows, [{"agent_id": "a"}] * len(seqs))
         else:
             index.remove(seq)
     query = _unit(np.random.default_rng(qseed).standard_normal(12))
@@ -279,8 +283,9 @@ def test_a_deferred_shadow_takes_the_writes_made_while_it_was_built() -> None:
     half = job.build()  # the worker thread copies the rows as they are now
     index.upsert(5, _unit(rng.standard_normal(16)), {})  # in place, in the matrix the job read
     index.remove(7)  # the last row moves into position 7
-    for seq in range(3000, 6000):  # grows the matrix past its capacity
+    for seq in range(3000, 4000):  # grows the matrix past its capacity
         index.upsert(seq, _unit(rng.standard_normal(16)), {})
+    index.upsert_many(list(range(4000, 6000)), _unit(rng.standard_normal((2000, 16))), [{}] * 2000)  # a batch
     report = ScanReport()
     assert index.search(matrix[0], 5, report=report) and report.scan == "float32"  # the float32 scan serves meanwhile
     index.attach_half(half, job.token)

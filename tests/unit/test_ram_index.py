@@ -67,3 +67,46 @@ def test_allowed_limits_results_to_the_given_seqs() -> None:
     got = index.search(_unit(3), 10, allowed=np.array([2, 3, 7], dtype=np.int64))
     assert sorted(s for s, _ in got) == [2, 3, 7]
     assert got[0][0] == 3
+
+
+def _state(index: RamIndex) -> dict[int, tuple[list[float], str]]:
+    """Every entry as ``seq -> (vector, agent)``, whatever its position."""
+    out = {}
+    for seq in index._pos:
+        vector = index.vector(seq)
+        assert vector is not None
+        only = np.array([seq], dtype=np.int64)
+        agents = [a for a in "abc" if index.search(vector, 1, {"agent_id": (a,)}, only)]
+        assert len(agents) == 1
+        out[seq] = (vector.tolist(), agents[0])
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2**31), st.sampled_from("abc")), max_size=40),
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 2**31), st.sampled_from("abc")), max_size=60),
+)
+def test_upsert_many_is_upsert_in_turn(before: list, batch: list) -> None:
+    """A batch (seqs new and stored, a seq twice) leaves the index as one upsert after another would."""
+    one_by_one, batched = RamIndex(DIM, capacity=4), RamIndex(DIM, capacity=4)
+    for seq, seed, who in before:
+        for index in (one_by_one, batched):
+            index.upsert(seq, _unit(seed), {"agent_id": who})
+    for seq, seed, who in batch:
+        one_by_one.upsert(seq, _unit(seed), {"agent_id": who})
+    if batch:
+        batched.upsert_many(
+            [seq for seq, _, _ in batch],
+            np.stack([_unit(seed) for _, seed, _ in batch]),
+            [{"agent_id": who} for _, _, who in batch],
+        )
+    assert len(batched) == len(one_by_one)
+    assert _state(batched) == _state(one_by_one)
+
+
+def test_upsert_many_refuses_mismatched_lengths() -> None:
+    index = RamIndex(DIM)
+    with pytest.raises(ValueError, match="one vector and one attrs per seq"):
+        index.upsert_many([1, 2], np.stack([_unit(1)]), [{}, {}])
+    assert len(index) == 0

@@ -207,6 +207,33 @@ class RamIndex:
         self._touched(pos)
         self._update_half()
 
+    def upsert_many(self, seqs: Sequence[int], matrix: F32, attrs: Sequence[Mapping[str, str | None]]) -> None:
+        """:meth:`upsert` of each ``seqs[i]`` with ``matrix[i]`` and ``attrs[i]``, in order, new rows in one copy."""
+        if len(seqs) != len(matrix) or len(seqs) != len(attrs):
+            msg = f"upsert_many needs one vector and one attrs per seq, got {len(seqs)}, {len(matrix)}, {len(attrs)}"
+            raise ValueError(msg)
+        last = {int(seq): i for i, seq in enumerate(seqs)}  # a seq given twice: its last row wins, as in turn
+        old = [(seq, i) for seq, i in last.items() if seq in self._pos]
+        new = [(seq, i) for seq, i in last.items() if seq not in self._pos]
+        for seq, i in old:
+            self.upsert(seq, matrix[i], attrs[i])
+        if not new:
+            return
+        start, rows = self._n, [i for _, i in new]
+        self._grow(start + len(new))
+        end = start + len(new)
+        self._mat[start:end] = matrix[rows]
+        self._seqs[start:end] = [seq for seq, _ in new]
+        for attr in ATTRS:
+            self._codes[attr][start:end] = [self._code(attr, attrs[i].get(attr)) for i in rows]
+        self._pos.update((seq, start + k) for k, (seq, _) in enumerate(new))
+        self._n = end
+        if self._half is not None:
+            self._half.put(slice(start, end), self._mat[start:end])
+        elif self._half_dirty is not None:
+            self._half_dirty.update(range(start, end))
+        self._update_half()
+
     def bulk_load(self, seqs: Sequence[int], matrix: F32, attrs: Mapping[str, Sequence[str | None]]) -> None:
         """Replace the whole index at once (used on open and after a foreign write); ``matrix`` is taken, not copied.
 

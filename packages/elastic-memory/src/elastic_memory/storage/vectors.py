@@ -608,22 +608,33 @@ class VectorLeg:
         ram = self.ram
         if ram is None:
             return
+        final: dict[int, tuple[F32, dict[str, Any]] | None] = {}  # per seq, its last row wins
         for seq, row, vector in changed:
             live = row.get("deleted_at") is None and not row.get("archived") and row.get("has_vector", 1)
+            final.pop(seq, None)
             if vector is None or not live:
-                ram.remove(seq)
+                final[seq] = None
                 continue
             vec = vector if isinstance(vector, np.ndarray) else ram.vector(seq)
             if vec is not None and vec is vector and not _usable(vec[None])[0]:
-                ram.remove(seq)  # a zero vector has no direction: left out, as it is at load
+                final[seq] = None  # a zero vector has no direction: left out, as it is at load
                 continue
             if vec is None:
                 rows = await self._query("SELECT embedding FROM memories_vec WHERE rowid = ?", (seq,))
                 vec = from_blob(rows[0][0]) if rows else None
                 if vec is None or not _usable(vec[None])[0]:
-                    ram.remove(seq)
+                    final[seq] = None
                     continue
-            ram.upsert(seq, vec, {a: row.get(a) for a in ATTRS})
+            final[seq] = (vec, {a: row.get(a) for a in ATTRS})
+        upserts = [(seq, entry) for seq, entry in final.items() if entry is not None]
+        for seq in [seq for seq, entry in final.items() if entry is None]:
+            ram.remove(seq)
+        if upserts:
+            ram.upsert_many(
+                [seq for seq, _ in upserts],
+                np.stack([vec for _, (vec, _) in upserts]),
+                [attrs for _, (_, attrs) in upserts],
+            )
         self._ann_changed([seq for seq, _, _ in changed])
         self._start_half(ram)  # when the writes took the index past HALF_FROM
 

@@ -7,6 +7,7 @@ planned INSERTs and UPDATEs in their own dialect, inside their own transaction.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,7 @@ __all__ = ["EXISTING", "Plan", "WriteMode", "plan"]
 
 WriteMode = Literal["upsert", "update", "import"]
 
+_writable = operator.itemgetter(*q.WRITABLE)
 #: The columns :func:`plan` needs of a batch's rows already stored (``FROM memories WHERE id IN ...``).
 EXISTING = "seq, id, has_vector, content_hash, agent_id, scope, pool, deleted_at, archived"
 
@@ -95,7 +97,7 @@ def plan(
         key_of[given["id"]] = key
         if prior is None:
             seq, status = new_seq(), "created"
-            out.inserts.append([seq, *(row[c] for c in q.WRITABLE)])
+            out.inserts.append([seq, *_writable(row)])
         else:
             seq, status = prior[0], "updated"
             out.updates.append([*(row[c] for c in out.update_columns), seq])
