@@ -19,9 +19,9 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -35,6 +35,7 @@ from . import pg_schema, write_plan
 from . import queries as q
 from .migrations import Migration
 from .pg_text import JsonText
+from .record_reads import Dialect, RecordReads
 from .rows import record_from_row, seq_of
 from .sqlite import EmbeddingPin
 from .vectors import chunks, verified
@@ -129,8 +130,10 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class PostgresStore:
+class PostgresStore(RecordReads):
     """Async storage in one schema of a PostgreSQL database. Create with :meth:`open`."""
+
+    _dialect: ClassVar[Dialect] = pq
 
     def __init__(
         self,
@@ -534,37 +537,6 @@ class PostgresStore:
             log.warning("elastic-memory: access tracking skipped: %s", e)
 
     # -------------------------------------------------------------------- reads
-    async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
-        """Records by id (missing ids are absent from the result)."""
-        out: dict[str, MemoryRecord] = {}
-        for chunk in chunks(list(ids)):
-            for row in await self._read(*pq.select_rows(by="id", values=chunk)):
-                record = record_from_row(row)
-                if include_hidden or (record.deleted_at is None and not record.archived):
-                    out[record.id] = record
-        return out
-
-    async def records_matching(self, ids: Sequence[str], filters: Filters) -> list[MemoryRecord]:
-        """The live records among ``ids`` that match ``filters``."""
-        out: list[MemoryRecord] = []
-        now = self._clock()
-        for chunk in chunks(list(ids)):
-            sql, params = pq.select_rows(by="id", values=chunk, filters=filters, now=now)
-            out += [record_from_row(row) for row in await self._read(sql, params)]
-        return out
-
-    async def rows_for(
-        self, seqs: Sequence[int], filters: Filters, *, known: Mapping[int, MemoryRecord] | None = None
-    ) -> dict[int, MemoryRecord]:
-        """The live records among ``seqs`` that match ``filters``, keyed by seq."""
-        out: dict[int, MemoryRecord] = {s: known[s] for s in seqs if known and s in known}
-        now = self._clock()
-        for chunk in chunks([s for s in seqs if s not in out]):
-            sql, params = pq.select_rows(by="seq", values=chunk, filters=filters, now=now)
-            for row in await self._read(sql, params):
-                out[seq_of(row)] = record_from_row(row)
-        return out
-
     async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """``(seq, relevance)`` best first among live memories matching ``filters`` (``ts_rank``)."""
         sql, params = pq.keyword_search(match, filters, now=self._clock(), limit=limit)
@@ -582,16 +554,6 @@ class PostgresStore:
             [list(seqs)],
         )
         return {int(r[0]): (r[1], r[2]) for r in rows}
-
-    async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
-        """Live records, pinned first, then by importance, then newest."""
-        sql, params = pq.browse(filters, now=self._clock(), limit=limit)
-        return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
-
-    async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
-        """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
-        sql, params = pq.tag_counts(filters, now=self._clock(), prefix=prefix)
-        return {str(tag): int(count) for tag, count in await self._read(sql, params)}
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
         """The stored (unit) vectors of the memories among ``ids`` that have one."""

@@ -26,6 +26,7 @@ __all__ = [
     "live_filter",
     "quote_ident",
     "select_rows",
+    "tag_counts",
     "vec_create",
     "vec_knn",
     "vec_scan",

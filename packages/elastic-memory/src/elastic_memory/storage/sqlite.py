@@ -13,9 +13,9 @@ import contextlib
 import itertools
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import aiosqlite
 import numpy as np
@@ -33,6 +33,7 @@ from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneRepor
 from . import migrations, write_plan
 from . import queries as q
 from .driver import Driver, driver
+from .record_reads import Dialect, RecordReads
 from .rows import from_blob, record_from_row, seq_of, to_blob
 from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
 from .write_plan import WriteMode
@@ -63,8 +64,10 @@ _NO_FILTERS = Filters()
 _CACHE_KIB = 32 * 1024
 
 
-class SQLiteStore:
+class SQLiteStore(RecordReads):
     """Async storage over one SQLite file. Create with :meth:`open`."""
+
+    _dialect: ClassVar[Dialect] = q
 
     def __init__(
         self,
@@ -595,38 +598,6 @@ class SQLiteStore:
             with self._errors("read memories"):
                 return await self._all(sql, params)
 
-    async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
-        """Records by id (missing ids are absent from the result)."""
-        out: dict[str, MemoryRecord] = {}
-        for chunk in chunks(list(ids)):
-            sql, params = q.select_rows(by="id", values=chunk)
-            for row in await self._read(sql, params):
-                record = record_from_row(row)
-                if include_hidden or (record.deleted_at is None and not record.archived):
-                    out[record.id] = record
-        return out
-
-    async def records_matching(self, ids: Sequence[str], filters: Filters) -> list[MemoryRecord]:
-        """The live records among ``ids`` that match ``filters``."""
-        out: list[MemoryRecord] = []
-        now = self._clock()
-        for chunk in chunks(list(ids)):
-            sql, params = q.select_rows(by="id", values=chunk, filters=filters, now=now)
-            out += [record_from_row(row) for row in await self._read(sql, params)]
-        return out
-
-    async def rows_for(
-        self, seqs: Sequence[int], filters: Filters, *, known: Mapping[int, MemoryRecord] | None = None
-    ) -> dict[int, MemoryRecord]:
-        """The live records among ``seqs`` that match ``filters``, keyed by seq (``known`` ones are not read again)."""
-        out: dict[int, MemoryRecord] = {s: known[s] for s in seqs if known and s in known}
-        now = self._clock()
-        for chunk in chunks([s for s in seqs if s not in out]):
-            sql, params = q.select_rows(by="seq", values=chunk, filters=filters, now=now)
-            for row in await self._read(sql, params):
-                out[seq_of(row)] = record_from_row(row)
-        return out
-
     async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """``(seq, bm25 relevance)`` best first among live memories matching ``filters``.
 
@@ -666,16 +637,6 @@ class SQLiteStore:
             )
             out.update((int(r[0]), (r[1], r[2])) for r in rows)
         return out
-
-    async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
-        """Live records, pinned first, then by importance, then newest."""
-        sql, params = q.browse(filters, now=self._clock(), limit=limit)
-        return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
-
-    async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
-        """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
-        sql, params = q.tag_counts(filters, now=self._clock(), prefix=prefix)
-        return {str(tag): int(count) for tag, count in await self._read(sql, params)}
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
         """The stored (unit) vectors of the memories among ``ids`` that have one."""
