@@ -442,13 +442,59 @@ def test_the_shadow_comes_back_when_the_governor_drops_the_ann_index(
     mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
     with mem:
         assert mem.load_index() == "ann" and mem.stats()["vector_index_half"] is False
-        mem._ops.store.allow_ram_index(True, ann=False)  # what the governor does at STANDARD
+        mem._ops.store.allow_ram_index(True, ann=False)  # a host (or a governor policy) refusing ANN
         mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the shadow's job
         assert mem.load_index() == "ram"  # waits for it
         assert mem.stats()["vector_index_half"] is True
         details = mem.explain(vector=matrix[2], k=3, mode="semantic").details
         assert details["ram_scan"] == "float16"
         assert mem.recall(vector=matrix[2], k=1, mode="semantic", touch=False)[0].id == "m2"
+
+
+def test_the_shadow_comes_back_when_the_store_shrinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below half the ANN threshold the ANN index goes; the exact matrix gets its shadow back."""
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, matrix = _store(tmp_path / "m.db", 2000, ann_threshold=2000)
+    with mem:
+        assert mem.load_index() == "ann"
+        mem.forget([f"m{i}" for i in range(1500)], hard=True)  # 500 left: below 1000
+        mem.recall(vector=matrix[1900], k=3, mode="semantic", touch=False)  # drops the ANN index
+        assert mem.load_index() == "ram"  # and waits for the shadow's job
+        assert mem.stats()["vector_index_half"] is True
+        assert mem.explain(vector=matrix[1900], k=3, mode="semantic").details["ram_scan"] == "float16"
+        assert mem.recall(vector=matrix[1900], k=1, mode="semantic", touch=False)[0].id == "m1900"
+
+
+def test_no_shadow_is_built_while_an_ann_index_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANN wanted again after the shadow came back: the RAM goes to the index, not to both at once."""
+    import threading
+    import time
+
+    monkeypatch.setattr(vectors, "HALF_FROM", 100)
+    mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
+    with mem:
+        assert mem.load_index() == "ann"
+        store = mem._ops.store
+        store.allow_ram_index(True, ann=False)  # the shadow may come back
+        release = threading.Event()
+        build = ann_index.AnnIndex.build
+
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            release.wait(30)
+            return build(*args, **kwargs)
+
+        monkeypatch.setattr(ann_index.AnnIndex, "build", slow)
+        store.allow_ram_index(True, ann=True)
+        try:
+            mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the ANN build
+            legs = store._vectors
+            assert legs._build is not None
+            time.sleep(0.5)  # ample for a shadow of 1000 x 16 to be made, had its job started
+            assert legs._half_build is None and legs.ram is not None and not legs.ram.half
+        finally:
+            release.set()
+        assert mem.load_index() == "ann"
+        assert mem.stats()["vector_index_half"] is False
 
 
 def test_the_shadow_serves_when_the_ann_build_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -462,8 +508,7 @@ def test_the_shadow_serves_when_the_ann_build_fails(tmp_path: Path, monkeypatch:
     mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
     with mem:
         mem.load_index()  # the ANN build starts and fails
-        mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the shadow's job
-        assert mem.load_index() == "ram"
+        assert mem.load_index() == "ram"  # its second look starts the shadow's job, and waits for it
         assert mem.stats()["vector_index_half"] is True
         assert mem.explain(vector=matrix[2], k=3, mode="semantic").details["ram_scan"] == "float16"
 

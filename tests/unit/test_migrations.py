@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,19 +146,81 @@ def test_version_5_writes_keep_the_keyword_index_in_step(db_path: Path) -> None:
     assert fts_rows == 49
 
 
-def test_version_5_checks_still_refuse_bad_values(db_path: Path) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"scope": "public"}, {"type": "fact"}, {"source": "me"}, {"importance": 1.5}, {"confidence": -0.1},
+        {"pinned": 2}, {"archived": 2}, {"has_vector": 2},
+    ],
+)  # fmt: skip
+def test_version_5_checks_still_refuse_bad_values(db_path: Path, bad: dict[str, Any]) -> None:
     """The cheaper CHECKs (``=`` chains instead of ``IN`` lists) refuse what the old ones did."""
     Memory.open(db_path, embedder=None).close()
     module = driver().module
     conn = module.connect(str(db_path))
-    insert = (
-        "INSERT INTO memories (id, agent_id, scope, type, content, content_hash, importance, confidence, source, "
-        "created_at, updated_at, accessed_at) VALUES ('x', 'a', ?, ?, 'c', 'h', ?, 1.0, ?, 1, 1, 1)"
-    )
-    for bad in (("public", "semantic", 0.5, "agent"), ("private", "fact", 0.5, "agent"),
-                ("private", "semantic", 1.5, "agent"), ("private", "semantic", 0.5, "me")):  # fmt: skip
-        with pytest.raises(module.IntegrityError, match="CHECK"):
-            conn.execute(insert, bad)
+    row = {
+        "seq": 1000, "id": "x", "agent_id": "a", "scope": "private", "type": "semantic", "content": "c",
+        "content_hash": "h", "importance": 0.5, "confidence": 1.0, "source": "agent", "pinned": 0, "archived": 0,
+        "has_vector": 0, "created_at": 1, "updated_at": 1, "accessed_at": 1,
+    }  # fmt: skip
+    conn.execute("INSERT INTO memories_fts (rowid, content, tags) VALUES (1000, 'c', '[]')")  # as the writer does
+    sql = f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+    conn.execute(sql, list(row.values()))  # the good row passes
+    conn.execute("DELETE FROM memories WHERE seq = 1000")
+    conn.execute("INSERT INTO memories_fts (rowid, content, tags) VALUES (1000, 'c', '[]')")
+    with pytest.raises(module.IntegrityError, match="CHECK"):
+        conn.execute(sql, list({**row, **bad}.values()))
+    conn.close()
+
+
+def test_version_5_refuses_an_insert_without_its_keyword_row(db_path: Path) -> None:
+    """A process of an older version (its FTS5 rows came from the dropped trigger) fails loudly, writing nothing.
+
+    Troubleshooting: "schema version 5: upgrade elastic-memory" in a running process means
+    another process upgraded the file; restart this one on the new version.
+    """
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember("already here", id="m1")
+    module = driver().module
+    conn = module.connect(str(db_path))
+    with pytest.raises(module.IntegrityError, match="schema version 5: upgrade elastic-memory"):
+        conn.execute(
+            "INSERT INTO memories (id, agent_id, scope, type, content, content_hash, importance, confidence, "
+            "source, created_at, updated_at, accessed_at) VALUES ('m2', 'default', 'private', 'semantic', "
+            "'an old writer', 'h', 0.5, 1.0, 'agent', 1, 1, 1)"
+        )
+    conn.commit()
+    assert conn.execute("SELECT id FROM memories").fetchall() == [("m1",)]
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    conn.close()
+
+
+def test_version_5_upgrades_a_file_with_a_view_on_memories(db_path: Path) -> None:
+    """A user's view naming ``memories`` survives the table rebuild (and does not block it)."""
+    _version_4_file(db_path)
+    conn = driver().module.connect(str(db_path))
+    conn.execute("CREATE VIEW my_notes AS SELECT id, content FROM memories WHERE deleted_at IS NULL")
+    conn.commit()
+    conn.close()
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember("after the upgrade", id="m4")
+    conn = driver().module.connect(str(db_path))
+    ids = [r[0] for r in conn.execute("SELECT id FROM my_notes ORDER BY id")]
+    conn.close()
+    assert ids == ["m1", "m2", "m4"]
+    assert _user_version(db_path) == migrations.LATEST
+
+
+def test_version_4_memories_can_be_updated_and_deleted_after_the_upgrade(db_path: Path) -> None:
+    """Rows indexed by the old trigger go through v5's update and delete triggers cleanly."""
+    _version_4_file(db_path)
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.update("m1", content="The cat is called Pepper.")
+        mem.forget("m2", hard=True)
+        assert [h.id for h in mem.recall("Pepper", mode="keyword")] == ["m1"]
+        assert mem.recall("Biscuit", mode="keyword") == []
+    conn = driver().module.connect(str(db_path))
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
     conn.close()
 
 
@@ -171,6 +234,23 @@ def test_duplicates_are_found_through_the_hash_prefix_index(db_path: Path) -> No
     plan = " ".join(str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
     conn.close()
     assert "USING INDEX memories_hash" in plan
+
+
+def test_the_duplicate_lookup_compares_whole_hashes(db_path: Path) -> None:
+    """A stored hash sharing only the indexed 16 digits is not returned as a duplicate."""
+    from elastic_memory._validate import content_hash
+    from elastic_memory.storage import queries
+
+    with Memory.open(db_path, embedder=None) as mem:
+        mem.remember("a placeholder", id="other")
+        mem.remember("the real text", id="real")
+    full = content_hash("the real text")
+    conn = driver().module.connect(str(db_path))
+    conn.execute("UPDATE memories SET content_hash = ? WHERE id = 'other'", (full[:16] + "0" * 48,))
+    conn.commit()
+    found = conn.execute(*queries.live_by_hash([full], now=1.0)).fetchall()
+    conn.close()
+    assert [row[-1] for row in found] == ["real"]
 
 
 def test_a_shared_hash_prefix_is_not_a_duplicate(db_path: Path) -> None:

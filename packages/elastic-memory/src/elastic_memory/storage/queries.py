@@ -392,8 +392,9 @@ def insert_rows() -> str:
 def fts_insert_rows(inserts: Sequence[Sequence[Any]]) -> tuple[str, list[tuple[Any, Any, Any]]]:
     """The FTS5 rows of new memories (``[seq, *WRITABLE]`` each, as for :func:`insert_rows`), for ``executemany``.
 
-    The writer adds them itself, in the insert's transaction: an FTS5 insert in a
-    trigger flushes FTS5's pending terms once per row (see migration v5).
+    The writer adds them itself, in the insert's transaction and before the rows (the
+    schema checks): an FTS5 insert in a trigger flushes FTS5's pending terms once per row
+    (see migration v5).
     """
     seq, content, tags = 0, COLUMNS.index("content"), COLUMNS.index("tags")
     sql = "INSERT INTO memories_fts (rowid, content, tags) VALUES (?, ?, ?)"

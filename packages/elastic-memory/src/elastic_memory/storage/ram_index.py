@@ -106,7 +106,7 @@ class RamIndex:
             self._half.resize(self._n)
 
     def drop_half(self) -> None:
-        """Free the float16 shadow for good (an ANN index serves this store's broad searches now)."""
+        """Free the float16 shadow (an ANN index serves this store's broad searches now) until :meth:`allow_half`."""
         self._half, self._half_dirty, self._half_job, self._half_from = None, None, False, None
         self._half_token += 1
 

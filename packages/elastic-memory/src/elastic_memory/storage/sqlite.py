@@ -406,9 +406,9 @@ class SQLiteStore(RecordReads):
             pinned=pinned,
             now=now,
         )
-        if p.inserts:
-            await self._conn.executemany(q.insert_rows(), p.inserts)
+        if p.inserts:  # FTS5 first: the schema refuses a memory whose FTS5 row is missing (v5)
             await self._conn.executemany(*q.fts_insert_rows(p.inserts))
+            await self._conn.executemany(q.insert_rows(), p.inserts)
         if p.updates:
             await self._conn.executemany(q.update_rows(p.update_columns), p.updates)
         if pinned:

@@ -370,8 +370,10 @@ class VectorLeg:
         return index
 
     def _start_half(self, ram: RamIndex) -> None:
-        if self._closed or self._half_build is not None:
+        if self._closed or self._half_build is not None or self.ann is not None:
             return
+        if self._build is not None and self._build_epoch == self._epoch:
+            return  # an ANN index is on its way: its RAM, not the shadow's (it drops the shadow on arrival)
         job = ram.half_builder()
         if job is not None:
             self._half_build = asyncio.ensure_future(self._build_half(ram, job))

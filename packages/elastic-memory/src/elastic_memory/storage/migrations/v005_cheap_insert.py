@@ -9,11 +9,17 @@ sub-statement): 20 us a row on both versions, against 4-5 us for the writer's ow
 
 So the table is copied into one with the cheap checks, keeping every seq and the
 AUTOINCREMENT counter, and the FTS5 insert trigger is gone: the one place that inserts
-memories (``SQLiteStore``'s write) fills ``memories_fts`` in the same transaction. The
-delete and update triggers stay, so every other change keeps the index in step.
+memories (``SQLiteStore``'s write) fills ``memories_fts`` first, in the same transaction.
+The delete and update triggers stay, so every other change keeps the index in step. A
+process of an older version that had the file open before the upgrade would insert rows
+FTS5 never saw (and a later delete of one would corrupt the index), so a guard refuses an
+insert whose FTS5 row is not there yet: that process's write fails, saying to upgrade.
+
+The copy runs in the migration's one transaction; at a million memories it rewrites about
+a gigabyte, and the file keeps the old table's pages free for reuse (``VACUUM`` returns them).
 
 The duplicate index is on the content hash's first 16 hex digits only (the lookup then
-compares whole hashes): 25 bytes a memory instead of 104 for the whole hash with its
+compares whole hashes): about 26 bytes a memory instead of 104 for the whole hash with its
 namespace, which the write compared in Python anyway.
 
 Shipped migrations are never edited: add a new ``vNNN_*.py`` module instead.
@@ -58,7 +64,11 @@ STATEMENTS = (
     "DELETE FROM sqlite_sequence WHERE name = 'memories_v5'",
     "INSERT INTO sqlite_sequence (name, seq) SELECT 'memories_v5', seq FROM sqlite_sequence WHERE name = 'memories'",
     "DROP TABLE memories",
+    # A view or trigger of the user's naming ``memories`` would fail the schema check of a
+    # modern RENAME while the table is gone; the legacy one renames without checking.
+    "PRAGMA legacy_alter_table = ON",
     "ALTER TABLE memories_v5 RENAME TO memories",
+    "PRAGMA legacy_alter_table = OFF",
     # Duplicates are found by the hash's first 16 hex digits (64 bits), then compared in full:
     # a quarter of the bytes of an index of the whole hash with its namespace.
     "CREATE INDEX memories_hash ON memories (substr(content_hash, 1, 16))",
@@ -67,6 +77,12 @@ STATEMENTS = (
     "CREATE INDEX memories_session ON memories (session_id)",
     "CREATE INDEX memories_deleted ON memories (deleted_at) WHERE deleted_at IS NOT NULL",
     "CREATE INDEX memories_kind ON memories (kind, agent_id)",
+    """
+    CREATE TRIGGER memories_fts_first BEFORE INSERT ON memories
+    WHEN NOT EXISTS (SELECT 1 FROM memories_fts_docsize WHERE id = new.seq) BEGIN
+        SELECT RAISE(ABORT, 'this database has schema version 5: upgrade elastic-memory to write to it');
+    END
+    """,
     """
     CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
         INSERT INTO memories_fts (memories_fts, rowid, content, tags)
