@@ -15,8 +15,9 @@ process of an older version that had the file open before the upgrade would inse
 FTS5 never saw (and a later delete of one would corrupt the index), so a guard refuses an
 insert whose FTS5 row is not there yet: that process's write fails, saying to upgrade.
 
-The copy runs in the migration's one transaction; at a million memories it rewrites about
-a gigabyte, and the file keeps the old table's pages free for reuse (``VACUUM`` returns them).
+The copy runs in the migration's one transaction: 0.8 s for 100k memories on a 2-core
+machine, after which the file keeps the old table's pages (34 MB there) free for reuse
+(``VACUUM`` returns them).
 
 The duplicate index is on the content hash's first 16 hex digits only (the lookup then
 compares whole hashes): about 26 bytes a memory instead of 104 for the whole hash with its
