@@ -434,21 +434,23 @@ def test_no_shadow_where_an_ann_index_will_serve(tmp_path: Path, monkeypatch: py
         assert mem.stats()["vector_index_half"] is False
 
 
-def test_the_shadow_comes_back_when_the_governor_drops_the_ann_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """ANN took the shadow's place; when the governor refuses ANN, broad scans read float16 again."""
+def _assert_the_shadow_serves(mem: Memory, matrix: F32, row: int) -> None:
+    """The exact tier (after its shadow's job, which ``load_index`` waits for) scans float16 and finds ``row``."""
+    assert mem.load_index() == "ram"
+    assert mem.stats()["vector_index_half"] is True
+    assert mem.explain(vector=matrix[row], k=3, mode="semantic").details["ram_scan"] == "float16"
+    assert mem.recall(vector=matrix[row], k=1, mode="semantic", touch=False)[0].id == f"m{row}"
+
+
+def test_the_shadow_comes_back_when_ann_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ANN took the shadow's place; when ANN is refused, broad scans read float16 again."""
     monkeypatch.setattr(vectors, "HALF_FROM", 100)
     mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
     with mem:
         assert mem.load_index() == "ann" and mem.stats()["vector_index_half"] is False
         mem._ops.store.allow_ram_index(True, ann=False)  # a host (or a governor policy) refusing ANN
         mem.recall(vector=matrix[2], k=3, mode="semantic", touch=False)  # starts the shadow's job
-        assert mem.load_index() == "ram"  # waits for it
-        assert mem.stats()["vector_index_half"] is True
-        details = mem.explain(vector=matrix[2], k=3, mode="semantic").details
-        assert details["ram_scan"] == "float16"
-        assert mem.recall(vector=matrix[2], k=1, mode="semantic", touch=False)[0].id == "m2"
+        _assert_the_shadow_serves(mem, matrix, 2)
 
 
 def test_the_shadow_comes_back_when_the_store_shrinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -459,10 +461,7 @@ def test_the_shadow_comes_back_when_the_store_shrinks(tmp_path: Path, monkeypatc
         assert mem.load_index() == "ann"
         mem.forget([f"m{i}" for i in range(1500)], hard=True)  # 500 left: below 1000
         mem.recall(vector=matrix[1900], k=3, mode="semantic", touch=False)  # drops the ANN index
-        assert mem.load_index() == "ram"  # and waits for the shadow's job
-        assert mem.stats()["vector_index_half"] is True
-        assert mem.explain(vector=matrix[1900], k=3, mode="semantic").details["ram_scan"] == "float16"
-        assert mem.recall(vector=matrix[1900], k=1, mode="semantic", touch=False)[0].id == "m1900"
+        _assert_the_shadow_serves(mem, matrix, 1900)
 
 
 def test_no_shadow_is_built_while_an_ann_index_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -507,10 +506,8 @@ def test_the_shadow_serves_when_the_ann_build_fails(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(ann_index.AnnIndex, "build", broken)
     mem, matrix = _store(tmp_path / "m.db", 1000, ann_threshold=500)
     with mem:
-        mem.load_index()  # the ANN build starts and fails
-        assert mem.load_index() == "ram"  # its second look starts the shadow's job, and waits for it
-        assert mem.stats()["vector_index_half"] is True
-        assert mem.explain(vector=matrix[2], k=3, mode="semantic").details["ram_scan"] == "float16"
+        mem.load_index()  # the ANN build starts and fails; the second look below starts the shadow's job
+        _assert_the_shadow_serves(mem, matrix, 2)
 
 
 def test_one_query_thread_is_restored_afterwards() -> None:

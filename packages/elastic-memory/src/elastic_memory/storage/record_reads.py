@@ -8,7 +8,7 @@ PostgreSQL). Rows come back in :data:`.queries.COLUMNS` order either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from ..filters import Filters
@@ -43,9 +43,7 @@ class RecordReads:
 
     _dialect: ClassVar[Dialect]
     _clock: Callable[[], float]
-
-    async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        raise NotImplementedError
+    _read: Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 
     async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
         """Records by id (missing ids are absent from the result)."""
