@@ -13,6 +13,7 @@ from .config import RecallConfig
 from .context import ContextPlan, PlanItem, Section
 from .embedders import Embedder, FastEmbedEmbedder, MiniLMEmbedder
 from .errors import (
+    AccessDeniedError,
     CorruptDatabaseError,
     ElasticMemoryError,
     EmbedderError,
@@ -58,6 +59,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METADATA_OPERATORS",
+    "AccessDeniedError",
     "AsyncFacts",
     "AsyncGraph",
     "AsyncLessons",

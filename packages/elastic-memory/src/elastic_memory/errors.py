@@ -5,7 +5,8 @@ The first split says whose fault it is::
 
     ElasticMemoryError
     ├── UsageError                  # your call or config is wrong: fix the call
-    │   └── RoutingError            # a federation has no tier for this scope or pool
+    │   ├── RoutingError            # a federation has no tier for this scope or pool
+    │   └── AccessDeniedError       # this agent may not change that shared memory (a PermissionError)
     ├── StorageError                # the database failed (wraps sqlite3 errors)
     │   ├── CorruptDatabaseError    # the file is not a readable SQLite database
     │   ├── SchemaVersionError      # the file was written by a newer elastic-memory
@@ -15,12 +16,14 @@ The first split says whose fault it is::
     └── EmbedderError               # the embedding model failed to load or to run
 
 ``UsageError`` also derives from :class:`ValueError`, so code that already guards
-argument errors with ``except ValueError`` keeps working. Messages say what to do next.
+argument errors with ``except ValueError`` keeps working; ``AccessDeniedError`` is also a
+:class:`PermissionError`. Messages say what to do next.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AccessDeniedError",
     "CorruptDatabaseError",
     "ElasticMemoryError",
     "EmbedderError",
@@ -64,6 +67,16 @@ class EmbedderError(ElasticMemoryError):
 
 class RoutingError(UsageError):
     """A federation write or read names a tier it does not have (an unknown pool, no global tier)."""
+
+
+class AccessDeniedError(UsageError, PermissionError):
+    """A federated agent tried to change a shared memory it may not, or to write as another agent.
+
+    In pools and the global tier an agent may update, forget, archive or restore only the
+    memories it wrote, unless it moderates that tier; ``remember(agent_id=...)`` naming
+    another agent is refused. Nothing of the call was written. The message names the ids
+    the caller gave, never another memory's content or author.
+    """
 
 
 class TierWriteError(StorageError):

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
 from ..storage.postgres import is_url, redact, split_url
 from ..types import Hit, MemoryId, MemoryRecord
-from .config import MemorySettings, check_name, load_budgets, load_settings
+from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants
 from .federation import MemoryFederation
 from .protocol import Entry, MemoryStore, TierHealth
 from .resilience import DegradedEvent
@@ -42,10 +42,20 @@ log = logging.getLogger("elastic_memory.federation")
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """A shared pool backed by a store you opened (a Markdown folder, another database)."""
+    """A shared pool: its name, optionally a store you opened, and its moderators.
+
+    ``store`` is a store you opened (a Markdown folder, another database); ``None`` means the
+    pool's own file under ``<home>/pools/`` (or its schema on the ``server``), as a plain name
+    would. ``moderators`` are the agents who may update, forget, archive or restore other
+    agents' memories in the pool; everyone else changes only what it wrote.
+
+    >>> PoolConfig("ops", moderators=("ana",)).moderators
+    ('ana',)
+    """
 
     name: str
-    store: MemoryStore
+    store: MemoryStore | None = None
+    moderators: Sequence[str] = ()
 
 
 class _Unavailable:
@@ -149,6 +159,7 @@ async def build_federation(
     clock: Callable[[], float] = time.time,
     loop: LoopConfig | None = None,
     server: str | None = None,
+    moderators: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> MemoryFederation:
     """Open one agent's tiers under ``home`` and return their federation.
@@ -160,6 +171,11 @@ async def build_federation(
     say ``"global": "none"``. ``server`` (or the config's ``"server"``), a PostgreSQL URL,
     puts the pools and the global tier on that database, one schema each (:func:`tier_url`).
     ``options`` go to every store's :meth:`AsyncMemory.open`.
+
+    The federation speaks for ``agent_id`` only: it writes as that agent and, in pools and the
+    global tier, changes only that agent's memories. ``moderators`` (``{"global": ["ana"],
+    "shared": {"ops": ["bo"]}}``, added to the config file's ``"moderators"`` and each
+    :class:`PoolConfig`'s) may change anyone's memories in their tier.
 
     Raises:
         UsageError: A bad argument or config file (the message names the field), or memory
@@ -179,17 +195,26 @@ async def build_federation(
     given = list(pools or [])
     names: list[str] = list(settings.pools)
     own: dict[str, MemoryStore] = {}  # the caller's PoolConfig stores: never closed here
+    granted = [settings.moderators, moderator_grants(moderators, where="moderators")]
     for p in given:  # every argument is checked before any file is opened
         if isinstance(p, str):
             names.append(check_name(p, "a pool name"))
         elif isinstance(p, PoolConfig):
-            if not isinstance(p.store, MemoryStore):
+            if p.store is None:
+                names.append(check_name(p.name, "a pool name"))
+            elif not isinstance(p.store, MemoryStore):
                 msg = f"PoolConfig({p.name!r}).store does not implement the store protocol (see MemoryStore)"
                 raise UsageError(msg)
-            own[MemoryRouter.check_pool_name(p.name)] = p.store
+            else:
+                own[MemoryRouter.check_pool_name(p.name)] = p.store
+            granted.append(moderator_grants({"shared": {p.name: p.moderators}}, where=f"PoolConfig({p.name!r})"))
         else:
-            msg = f"pools takes pool names or PoolConfig(name, store), got {p!r}"
+            msg = f"pools takes pool names or PoolConfig(name, store, moderators), got {p!r}"
             raise UsageError(msg)
+    moderated: dict[str, frozenset[str]] = {}  # tier name -> agent ids, every grant added up
+    for grant in granted:
+        for tier, agents in grant.items():
+            moderated[tier] = moderated.get(tier, frozenset()) | agents
     candidates = _candidates(embedder)  # one embedder instance shared by every tier
     shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
     loop_config = loop or LoopConfig(extraction=settings.extraction)
@@ -219,7 +244,14 @@ async def build_federation(
             if isinstance(store, SQLiteMemoryStore):
                 store.core.share_query_memo(core)
         vector_weight = core.recall_config.effective_vector_weight
-        return MemoryFederation(router, budgets=budgets, on_degraded=on_degraded, vector_weight=vector_weight)
+        return MemoryFederation(
+            router,
+            budgets=budgets,
+            on_degraded=on_degraded,
+            vector_weight=vector_weight,
+            agent_id=agent,
+            moderators=moderated,
+        )
     except BaseException:
         for store in opened:
             await store.aclose()

@@ -5,6 +5,8 @@
     {"memory": {"enabled": true, "private": "sqlite", "global": "sqlite", "pools": ["team-research"],
                 "extraction": {"agent_confidence_cap": 0.7, "min_confidence": 0.3}}}
 
+``"moderators": {"global": ["root"], "shared": {"team-research": ["ana"]}}`` names the agents
+who may change other agents' memories in a tier; everyone else changes only what it wrote.
 ``"server": "postgresql://host/db"`` puts the pools and the global tier on that PostgreSQL
 database (one schema each); the private tier stays a SQLite file. Put the password in
 ``PGPASSWORD`` or a ``.pgpass`` file, not in the URL.
@@ -40,7 +42,15 @@ from ..extraction import ExtractionPolicy
 from ..storage.postgres import is_url
 from .resilience import TierBudget
 
-__all__ = ["CONFIG_FILE", "RESILIENCE_FILE", "MemorySettings", "check_name", "load_budgets", "load_settings"]
+__all__ = [
+    "CONFIG_FILE",
+    "RESILIENCE_FILE",
+    "MemorySettings",
+    "check_name",
+    "load_budgets",
+    "load_settings",
+    "moderator_grants",
+]
 
 CONFIG_FILE = "config.json"
 RESILIENCE_FILE = "resilience.json"
@@ -81,6 +91,8 @@ class MemorySettings:
     extraction: ExtractionPolicy = field(default_factory=ExtractionPolicy)
     #: A PostgreSQL URL for the shared tiers (pools and global), or ``None``: SQLite files.
     server: str | None = None
+    #: Who may change other agents' memories, by tier name (``"global"``, ``"shared:<pool>"``).
+    moderators: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, block: Any, *, where: str) -> MemorySettings:
@@ -88,7 +100,7 @@ class MemorySettings:
         if not isinstance(block, Mapping):
             msg = f'{where} must be an object such as {{"enabled": true}}, got {type(block).__name__}'
             raise UsageError(msg)
-        known = ("enabled", "extraction", "global", "pools", "private", "server")
+        known = ("enabled", "extraction", "global", "moderators", "pools", "private", "server")
         for key in block:
             if key not in known:
                 msg = f"{where}.{key} is not a setting; the settings are {list(known)}"
@@ -131,7 +143,37 @@ class MemorySettings:
             # The value is not echoed: a libpq keyword string ("host=... password=...") would show its secret.
             msg = f"{where}.server must be a postgresql:// URL (password in PGPASSWORD or ~/.pgpass)"
             raise UsageError(msg)
-        return cls(enabled, backends["private"], backends["global"], tuple(dict.fromkeys(pools)), policy, server)
+        moderators = moderator_grants(block.get("moderators"), where=f"{where}.moderators")
+        pool_names = tuple(dict.fromkeys(pools))
+        return cls(enabled, backends["private"], backends["global"], pool_names, policy, server, moderators)
+
+
+def moderator_grants(raw: Any, *, where: str) -> dict[str, frozenset[str]]:
+    """``{"global": [ids], "shared": {pool: [ids]}}`` as tier name -> agent ids, every name checked.
+
+    >>> moderator_grants({"global": ["root"], "shared": {"ops": ["ana"]}}, where="moderators") == {
+    ...     "global": frozenset({"root"}), "shared:ops": frozenset({"ana"})}
+    True
+    """
+    out: dict[str, frozenset[str]] = {}
+    if raw is None:
+        return out
+    shape = '{"global": ["ana"], "shared": {"ops": ["bo"]}}'
+    if not isinstance(raw, Mapping) or set(raw) - {"global", "shared"}:
+        msg = f"{where} must look like {shape}, got {raw!r}"
+        raise UsageError(msg)
+    shared = raw.get("shared", {})
+    if not isinstance(shared, Mapping):
+        msg = f"{where}.shared must map pool names to agent ids, as in {shape}, got {shared!r}"
+        raise UsageError(msg)
+    grants = [("global", raw["global"])] if "global" in raw else []
+    grants += [(f"shared:{check_name(pool, f'a pool name in {where}')}", agents) for pool, agents in shared.items()]
+    for tier, agents in grants:
+        if isinstance(agents, str) or not isinstance(agents, list | tuple | set | frozenset):
+            msg = f'{where}: the moderators of {tier} must be a list of agent ids such as ["ana"], got {agents!r}'
+            raise UsageError(msg)
+        out[tier] = frozenset(check_name(a, f"{where}: a moderator of {tier}") for a in agents)
+    return out
 
 
 def _read_json(path: Path) -> Any:

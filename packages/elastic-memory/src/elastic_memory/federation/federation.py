@@ -1,5 +1,12 @@
 """MemoryFederation: many tiers presented as one store (the same protocol). It does the I/O; the router decides.
 
+A federation built for one agent (``agent_id``, as :meth:`Memory.for_agent` builds it)
+speaks only for that agent: every entry it writes is that agent's, and in pools and the
+global tier it changes only the memories that agent wrote, unless the agent moderates the
+tier (``moderators``). Anything else raises :class:`~elastic_memory.AccessDeniedError`
+before a single tier is written. A federation built without ``agent_id`` is an operator's:
+it may change anything.
+
 Writes fan out (not transactional across tiers): a failed private write raises
 :class:`~elastic_memory.MemoryWriteError`; a failed shared or global write degrades (its id
 comes back with status ``"degraded"``) and a degraded global tier pauses promotion. Reads
@@ -13,12 +20,12 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
-from ..errors import MemoryWriteError, TierWriteError, UsageError
+from ..errors import AccessDeniedError, MemoryWriteError, TierWriteError, UsageError
 from ..filters import Filters
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
 from .protocol import Entry, MemoryStore, PrunableStore, TierHealth
@@ -48,6 +55,9 @@ class MemoryFederation:
     (tier name -> :class:`TierBudget`; ``"shared:*"`` is the default for pools).
     ``on_degraded`` observes every :class:`DegradedEvent`; the last ones are in
     :attr:`events`. ``vector_weight`` is the hybrid weight used when merged hits are fused again.
+    ``agent_id`` is the identity the federation acts for (``None``: an operator, unrestricted);
+    ``moderators`` maps a tier name (``"global"``, ``"shared:<pool>"``) to the agents who may
+    change other agents' memories there.
     """
 
     name = "federation"
@@ -60,6 +70,8 @@ class MemoryFederation:
         on_degraded: Callable[[DegradedEvent], None] | None = None,
         vector_weight: float = 0.5,
         monotonic: Callable[[], float] = time.monotonic,
+        agent_id: str | None = None,
+        moderators: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         if not isinstance(router, MemoryRouter):
             msg = f"router must be a MemoryRouter, got {type(router).__name__}"
@@ -71,6 +83,14 @@ class MemoryFederation:
         self.vector_weight = vector_weight
         self.events: collections.deque[DegradedEvent] = collections.deque(maxlen=_EVENTS)
         self._closed = False
+        if agent_id is not None and (not isinstance(agent_id, str) or not agent_id):
+            msg = f"agent_id must be a non-empty string or None, got {agent_id!r}"
+            raise UsageError(msg)
+        #: The agent this federation speaks for; ``None`` for an operator's federation.
+        self.agent_id = agent_id
+        self._moderators: dict[str, frozenset[str]] = {}
+        for tier, names in (moderators or {}).items():
+            self.set_moderators(tier, names)
         for ref in router.tiers:
             router.replace_store(ref.name, self._wrap(ref.name, ref.scope, ref.store))
 
@@ -103,12 +123,77 @@ class MemoryFederation:
             except Exception:
                 log.exception("on_degraded observer failed")
 
-    def add_pool(self, name: str, store: MemoryStore, *, budget: TierBudget | None = None) -> None:
-        """Register (or replace) the shared pool ``name``."""
+    def add_pool(
+        self, name: str, store: MemoryStore, *, budget: TierBudget | None = None, moderators: Iterable[str] = ()
+    ) -> None:
+        """Register (or replace) the shared pool ``name`` (``moderators`` may change anyone's memories there)."""
         tier = f"shared:{MemoryRouter.check_pool_name(name)}"
         if budget is not None:
             self._budgets[tier] = budget
+        self.set_moderators(tier, moderators)
         self.router.add_pool(name, self._wrap(tier, Scope.SHARED, store))
+
+    # -------------------------------------------------------------- permissions
+    def set_moderators(self, tier: str, agents: Iterable[str]) -> None:
+        """Name the agents who may change other agents' memories in ``tier`` (``"global"``, ``"shared:<pool>"``)."""
+        if not isinstance(tier, str) or not (tier == "global" or tier.startswith("shared:")):
+            msg = f'moderators are named for "global" or "shared:<pool>", got {tier!r}'
+            raise UsageError(msg)
+        if isinstance(agents, str):
+            msg = f"the moderators of {tier} must be a list of agent ids, got the string {agents!r}"
+            raise UsageError(msg)
+        names = frozenset(agents)
+        if any(not isinstance(n, str) or not n for n in names):
+            msg = f"the moderators of {tier} must be non-empty agent ids, got {sorted(map(repr, names))}"
+            raise UsageError(msg)
+        self._moderators[tier] = names
+
+    def moderators(self, tier: str) -> frozenset[str]:
+        """The agents who may change other agents' memories in ``tier``."""
+        return self._moderators.get(tier, frozenset())
+
+    def may_change(self, tier: TierRef[Any], record: MemoryRecord) -> bool:
+        """Whether this federation's agent may update, forget, archive or restore ``record`` in ``tier``.
+
+        Its private tier is its own; in a pool or the global tier only the author (the record's
+        ``agent_id``) and the tier's moderators may. An operator's federation may change anything.
+        """
+        if self.agent_id is None or tier.scope is Scope.PRIVATE:
+            return True
+        return record.agent_id == self.agent_id or self.agent_id in self.moderators(tier.name)
+
+    def _deny(self, what: str, ids: Iterable[str]) -> AccessDeniedError:
+        shown = ", ".join(repr(i) for i in list(dict.fromkeys(ids))[:5])
+        msg = (
+            f"agent {self.agent_id!r} may not {what} {shown}: in pools and the global tier an agent changes only "
+            "the memories it wrote (or, as a moderator of the tier, any); ask the author or a moderator. "
+            "Nothing was changed."
+        )
+        return AccessDeniedError(msg)
+
+    def _check_authors(self, entries: Sequence[Entry]) -> None:
+        """Every entry is written as this federation's agent: nobody writes in another's name."""
+        if self.agent_id is None:
+            return
+        foreign = [e.id for e in entries if e.agent_id != self.agent_id]
+        if foreign:
+            msg = (
+                f"agent {self.agent_id!r} may not write memories as another agent: remember() without agent_id "
+                "(or with your own) writes as you. Nothing was written."
+            )
+            raise AccessDeniedError(msg)
+
+    async def _owned_elsewhere(self, ref: TierRef[ResilientTier], entries: Sequence[Entry]) -> list[str]:
+        """Ids among ``entries`` that ``ref`` already holds under an author this agent may not overwrite.
+
+        Raises:
+            TierWriteError: The tier could not be read (the write to it degrades: never written unchecked).
+        """
+        if self.agent_id is None or ref.scope is Scope.PRIVATE:
+            return []
+        ids = [e.id for e in entries]
+        held = await ref.store.call_write(lambda: ref.store.inner.get(ids), "check authors", len(ids))
+        return [r.id for r in held if not self.may_change(ref, r)]
 
     def remove_pool(self, name: str) -> MemoryStore | None:
         """Unregister the pool ``name`` and return its store (not closed); ``None`` if unknown."""
@@ -140,6 +225,8 @@ class MemoryFederation:
 
         Raises:
             RoutingError: An entry names a pool or scope without a tier (nothing is written).
+            AccessDeniedError: An entry names another agent, or would overwrite a shared memory
+                this agent may not change (nothing is written).
             MemoryWriteError: The private tier failed; nothing of this call was promoted.
         """
         self._check_open()
@@ -147,6 +234,7 @@ class MemoryFederation:
         if any(not isinstance(e, Entry) for e in entries):
             msg = "write() takes Entry values; build them with Entry.create(content, ...)"
             raise UsageError(msg)
+        self._check_authors(entries)
         legs: dict[str, tuple[TierRef[ResilientTier], list[int]]] = {}
         promote: list[int] = []
         for i, entry in enumerate(entries):
@@ -156,10 +244,18 @@ class MemoryFederation:
             if len(routes) > 1:
                 promote.append(i)
         out: list[MemoryId | None] = [None] * len(entries)
-        names = list(legs)
+        unreadable = await self._check_overwrites(legs, entries)
+        names = [n for n in legs if n not in unreadable]
+
+        async def unwritten(name: str) -> list[MemoryId]:
+            raise unreadable[name]
+
         results = await asyncio.gather(
-            *(legs[n][0].store.write([entries[i] for i in legs[n][1]]) for n in names), return_exceptions=True
+            *(legs[n][0].store.write([entries[i] for i in legs[n][1]]) for n in names),
+            *(unwritten(n) for n in unreadable),
+            return_exceptions=True,
         )
+        names += list(unreadable)
         private_error: TierWriteError | None = None
         for name, result in zip(names, results, strict=True):
             ref, indices = legs[name]
@@ -181,6 +277,32 @@ class MemoryFederation:
         await self._promote([entries[i].rescoped(Scope.GLOBAL) for i in promote], [out[i] for i in promote])
         return [mid if mid is not None else MemoryId("", "degraded") for mid in out]
 
+    async def _check_overwrites(
+        self, legs: Mapping[str, tuple[TierRef[ResilientTier], list[int]]], entries: Sequence[Entry]
+    ) -> dict[str, TierWriteError]:
+        """Refuse the whole write if a shared leg would overwrite a memory this agent may not change.
+
+        Returns the legs whose tier could not be read for the check: they are not written (they degrade).
+        """
+        shared = [n for n, (ref, _) in legs.items() if ref.scope is not Scope.PRIVATE and self.agent_id is not None]
+        found = await asyncio.gather(
+            *(self._owned_elsewhere(legs[n][0], [entries[i] for i in legs[n][1]]) for n in shared),
+            return_exceptions=True,
+        )
+        unreadable: dict[str, TierWriteError] = {}
+        denied: list[str] = []
+        for name, result in zip(shared, found, strict=True):
+            if isinstance(result, TierWriteError):
+                unreadable[name] = result
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                denied += result
+        if denied:
+            error = self._deny("overwrite", denied)
+            raise error
+        return unreadable
+
     async def _promote(self, copies: list[Entry], ids: Sequence[MemoryId | None]) -> None:
         if not copies or not self.router.has_global:
             return
@@ -189,7 +311,13 @@ class MemoryFederation:
             replace(copy, id=str(mid), dedupe=False) if mid else copy for copy, mid in zip(copies, ids, strict=True)
         ]
         try:
-            await ref.store.write(final)
+            taken = set(await self._owned_elsewhere(ref, final))
+            if taken:  # another author already holds these ids in the global tier: never overwritten
+                log.warning("promotion of %d memories skipped: global holds their ids by another author", len(taken))
+                self._record(DegradedEvent(ref.name, ref.scope, "promote", "access_denied", f"ids {sorted(taken)}"))
+                final = [copy for copy in final if copy.id not in taken]
+            if final:
+                await ref.store.write(final)
         except TierWriteError as e:
             self._degrade(ref, "promote", e)
 
@@ -216,9 +344,17 @@ class MemoryFederation:
         ``make(inner_store, ids_it_holds)`` runs under that tier's write budget. Every tier is
         tried; then a private failure raises :class:`MemoryWriteError` and another tier's
         failure raises its :class:`TierWriteError` (retrying is idempotent).
+
+        Raises:
+            AccessDeniedError: A pool or the global tier holds one of ``ids`` by another author
+                and this agent does not moderate it; nothing was changed.
         """
         self._check_open()
         holders = await self._holders(ids)
+        denied = [r.id for ref, records in holders.values() for r in records if not self.may_change(ref, r)]
+        if denied:
+            error = self._deny(what, denied)
+            raise error
         names = list(holders)
 
         async def one(name: str) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import _validate as v
 from .._core import MemoryCore
 from ..connectors.markdown import ReadOnlyError
-from ..errors import TierWriteError, UsageError
+from ..errors import AccessDeniedError, TierWriteError, UsageError
 from ..filters import with_scope
 from ..types import (
     Explanation,
@@ -82,8 +82,17 @@ class FederatedOps:
         return await self.federation.write([self._entry(r, d) for r, d in zip(rows, per_row, strict=True)])
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
-        """Change a memory in every tier holding it; a private one reaching the promotion importance is promoted."""
+        """Change a memory in every tier holding it; a private one reaching the promotion importance is promoted.
+
+        In pools and the global tier only its author or a moderator may (see :class:`MemoryFederation`).
+        """
         mid = v.check_id(id)
+        if changes.get("agent_id", self.agent_id) != self.agent_id:
+            msg = (
+                f"agent {self.agent_id!r} may not hand a memory to another agent: update() keeps its author. "
+                "Nothing was changed."
+            )
+            raise AccessDeniedError(msg)
         if "scope" in changes or "pool" in changes:
             msg = (
                 "a federation cannot move a memory between tiers with update(); "

@@ -146,7 +146,8 @@ class TierBudget:
 class DegradedEvent:
     """A tier served less than asked: ``op`` is ``"read"``, ``"write"`` or ``"promote"``.
 
-    ``reason`` is ``"timeout"``, ``"breaker_open"``, ``"backend_error"`` or ``"corruption"``;
+    ``reason`` is ``"timeout"``, ``"breaker_open"``, ``"backend_error"`` or ``"corruption"``
+    (or, for a promotion, ``"access_denied"``: the global tier holds the id by another author);
     ``error`` the backend's message, if any.
     """
 
