@@ -147,7 +147,10 @@ def _owns(tier: str) -> tuple[str, str | None] | None:
 
 
 def _who(scope: str, pool: str | None) -> str:
-    return f"pool {pool!r}" if scope == "shared" else f"{scope} memories" if scope != "global" else "the global tier"
+    """Whose memories a ``(scope, pool)`` are, for messages."""
+    if scope == "shared":
+        return f"pool {pool!r}"
+    return "the global tier" if scope == "global" else f"{scope} memories"
 
 
 def _record(schema: str, tier: str) -> Any:
@@ -180,14 +183,17 @@ def _owner(comment: str | None) -> str | None:
     return comment[len(_COMMENT) :] if comment is not None and comment.startswith(_COMMENT) else None
 
 
-async def _others(conn: Any, schema: str, tier: str) -> tuple[list[str], bool]:
-    """Who else has memories in ``schema`` (sorted), and whether the tier has any there."""
+async def _held(conn: Any, schema: str) -> set[tuple[str, str | None]] | None:
+    """Whose memories ``schema`` holds, as ``(scope, pool)``; ``None`` when it is no store (no ``memories``)."""
     if await (await conn.execute(_HAS_MEMORIES, [schema])).fetchone() is None:
-        return [], False
-    mine = _owns(tier)
+        return None
     rows = await (await conn.execute(_holders(schema))).fetchall()
-    holders = [(str(s), None if p is None else str(p)) for s, p in rows]
-    return sorted(_who(*h) for h in holders if h != mine), mine in holders
+    return {(str(s), None if p is None else str(p)) for s, p in rows}
+
+
+def _others(held: set[tuple[str, str | None]] | None, tier: str) -> list[str]:
+    """Who else than the tier has memories there, sorted."""
+    return sorted(_who(*h) for h in held or () if h != _owns(tier))
 
 
 def _collision(schema: str, shown: str, tier: str, others: list[str]) -> StorageError:
@@ -207,12 +213,17 @@ async def _settle(conn: Any, shown: str, tier: str, schema: str, legacy: str) ->
         if owner == tier:
             return
         if owner is not None:
-            msg = f"schema {schema!r} on {shown} is recorded as tier {owner!r}'s, not {tier!r}'s; check its COMMENT"
+            msg = (
+                f"schema {schema!r} on {shown} is recorded as tier {owner!r}'s, not {tier!r}'s; if that is wrong, "
+                f"correct its comment: COMMENT ON SCHEMA {schema} IS '{_COMMENT}{tier}'"
+            )
             raise StorageError(msg)
-        others, _ = await _others(conn, schema, tier)
-        if others:
+        held = await _held(conn, schema)
+        if others := _others(held, tier):
             raise _collision(schema, shown, tier, others)
-        if found[schema] is None:  # a schema an administrator commented on keeps the comment (and stays unrecorded)
+        # Recorded once it is a store (not yet: a schema an administrator made empty, or holding
+        # something else, which the store refuses); one an administrator commented on keeps the comment.
+        if held is not None and found[schema] is None:
             try:
                 async with conn.transaction():  # a savepoint: only the schema's owner may comment on it
                     await conn.execute(_record(schema, tier))
@@ -221,8 +232,10 @@ async def _settle(conn: Any, shown: str, tier: str, schema: str, legacy: str) ->
         return
     if legacy != schema and legacy in found:
         owner = _owner(found[legacy])
-        others, mine = await _others(conn, legacy, tier)
-        if owner == tier or (owner is None and mine and not others):
+        held = await _held(conn, legacy) if owner is None else None
+        others = _others(held, tier)
+        mine = owner == tier or (held is not None and _owns(tier) in held)
+        if mine and not others:
             await conn.execute(_rename(legacy, schema))
             await conn.execute(_record(schema, tier))
             log.warning(
@@ -233,7 +246,7 @@ async def _settle(conn: Any, shown: str, tier: str, schema: str, legacy: str) ->
                 tier,
             )
             return
-        if owner is None and mine:
+        if mine:  # the tier's memories and others' in one schema: not split here
             raise _collision(legacy, shown, tier, others)
     await conn.execute(_create(schema))
     await conn.execute(_record(schema, tier))
