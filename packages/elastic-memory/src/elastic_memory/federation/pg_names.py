@@ -116,7 +116,7 @@ def schema_name(prefix: str, tier: str) -> str:
 
 
 def legacy_schema_name(prefix: str, tier: str) -> str:
-    """The schema elastic-memory 0.x before this naming gave the tier (two tiers could share one).
+    """The schema earlier versions gave the tier (two tiers could share one).
 
     >>> legacy_schema_name("em", "pool:a-b"), legacy_schema_name("em", "pool:a_b_8dfa")
     ('em_pool_a_b_8dfa', 'em_pool_a_b_8dfa')
