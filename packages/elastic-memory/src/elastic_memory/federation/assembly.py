@@ -11,25 +11,24 @@ Layout::
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 from .._core import EmbedderSpec, MemoryCore, _candidates
 from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
-from ..storage.postgres import is_url, redact, split_url
+from ..storage.postgres import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
+from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants
 from .federation import MemoryFederation
+from .pg_names import ServerTier, settle
 from .protocol import Entry, MemoryStore, TierHealth
 from .resilience import DegradedEvent
 from .router import DecayProfile, MemoryRouter, MemoryWeights
@@ -113,17 +112,18 @@ async def _open_private(
         return await MemoryCore.open(path, **options), moved
 
 
-async def _open_shared(name: str, location: Path | str, options: dict[str, Any]) -> MemoryStore:
+async def _open_shared(name: str, location: Path | ServerTier, options: dict[str, Any]) -> MemoryStore:
     if isinstance(location, Path):
         location.parent.mkdir(parents=True, exist_ok=True)
     # Shared tiers hold remember()ed memories, never turns: no graph, so no graph nudge to pay for.
     recall = replace(options.get("recall") or RecallConfig(), graph_boost=0.0)
-    if isinstance(location, str) and options.get("vector_index") != "ann":  # a server has no RAM or vec0 tier
+    if isinstance(location, ServerTier) and options.get("vector_index") != "ann":  # no RAM or vec0 tier on a server
         options = {**options, "vector_index": "auto"}
     try:
-        return SQLiteMemoryStore(await MemoryCore.open(location, **{**options, "recall": recall}), name=name)
+        where = location if isinstance(location, Path) else await settle(*location, timeout=options.get("timeout", 5.0))
+        return SQLiteMemoryStore(await MemoryCore.open(where, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
-        shown = redact(location) if isinstance(location, str) else location
+        shown = location if isinstance(location, Path) else redact(tier_url(*location))
         log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, shown, e)
         return _Unavailable(name, e)
 
@@ -131,20 +131,15 @@ async def _open_shared(name: str, location: Path | str, options: dict[str, Any])
 def tier_url(server: str, tier: str) -> str:
     """The URL of one shared tier on ``server``: its own schema, under the URL's ``schema`` as a prefix.
 
+    No two tiers share a schema (see :mod:`.pg_names`): a name of lowercase letters, digits
+    and single ``_`` is kept, any other gets a readable cut, ``__`` and a 128-bit hash.
+
     >>> tier_url("postgresql://db/mem", "pool:team-research")
-    'postgresql://db/mem?schema=em_pool_team_research_e0ab'
+    'postgresql://db/mem?schema=em_pool_team_research__60e33c91465fb8d5983874c01795bc37'
     >>> tier_url("postgresql://db/mem?schema=staging", "global")
     'postgresql://db/mem?schema=staging_global'
     """
-    base, prefix = split_url(server)
-    given = any(k == "schema" for k, _ in parse_qsl(urlsplit(server).query))
-    kind, _, name = tier.partition(":")
-    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    schema = "_".join(p for p in ((prefix if given else "em"), kind, safe) if p)
-    if safe != name or len(schema) > 63:  # '-' and '.' become '_', long names are cut: a hash keeps them apart
-        schema = schema[:58] + "_" + hashlib.blake2b(name.encode(), digest_size=2).hexdigest()
-    joiner = "&" if "?" in base else "?"
-    return f"{base}{joiner}schema={schema}"
+    return pg_names.tier_url(server, tier)
 
 
 async def build_federation(
@@ -229,14 +224,14 @@ async def build_federation(
         private.quarantined_file = moved
         router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
         for name in dict.fromkeys(names):
-            where = root / "pools" / name / "memory.db" if server is None else tier_url(server, f"pool:{name}")
+            where = root / "pools" / name / "memory.db" if server is None else ServerTier(server, f"pool:{name}")
             store = await _open_shared(f"shared:{name}", where, shared_options)
             opened.append(store)
             router.add_pool(name, store)
         for name, store in own.items():
             router.add_pool(name, store)
         if candidates and settings.global_ != "none":
-            where = root / "global" / "memory.db" if server is None else tier_url(server, "global")
+            where = root / "global" / "memory.db" if server is None else ServerTier(server, "global")
             glob = await _open_shared("global", where, shared_options)
             opened.append(glob)
             router.set_global(glob)
