@@ -157,6 +157,8 @@ class ContextPlan:
     tier: str
     query: str
     counter: TokenCounter = field(default=estimate_tokens, repr=False, compare=False)
+    withheld: int = 0
+    """Relevant past moments left out because their turn was flagged (an attempt to instruct the model)."""
 
     def render(self) -> str:
         """The preamble and every non-empty section, blank-line separated; ``""`` when there are no items."""
@@ -205,7 +207,7 @@ class ContextPlan:
             }
             for section in self.sections
         ]
-        fields = ("budget", "tokens", "keep_last_n_turns", "rolling_summary", "tier", "query")
+        fields = ("budget", "tokens", "keep_last_n_turns", "rolling_summary", "tier", "query", "withheld")
         return {**{name: getattr(self, name) for name in fields}, "sections": sections}
 
 
@@ -308,6 +310,7 @@ def assemble(
     rolling_summary: str | None = None,
     tier: str = "standard",
     query: str = "",
+    withheld: int = 0,
 ) -> ContextPlan:
     """Pack ranked candidates into budgeted sections; ``counter(plan.render()) <= total_budget`` always holds.
 
@@ -329,6 +332,7 @@ def assemble(
         rolling_summary: Digest of turns the host evicted, if any.
         tier: Governor tier name, passed through.
         query: The user input the plan was built for, passed through.
+        withheld: How many relevant past moments were left out as flagged, passed through.
 
     Raises:
         UsageError: An unknown section name, a negative or non-int budget, or items that are not
@@ -337,6 +341,7 @@ def assemble(
     _validate(candidates, budgets)
     _check_count("total_budget", total_budget)
     _check_count("keep_last_n_turns", keep_last_n_turns)
+    _check_count("withheld", withheld)
     if rolling_summary is not None and not isinstance(rolling_summary, str):
         msg = f"rolling_summary must be a str or None, got {type(rolling_summary).__name__}"
         raise UsageError(msg)
@@ -356,5 +361,5 @@ def assemble(
             )
             remaining -= used
         carry = allowance - used
-    plan = ContextPlan((), total_budget, 0, keep_last_n_turns, None, tier, query, count)
+    plan = ContextPlan((), total_budget, 0, keep_last_n_turns, None, tier, query, count, withheld)
     return _fit(dataclasses.replace(plan, sections=tuple(sections)), total_budget)

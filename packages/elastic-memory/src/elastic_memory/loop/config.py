@@ -44,6 +44,9 @@ class LoopConfig:
             lowest-priority ones (importance, recency, access, retention). ``None``: no cap.
         background: Run jobs on a background task. ``False`` runs them only in
             :meth:`Memory.drain` and :meth:`Memory.tick` (deterministic, for tests).
+        replay_flagged: Let ``build_context`` show past moments of flagged turns (user
+            messages that tried to instruct the model). Off by default: they are kept in
+            the transcript and recall, never replayed into prompts.
 
     >>> LoopConfig(tier="lite").tier
     'lite'
@@ -60,6 +63,7 @@ class LoopConfig:
     forgetting: bool = True
     max_chunks: int | None = None
     background: bool = True
+    replay_flagged: bool = False
 
     def __post_init__(self) -> None:
         if self.tier is not None:
@@ -86,7 +90,7 @@ class LoopConfig:
             raise UsageError(msg)
         if self.max_chunks is not None:
             _positive("max_chunks", self.max_chunks, integer=True)
-        for name in ("forgetting", "background"):
+        for name in ("forgetting", "background", "replay_flagged"):
             if not isinstance(getattr(self, name), bool):
                 msg = f"LoopConfig.{name} must be True or False"
                 raise UsageError(msg)

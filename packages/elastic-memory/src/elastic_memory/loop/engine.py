@@ -34,6 +34,7 @@ from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, TurnReceipt
 from . import graph_recall, jobs
 from .chunking import split_exchange
 from .config import LoopConfig
+from .flags import FLAG_KEY, flag_of, turn_flag, withhold
 from .graph_writes import graph_write, known_in
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
@@ -222,6 +223,10 @@ class MemoryLoop:
             # Rules and cues only, no model; bounded text keeps the write path in milliseconds.
             turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
             found = self.heuristic.extract(turn)
+            flag = turn_flag(user_text[:INLINE_CHARS])
+            if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
+                found = withhold(found, flag)
+                extra = {**extra, FLAG_KEY: flag}
             importance = found.episode_importance
             chunks = split_exchange(
                 user_text[:CHUNKED_CHARS],
@@ -358,6 +363,10 @@ class MemoryLoop:
             state = await self.store.session(self.agent_id, session)
             in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
             hits = await self._relevant(query, session, in_window_after, profile)
+            withheld = 0
+            if not self.config.replay_flagged:  # flagged turns are kept, never replayed into a prompt
+                kept = [h for h in hits if flag_of(h.metadata) is None]
+                hits, withheld = kept, len(hits) - len(kept)
             top = max((h.score for h in hits), default=0.0)
             pools = {
                 "profile": await self._profile_items(profile),
@@ -375,6 +384,7 @@ class MemoryLoop:
                 rolling_summary=state.rolling_summary if state else None,
                 tier=profile.tier.value,
                 query=query,
+                withheld=withheld,
             )
             await self._touch(plan)
             return plan
