@@ -648,7 +648,9 @@ class SQLiteStore(RecordReads):
         while True:
             sql, params = q.keyword_ranking(match, limit=fetch, table=table)
             candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-            kept = await verified(self._all, candidates, filters, now=now)
+            # An agent's table holds that agent's rows only: liveness is all left to check (and an
+            # agent condition would let the planner scan the agent's index instead of looking up seqs).
+            kept = await verified(self._all, candidates, _NO_FILTERS if alone else filters, now=now)
             if len(kept) >= limit or len(candidates) < fetch:
                 return kept[:limit]
             fetch *= 4
