@@ -93,15 +93,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         for b, start in enumerate(range(0, n, args.batch)):
             idx = range(start, min(n, start + args.batch))
             jobs: list[tuple[str, Callable[[], Any]]] = [
-                ("one agent", lambda: one.remember_many([{**corpus.item(i), "agent_id": BIG} for i in idx])),
-                ("split", lambda: split.remember_many([{**corpus.item(i), "agent_id": agent_of(i, agents)} for i in idx])),
+                ("one agent", lambda idx=idx: one.remember_many([{**corpus.item(i), "agent_id": BIG} for i in idx])),
+                (
+                    "split",
+                    lambda idx=idx: split.remember_many(
+                        [{**corpus.item(i), "agent_id": agent_of(i, agents)} for i in idx]
+                    ),
+                ),
             ]
             for name, job in jobs[b % 2 :] + jobs[: b % 2]:
                 t = time.perf_counter()
                 job()
                 spent[name].extend([(time.perf_counter() - t) / len(idx)] * len(idx))
         rows = [[name, len(s) / sum(s), 1 / median(s)] for name, s in spent.items()]
-        print(table("Ingest, keyword-only, interleaved batch by batch", ["file", "rows/s", "batch p50 rows/s"], rows, 0))
+        title = "Ingest, keyword-only, interleaved batch by batch"
+        print(table(title, ["file", "rows/s", "batch p50 rows/s"], rows, 0))
         ratio = median([a / b for a, b in zip(spent["split"], spent["one agent"], strict=True)])  # per row, = per batch
         print(f"split / one-agent time per row, per-batch median: {ratio:.3f}")
 
@@ -112,8 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw.execute("CREATE VIRTUAL TABLE temp.bench_tok USING fts5(x, tokenize='porter unicode61')")
         raw.execute("CREATE VIRTUAL TABLE temp.bench_tok_vocab USING fts5vocab(temp, bench_tok, row)")
         a_rows = {int(r[0]) for r in raw.execute("SELECT seq FROM memories WHERE agent_id = ?", (BIG,))}
-        lengths = {int(s): len(str(c).split()) + len(str(t).split(",")) for s, c, t in raw.execute(
-            "SELECT seq, content, tags FROM memories WHERE agent_id = ?", (BIG,))}
+        lengths = {
+            int(s): len(str(c).split()) + len(str(t).split(","))
+            for s, c, t in raw.execute("SELECT seq, content, tags FROM memories WHERE agent_id = ?", (BIG,))
+        }
         avgdl = sum(lengths.values()) / len(lengths)
         matches = [match_expression(text) for text in corpus.queries]
         terms = [stemmed(raw, text) for text in corpus.queries]
@@ -152,9 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"SQL before v6: file-wide table joined, agent {small!r}": sql(
                 raw, lambda i: q.keyword_search(matches[i], pinned_small, now=now, limit=K)
             ),
-            f"SQL v6: {BIG!r}'s table ranked alone": sql(raw, lambda i: q.keyword_ranking(matches[i], limit=K + 16, table=big)),
+            f"SQL v6: {BIG!r}'s table ranked alone": sql(
+                raw, lambda i: q.keyword_ranking(matches[i], limit=K + 16, table=big)
+            ),
             "SQL: file-wide table ranked alone": sql(raw, lambda i: q.keyword_ranking(matches[i], limit=K + 16)),
-            "SQL: one-agent file, table ranked alone": sql(raw_one, lambda i: q.keyword_ranking(matches[i], limit=K + 16)),
+            "SQL: one-agent file, table ranked alone": sql(
+                raw_one, lambda i: q.keyword_ranking(matches[i], limit=K + 16)
+            ),
             f"alternative (b): Python BM25 over {BIG!r}'s postings": alternative,
         }
         times: dict[str, list[float]] = {name: [] for name in probes}
@@ -189,8 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 mem.remember("the first row of another agent", agent_id="newcomer")
                 split_ms.append((time.perf_counter() - t) * 1e3)
         print()
-        print(f"the write that splits a {n:,}-row one-agent file: {median(split_ms):,.0f} ms (a one-row write before it: "
-              f"{median(plain_ms):.1f} ms), medians of 3")
+        print(
+            f"the write that splits a {n:,}-row one-agent file: {median(split_ms):,.0f} ms "
+            f"(a one-row write before it: {median(plain_ms):.1f} ms), medians of 3"
+        )
         sizes = {name: (work / f"{name}.db").stat().st_size / 1e6 for name in ("one", "split")}
         print(f"file size: one agent {sizes['one']:.1f} MB, split {sizes['split']:.1f} MB")
     finally:

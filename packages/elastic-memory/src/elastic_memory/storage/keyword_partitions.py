@@ -38,23 +38,19 @@ class KeywordPartitions:
         self._split = False
 
     async def table_for(self, agent: str) -> str | None:
-        """The table that ranks a query pinned to ``agent``.
+        """The FTS5 table holding exactly ``agent``'s rows, or ``None`` when the file has none of them.
 
-        ``memories_fts`` when the file is not split (it holds that agent's rows, or none of
-        them), the agent's table, or ``None`` when the file is split and ``agent`` never had
-        a row.
+        ``memories_fts`` when the file is not split and holds only that agent, else the
+        agent's own table.
         """
         if agent in self._ids:
             return pq.table(self._ids[agent])
-        async with self._conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM keyword_partitions), (SELECT id FROM keyword_partitions WHERE agent_id = ?)",
-            [agent],
-        ) as cur:
-            split, partition = await cur.fetchone()  # type: ignore[misc]
+        async with self._conn.execute(*pq.lookup(agent)) as cur:
+            split, lowest, highest, partition = await cur.fetchone()  # type: ignore[misc]
         if partition is not None:
             self._ids[agent] = int(partition)
             return pq.table(int(partition))
-        return None if split else pq.GLOBAL
+        return pq.GLOBAL if not split and lowest == highest == agent else None
 
     async def fill_registered(self) -> None:
         """Create and fill the table of every registered agent (the v6 upgrade of a file with several)."""

@@ -27,6 +27,7 @@ __all__ = [
     "delete_row",
     "find",
     "insert_row",
+    "lookup",
     "owners",
     "register",
     "table",
@@ -39,6 +40,11 @@ STATE = (
     "SELECT EXISTS (SELECT 1 FROM keyword_partitions), "
     "(SELECT min(agent_id) FROM memories), (SELECT max(agent_id) FROM memories)"
 )
+
+
+def lookup(agent: str) -> Prepared:
+    """:data:`STATE` and ``agent``'s partition id (``NULL`` when not registered)."""
+    return STATE + ", (SELECT id FROM keyword_partitions WHERE agent_id = ?)", [agent]
 
 
 def table(partition: int) -> str:

@@ -633,14 +633,14 @@ class SQLiteStore(RecordReads):
                 async with self._snapshot():  # the table chosen and the search see one state of the file
                     table = await self._keywords.table_for(filters.agent_ids[0])
                     if table is None:
-                        return []  # the file is split and this agent never had a row
-                    alone = table != q.GLOBAL_FTS and filters == Filters(agent_ids=filters.agent_ids)
+                        return []  # this agent has no row in the file
+                    alone = filters == Filters(agent_ids=filters.agent_ids)
                     return await self._keyword_in(table, match, filters, limit, now=now, alone=alone)
 
     async def _keyword_in(
         self, table: str, match: str, filters: Filters, limit: int, *, now: float, alone: bool
     ) -> list[tuple[int, float]]:
-        """Search ``table``; ``alone``: it holds only rows ``filters`` admit when live (rank it, then check the top)."""
+        """Search ``table``; ``alone``: it holds just the rows ``filters`` admit if live (rank, then check the top)."""
         if not alone and filters != _NO_FILTERS:
             sql, params = q.keyword_search(match, filters, now=now, limit=limit, table=table)
             return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
@@ -648,7 +648,7 @@ class SQLiteStore(RecordReads):
         while True:
             sql, params = q.keyword_ranking(match, limit=fetch, table=table)
             candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-            # An agent's table holds that agent's rows only: liveness is all left to check (and an
+            # The table holds that agent's rows only: liveness is all left to check (and an
             # agent condition would let the planner scan the agent's index instead of looking up seqs).
             kept = await verified(self._all, candidates, _NO_FILTERS if alone else filters, now=now)
             if len(kept) >= limit or len(candidates) < fetch:
