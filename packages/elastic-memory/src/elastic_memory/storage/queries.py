@@ -70,6 +70,8 @@ WRITABLE = COLUMNS[1:]
 VECTOR_ATTRS = ("agent_id", "scope", "type")
 #: Parameters per statement stay below SQLite's historical limit of 999.
 MAX_PARAMS = 900
+#: The FTS5 table of every row (one agent's rows have their own: ``partition_queries``).
+GLOBAL_FTS = "memories_fts"
 #: The expression SQLite's ``memories_hash`` index is on (migration v5), spelt as there.
 HASH_PREFIX = "substr(content_hash, 1, 16)"
 
@@ -286,27 +288,30 @@ def select_rows(
     return f"SELECT {columns()} FROM memories AS m WHERE {where}", params
 
 
-def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> Prepared:
-    """BM25 over content (weight 1) and tags (weight 0.5); score = -bm25, higher is better."""
+def keyword_search(match: str, filters: Filters, *, now: float, limit: int, table: str = GLOBAL_FTS) -> Prepared:
+    """BM25 over content (weight 1) and tags (weight 0.5); score = -bm25, higher is better.
+
+    ``table`` is ``memories_fts`` (every row) or one agent's table (see ``partition_queries``).
+    """
+    t = quote_ident(table)
+    bm25 = f"bm25({t}, 1.0, 0.5)"
     where, params = live_filter(filters, now=now)
     sql = (
-        "SELECT m.seq, -bm25(memories_fts, 1.0, 0.5) AS score "
+        f"SELECT m.seq, -{bm25} AS score "
         # CROSS JOIN: FTS5 runs once and the rows are looked up by key. A plain JOIN lets the
         # planner start from a tag or session index and run MATCH once per filtered row.
-        "FROM memories_fts CROSS JOIN memories AS m ON m.seq = memories_fts.rowid "
-        f"WHERE memories_fts MATCH ? AND {where} "
-        "ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"
+        f"FROM {t} CROSS JOIN memories AS m ON m.seq = {t}.rowid "
+        f"WHERE {t} MATCH ? AND {where} "
+        f"ORDER BY {bm25} LIMIT ?"
     )
     return sql, [match, *params, limit]
 
 
-def keyword_ranking(match: str, *, limit: int) -> Prepared:
-    """BM25 over the FTS5 index alone (no row join, no filters): ``(seq, relevance)``."""
-    sql = (
-        "SELECT rowid, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts WHERE memories_fts MATCH ? "
-        "ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"
-    )
-    return sql, [match, limit]
+def keyword_ranking(match: str, *, limit: int, table: str = GLOBAL_FTS) -> Prepared:
+    """BM25 over an FTS5 table alone (no row join, no filters): ``(seq, relevance)``."""
+    t = quote_ident(table)
+    bm25 = f"bm25({t}, 1.0, 0.5)"
+    return f"SELECT rowid, -{bm25} FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
 
 
 def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:

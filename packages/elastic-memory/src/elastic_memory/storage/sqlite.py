@@ -33,6 +33,7 @@ from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneRepor
 from . import migrations, write_plan
 from . import queries as q
 from .driver import Driver, driver
+from .keyword_partitions import KeywordPartitions
 from .record_reads import Dialect, RecordReads
 from .rows import from_blob, record_from_row, seq_of, to_blob
 from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
@@ -60,6 +61,8 @@ class EmbeddingPin:
 
 _GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
 _NO_FILTERS = Filters()
+#: Where a stored row's agent is among :data:`write_plan.EXISTING`'s columns.
+_STORED_AGENT = write_plan.EXISTING.split(", ").index("agent_id")
 #: Page cache per connection, in KiB (pages are allocated only as they are used).
 _CACHE_KIB = 32 * 1024
 
@@ -93,6 +96,7 @@ class SQLiteStore(RecordReads):
             clock=clock,
             ann_threshold=ann_threshold,
         )
+        self._keywords = KeywordPartitions(conn)
         self._data_version = 0
         self._generation: int | None = None
         self.pin: EmbeddingPin | None = None
@@ -187,6 +191,8 @@ class SQLiteStore(RecordReads):
                 return  # another connection applied it while this one waited for the write lock
             for statement in migration.statements:
                 await self._conn.execute(statement)
+            if migration.fill_partitions:
+                await self._keywords.fill_registered()
             await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
 
     async def _load_pin(self) -> None:
@@ -221,6 +227,7 @@ class SQLiteStore(RecordReads):
         """
         if self._conn.in_transaction:  # an earlier call was cancelled mid-way
             await self._conn.execute("ROLLBACK")
+            self._keywords.forget()
         await self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -235,6 +242,7 @@ class SQLiteStore(RecordReads):
                 with contextlib.suppress(self._driver.module.Error):
                     await self._conn.execute("ROLLBACK")
             self._vectors.invalidate()
+            self._keywords.forget()
             raise
         if bump:
             if self._generation is not None and generation != self._generation + 1:
@@ -249,6 +257,7 @@ class SQLiteStore(RecordReads):
         """A read transaction: every query inside sees one state of the file."""
         if self._conn.in_transaction:
             await self._conn.execute("ROLLBACK")
+            self._keywords.forget()
         await self._conn.execute("BEGIN")
         try:
             yield
@@ -406,6 +415,11 @@ class SQLiteStore(RecordReads):
             pinned=pinned,
             now=now,
         )
+        # The agents' keyword tables first, while ``memories`` still holds the rows' old agents.
+        await self._keywords.write(
+            ((seq, row["agent_id"], row["content"], row["tags"]) for seq, (row, _) in p.final.items()),
+            ((int(r[0]), str(r[_STORED_AGENT])) for r in stored if int(r[0]) in p.final),
+        )
         if p.inserts:  # FTS5 first: the schema refuses a memory whose FTS5 row is missing (v5)
             await self._conn.executemany(*q.fts_insert_rows(p.inserts))
             await self._conn.executemany(q.insert_rows(), p.inserts)
@@ -505,6 +519,7 @@ class SQLiteStore(RecordReads):
     async def _delete_seqs(self, seqs: Sequence[int]) -> None:
         for chunk in chunks(list(seqs)):
             sql, params = q.in_list("seq", chunk)
+            await self._keywords.delete(chunk)
             await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
             if self.has_vec and self.pin is not None:
                 await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(s,) for s in chunk])
@@ -601,25 +616,44 @@ class SQLiteStore(RecordReads):
     async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """``(seq, bm25 relevance)`` best first among live memories matching ``filters``.
 
-        Without filters the FTS5 index is ranked alone and the few top rows are checked for
-        liveness afterwards (fetching more if some are hidden): 3-4x faster than joining every
-        match to its row. With filters, one joined query applies them before the limit.
+        BM25's statistics (row count, average length, each term's row frequency) are those
+        of one agent's rows when ``filters`` pin exactly one ``agent_id`` (its own FTS5 table,
+        schema v6), else of the whole file. Other filters only choose among the rows.
+
+        Without other filters the FTS5 table is ranked alone and the few top rows are checked
+        for liveness afterwards (fetching more if some are hidden): 3-4x faster than joining
+        every match to its row. With filters, one joined query applies them before the limit.
         """
         self._check_open()
         now = self._clock()
         async with self._lock:
             with self._errors("search keywords"):
-                if filters != _NO_FILTERS:
-                    sql, params = q.keyword_search(match, filters, now=now, limit=limit)
-                    return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-                fetch = limit + 16
-                while True:
-                    sql, params = q.keyword_ranking(match, limit=fetch)
-                    candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-                    kept = await verified(self._all, candidates, filters, now=now)
-                    if len(kept) >= limit or len(candidates) < fetch:
-                        return kept[:limit]
-                    fetch *= 4
+                if len(filters.agent_ids) != 1:
+                    return await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
+                async with self._snapshot():  # the table chosen and the search see one state of the file
+                    table = await self._keywords.table_for(filters.agent_ids[0])
+                    if table is None:
+                        return []  # this agent has no row in the file
+                    alone = filters == Filters(agent_ids=filters.agent_ids)
+                    return await self._keyword_in(table, match, filters, limit, now=now, alone=alone)
+
+    async def _keyword_in(
+        self, table: str, match: str, filters: Filters, limit: int, *, now: float, alone: bool
+    ) -> list[tuple[int, float]]:
+        """Search ``table``; ``alone``: it holds just the rows ``filters`` admit if live (rank, then check the top)."""
+        if not alone and filters != _NO_FILTERS:
+            sql, params = q.keyword_search(match, filters, now=now, limit=limit, table=table)
+            return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+        fetch = limit + 16
+        while True:
+            sql, params = q.keyword_ranking(match, limit=fetch, table=table)
+            candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
+            # The table holds that agent's rows only: liveness is all left to check (and an
+            # agent condition would let the planner scan the agent's index instead of looking up seqs).
+            kept = await verified(self._all, candidates, _NO_FILTERS if alone else filters, now=now)
+            if len(kept) >= limit or len(candidates) < fetch:
+                return kept[:limit]
+            fetch *= 4
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
         """For each memory with a session, the live memory just before and after it in that session."""

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import v001_initial, v002_memory_loop, v003_graph, v004_write_path, v005_cheap_insert
+from . import (
+    v001_initial,
+    v002_memory_loop,
+    v003_graph,
+    v004_write_path,
+    v005_cheap_insert,
+    v006_keyword_partitions,
+)
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
 
@@ -20,6 +27,9 @@ class Migration:
 
     version: int
     statements: tuple[str, ...]
+    #: The store then creates and fills the per-agent keyword tables of the registered
+    #: agents, in the same transaction (a table per row of data cannot be static SQL).
+    fill_partitions: bool = False
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -28,6 +38,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v003_graph.VERSION, v003_graph.STATEMENTS),
     Migration(v004_write_path.VERSION, v004_write_path.STATEMENTS),
     Migration(v005_cheap_insert.VERSION, v005_cheap_insert.STATEMENTS),
+    Migration(v006_keyword_partitions.VERSION, v006_keyword_partitions.STATEMENTS, fill_partitions=True),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
@@ -46,6 +57,7 @@ OWN_TABLES = (
     "entity_keys",
     "relations",
     "entity_mentions",
+    "keyword_partitions",
 )
 
 assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1)), "migrations must be 1..N"
