@@ -375,7 +375,8 @@ class CoreSyncDriver(MemoryDriver):
 class FederatedDriver(CoreAsyncDriver):
     """``AsyncMemory.for_agent``: a federation (private file, pool ``team``, global tier) underneath.
 
-    The agent is ``agent_id`` when the options name one (``"default"`` otherwise). The home folder sits beside the test's database file, or in a temporary folder for
+    The agent is ``agent_id`` when the options name one (``"default"`` otherwise). The home
+    folder sits beside the test's database file, or in a temporary folder for
     the in-memory backend (removed on close).
     """
 

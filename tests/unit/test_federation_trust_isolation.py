@@ -166,7 +166,11 @@ def test_a_pool_not_joined_is_refused_not_read(world: World, reader: str) -> Non
     """
     others = [p for p in (world.x, world.y) if p not in world.members[reader]]
     for pool in others:
-        for kwargs in ({"pool": pool}, {"filters": {"pool": pool}}, {"filters": {"pool": [*world.members[reader], pool]}}):
+        for kwargs in (
+            {"pool": pool},
+            {"filters": {"pool": pool}},
+            {"filters": {"pool": [*world.members[reader], pool]}},
+        ):
             with pytest.raises(RoutingError):
                 world.mems[reader].recall(QUERY, k=100, **kwargs)
 

@@ -59,7 +59,9 @@ def test_store_search_returns_only_its_collections_items(
     Both collections put the same namespace and keys. A leak means _search's recall filters
     lost ``agent_id`` or _live accepts a record of another collection.
     """
-    stores = {side: ElasticMemoryStore(memory=mem, collection=name, search_mode=mode) for side, name in (("a", a), ("b", b))}
+    stores = {
+        side: ElasticMemoryStore(memory=mem, collection=name, search_mode=mode) for side, name in (("a", a), ("b", b))
+    }
     for side, store in stores.items():
         _fill(store, side)
     for side, store in stores.items():
@@ -128,7 +130,10 @@ def test_vector_store_search_returns_only_its_collection(mem: Memory, a: str, b:
 
     A leak means the store's base filters (``agent_id``, ``kind``) were dropped.
     """
-    stores = {side: ElasticMemoryVectorStore(memory=mem, collection=name, search_mode=mode) for side, name in (("a", a), ("b", b))}
+    stores = {
+        side: ElasticMemoryVectorStore(memory=mem, collection=name, search_mode=mode)
+        for side, name in (("a", a), ("b", b))
+    }
     for side, store in stores.items():
         store.add_documents([Document(page_content=f"{QUERY} {i}", metadata={"side": side}) for i in range(4)])
     for side, store in stores.items():

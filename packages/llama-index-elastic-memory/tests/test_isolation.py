@@ -1,4 +1,4 @@
-"""Isolation of collections in one database through LlamaIndex: the vector store's query, get_nodes, and an index's retriever.
+"""Isolation of collections in one database through LlamaIndex: the vector store and an index's retriever.
 
 Two ``ElasticMemoryVectorStore`` share one ``Memory`` (a file, or a PostgreSQL schema), each
 on its own ``collection`` (a core ``agent_id``) whose name is an adversarial pair of the
@@ -57,7 +57,10 @@ def mem(location: str) -> Iterator[Memory]:
 
 
 def _stores(mem: Memory, a: str, b: str) -> dict[str, ElasticMemoryVectorStore]:
-    stores = {"a": ElasticMemoryVectorStore(memory=mem, collection=a), "b": ElasticMemoryVectorStore(memory=mem, collection=b)}
+    stores = {
+        "a": ElasticMemoryVectorStore(memory=mem, collection=a),
+        "b": ElasticMemoryVectorStore(memory=mem, collection=b),
+    }
     for side, store in stores.items():
         store.add([TextNode(id_=f"{side}{i}", text=f"{QUERY} {i}", metadata={"side": side}) for i in range(4)])
     return stores
