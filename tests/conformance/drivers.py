@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import enum
+import json
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -20,11 +21,14 @@ from elastic_memory import (
     AsyncMemory,
     ContextPlan,
     Embedder,
+    Entity,
+    Explanation,
     Fact,
     Hit,
     Memory,
     MemoryRecord,
     MemoryType,
+    Relation,
     Scope,
     Source,
     TurnReceipt,
@@ -86,6 +90,21 @@ class MemoryDriver(abc.ABC):
     @abc.abstractmethod
     async def stats(self) -> dict[str, Any]: ...
 
+    @abc.abstractmethod
+    async def get_many(self, ids: Sequence[str]) -> list[MemoryRecord]: ...
+
+    @abc.abstractmethod
+    async def explain(
+        self, query: str, *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> Explanation: ...
+
+    @abc.abstractmethod
+    async def tags(self, *, filters: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, int]: ...
+
+    @abc.abstractmethod
+    async def export(self) -> list[dict[str, Any]]:
+        """Every memory ``export_jsonl`` writes, as the parsed JSON lines."""
+
     # The memory loop (Capability.LOOP): drivers without it never get these calls.
     async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
         raise NotImplementedError
@@ -116,6 +135,20 @@ class MemoryDriver(abc.ABC):
 
     async def health(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    async def list_facts(self) -> list[Fact]:
+        raise NotImplementedError
+
+    async def graph_entities(self) -> list[Entity]:
+        raise NotImplementedError
+
+    async def graph_relations(self) -> list[Relation]:
+        raise NotImplementedError
+
+
+def _read_export(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def hit_from_provenance(meta: dict[str, Any], content: str, score: float) -> Hit:
@@ -184,6 +217,23 @@ class CoreAsyncDriver(MemoryDriver):
     async def stats(self) -> dict[str, Any]:
         return await self.mem.stats()
 
+    async def get_many(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        return await self.mem.get_many(ids)
+
+    async def explain(
+        self, query: str, *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> Explanation:
+        return await self.mem.explain(query, k=k, mode=mode, filters=filters)
+
+    async def tags(self, *, filters: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, int]:
+        return await self.mem.tags(filters=filters, prefix=prefix)
+
+    async def export(self) -> list[dict[str, Any]]:
+        with tempfile.TemporaryDirectory(prefix="em-export-") as folder:
+            path = Path(folder) / "export.jsonl"
+            await self.mem.export_jsonl(path)
+            return _read_export(path)
+
     async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
         return await self.mem.record_turn(user, reply, session_id=session_id, **kw)
 
@@ -213,6 +263,15 @@ class CoreAsyncDriver(MemoryDriver):
 
     async def health(self) -> dict[str, Any]:
         return await self.mem.health()
+
+    async def list_facts(self) -> list[Fact]:
+        return await self.mem.facts.list()
+
+    async def graph_entities(self) -> list[Entity]:
+        return await self.mem.graph.entities()
+
+    async def graph_relations(self) -> list[Relation]:
+        return await self.mem.graph.relations()
 
 
 class CoreSyncDriver(MemoryDriver):
@@ -256,6 +315,23 @@ class CoreSyncDriver(MemoryDriver):
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.mem.stats)
 
+    async def get_many(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self.mem.get_many, ids)
+
+    async def explain(
+        self, query: str, *, k: int = 10, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> Explanation:
+        return await asyncio.to_thread(self.mem.explain, query, k=k, mode=mode, filters=filters)
+
+    async def tags(self, *, filters: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, int]:
+        return await asyncio.to_thread(self.mem.tags, filters=filters, prefix=prefix)
+
+    async def export(self) -> list[dict[str, Any]]:
+        with tempfile.TemporaryDirectory(prefix="em-export-") as folder:
+            path = Path(folder) / "export.jsonl"
+            await asyncio.to_thread(self.mem.export_jsonl, path)
+            return _read_export(path)
+
     async def record_turn(self, user: Any, reply: Any, *, session_id: Any = None, **kw: Any) -> TurnReceipt:
         return await asyncio.to_thread(self.mem.record_turn, user, reply, session_id=session_id, **kw)
 
@@ -286,11 +362,21 @@ class CoreSyncDriver(MemoryDriver):
     async def health(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.mem.health)
 
+    async def list_facts(self) -> list[Fact]:
+        return await asyncio.to_thread(self.mem.facts.list)
+
+    async def graph_entities(self) -> list[Entity]:
+        return await asyncio.to_thread(self.mem.graph.entities)
+
+    async def graph_relations(self) -> list[Relation]:
+        return await asyncio.to_thread(self.mem.graph.relations)
+
 
 class FederatedDriver(CoreAsyncDriver):
     """``AsyncMemory.for_agent``: a federation (private file, pool ``team``, global tier) underneath.
 
-    The home folder sits beside the test's database file, or in a temporary folder for
+    The agent is ``agent_id`` when the options name one (``"default"`` otherwise). The home
+    folder sits beside the test's database file, or in a temporary folder for
     the in-memory backend (removed on close).
     """
 
@@ -307,7 +393,8 @@ class FederatedDriver(CoreAsyncDriver):
         home = scratch or str(Path(location).parent / "home")
         if server is not None:
             options["server"] = server
-        mem = await AsyncMemory.for_agent("default", home=home, pools=["team"], embedder=embedder, **options)
+        agent_id = options.pop("agent_id", "default")
+        mem = await AsyncMemory.for_agent(agent_id, home=home, pools=["team"], embedder=embedder, **options)
         return cls(mem, scratch)
 
     async def close(self) -> None:
