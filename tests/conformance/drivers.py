@@ -44,6 +44,8 @@ class Capability(enum.Enum):
     UPDATE = "update"
     TTL = "ttl"
     LOOP = "loop"
+    #: One store written under several agent ids (a federation speaks for its one agent only).
+    MULTI_AGENT = "multi_agent"
 
 
 ALL = frozenset(Capability)
@@ -381,6 +383,7 @@ class FederatedDriver(CoreAsyncDriver):
     """
 
     name = "federated"
+    capabilities = ALL - {Capability.MULTI_AGENT}
 
     def __init__(self, mem: AsyncMemory, scratch: str | None) -> None:
         super().__init__(mem)

@@ -83,6 +83,7 @@ def _sides(a: str, b: str) -> list[tuple[str, str, str]]:
     return [("a", a, "b"), ("b", b, "a")]
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_recall_pinned_to_a_collection_returns_exactly_its_rows(
@@ -102,6 +103,7 @@ async def test_recall_pinned_to_a_collection_returns_exactly_its_rows(
         assert {h.agent_id for h in hits} == {name}
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_the_agent_filter_holds_combined_with_other_filters(
@@ -122,6 +124,7 @@ async def test_the_agent_filter_holds_combined_with_other_filters(
                 assert {h.id for h in hits} == ids[side], filters
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_listing_pinned_to_a_collection_returns_exactly_its_rows(driver: MemoryDriver, a: str, b: str) -> None:
     """An empty query (the listing path: pinned, important, newest) with an agent filter lists one collection.
@@ -135,6 +138,7 @@ async def test_listing_pinned_to_a_collection_returns_exactly_its_rows(driver: M
         assert {h.id for h in hits} == ids[side], name
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_explain_pinned_to_a_collection_names_no_row_of_the_other(
@@ -155,6 +159,7 @@ async def test_explain_pinned_to_a_collection_names_no_row_of_the_other(
         assert not [i for i in ids[other] if i in shown]
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_get_many_returns_each_row_under_the_name_it_was_written_with(
     driver: MemoryDriver, a: str, b: str
@@ -174,6 +179,7 @@ async def test_get_many_returns_each_row_under_the_name_it_was_written_with(
             assert record is not None and record.agent_id == name and MARK[side] in record.content
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_identical_content_in_two_collections_stays_two_rows(driver: MemoryDriver, a: str, b: str) -> None:
     """Deduplication is per collection: the same text written in both is two rows, each found only in its own.
@@ -190,6 +196,7 @@ async def test_identical_content_in_two_collections_stays_two_rows(driver: Memor
         assert [h.id for h in hits] == [mid]
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_tags_pinned_to_a_collection_count_only_its_rows(driver: MemoryDriver, a: str, b: str) -> None:
     """tags(filters={"agent_id": name}) counts one collection's tags, with and without a prefix.
@@ -203,6 +210,7 @@ async def test_tags_pinned_to_a_collection_count_only_its_rows(driver: MemoryDri
         assert await driver.tags(filters={"agent_id": name}, prefix="only-") == {f"only-{side}": 6}
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 async def test_export_keeps_each_row_under_the_name_it_was_written_with(driver: MemoryDriver, a: str, b: str) -> None:
     """An export lists every row once, each under exactly its own collection's name.
@@ -336,16 +344,6 @@ async def test_build_context_of_one_agent_quotes_nothing_of_the_other(pair: tupl
 
 # ------------------------------------------------------------------------------- score isolation
 
-#: The keyword leg's statistics (BM25's document frequencies and average length) span the whole
-#: SQLite file: another collection's writes move A's keyword scores. PostgreSQL's ts_rank is row-local.
-FTS5_SHARED_STATS = "per-partition keyword statistics: see issue 19"
-
-
-def _keyword_on_sqlite(driver: MemoryDriver, backend: str) -> bool:
-    """Whether the rows the driver writes (private scope) get their keyword scores from SQLite's FTS5."""
-    return backend != "postgres" or isinstance(driver, FederatedDriver)  # a federation's private tier is a file
-
-
 A_DOCS = [
     "harbour lantern",
     "harbour lantern harbour",
@@ -358,19 +356,17 @@ A_DOCS = [
 ]
 
 
+@pytest.mark.requires(Capability.MULTI_AGENT)
 @pytest.mark.parametrize("mode", MODES)
-async def test_another_collections_writes_leave_scores_unchanged(
-    driver: MemoryDriver, backend: str, mode: str, request: pytest.FixtureRequest
-) -> None:
+async def test_another_collections_writes_leave_scores_unchanged(driver: MemoryDriver, mode: str) -> None:
     """300 rows written into collection B leave A's ranking and scores (agent filter on A) within 1e-6.
 
-    A keyword failure on SQLite is FTS5's BM25 statistics spanning the file (issue 19). A
-    semantic failure means the vector leg's score depends on other rows (a quantised or
-    approximate tier, or a normalisation over all candidates before the filter); a hybrid
+    A keyword failure on SQLite means a query pinned to one agent no longer ranks in that
+    agent's own FTS5 table (schema v6, storage/keyword_partitions.py). A semantic failure
+    means the vector leg's score depends on other rows (a quantised or approximate tier,
+    or a normalisation over all candidates before the filter); a hybrid
     one, with keyword and semantic passing, means fusion normalises over unfiltered candidates.
     """
-    if mode != "semantic" and _keyword_on_sqlite(driver, backend):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=FTS5_SHARED_STATS))
     await driver.remember_many([{"content": text, "agent_id": "ali"} for text in A_DOCS])
     pinned = {"agent_id": "ali"}
     before = [(h.id, h.score) for h in await driver.recall(QUERY, k=20, mode=mode, filters=pinned)]
