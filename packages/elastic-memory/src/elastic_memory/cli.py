@@ -11,6 +11,7 @@ was wrong (:class:`~elastic_memory.UsageError`) or 1 when something failed::
     $ elastic-memory add "The user's dog is called Biscuit." --tag pets --type semantic
     $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets
     $ elastic-memory export memories.jsonl --vectors
+    $ elastic-memory quarantine list
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, _cli_ingest
+from . import __version__, _cli_ingest, _cli_quarantine
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from .errors import ElasticMemoryError, UsageError
@@ -753,6 +754,7 @@ def demo(
 
 
 _cli_ingest.register(app)
+_cli_quarantine.register(app)
 
 
 def main() -> None:

@@ -256,7 +256,13 @@ class Fact:
 
 @dataclass(frozen=True)
 class QuarantinedItem:
-    """Something a guard refused to store, kept for inspection (never shown to the model)."""
+    """Something a guard refused to store, kept for review (never shown to the model).
+
+    ``reason`` is the guard's (``"instruction"``, ``"placeholder"``, ...), ``what`` the kind
+    of candidate (``fact``, ``memory``, ``entity``, ``relation``), ``turn_seq`` the turn it
+    came from (``None`` when it came from several or from none). ``releasable`` says whether
+    :meth:`Memory.release_quarantined` can write it as it would have been.
+    """
 
     id: int
     agent_id: str
@@ -266,6 +272,8 @@ class QuarantinedItem:
     origin: str
     session_id: str | None
     created_at: float
+    turn_seq: int | None = None
+    releasable: bool = False
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,8 @@ class Rejection:
     text: str
     """What was refused, shortened: ``key=value``, the content, the name or ``a -relation-> b``."""
     origin: str
+    candidate: FactCandidate | MemoryCandidate | None = None
+    """The refused fact or memory itself, so a reviewer can release it as it would have been."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def apply_policy(extraction: Extraction, policy: ExtractionPolicy, *, turn: Turn
             continue
         reason = guards.check_fact(fact.key, fact.value, turn=turn, policy=policy) or guards.check_text(fact.evidence)
         if reason:
-            rejected.append(Rejection(reason, "fact", f"{fact.key}={fact.value}"[:200], fact.origin))
+            rejected.append(Rejection(reason, "fact", f"{fact.key}={fact.value}"[:200], fact.origin, fact))
         else:
             facts.append(replace(fact, confidence=confidence))
     memories: list[MemoryCandidate] = []
@@ -208,7 +210,7 @@ def apply_policy(extraction: Extraction, policy: ExtractionPolicy, *, turn: Turn
             continue
         reason = guards.check_memory(memory.content, turn=turn, policy=policy) or guards.check_text(memory.evidence)
         if reason:
-            rejected.append(Rejection(reason, "memory", memory.content[:200], origin))
+            rejected.append(Rejection(reason, "memory", memory.content[:200], origin, memory))
         else:
             memories.append(replace(memory, confidence=confidence, importance=_unit(memory.importance)))
     entities: list[EntityCandidate] = []

@@ -9,6 +9,7 @@ a degraded result (an error receipt, an emptier plan).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -22,15 +23,23 @@ from .. import _validate as v
 from ..context import ContextPlan, PlanItem, assemble, check_counter, estimate_tokens
 from ..embedders import MiniLMEmbedder
 from ..errors import UsageError
-from ..extraction import Extraction, HeuristicExtractor, LLMExtractor, Turn
+from ..extraction import (
+    Extraction,
+    FactCandidate,
+    HeuristicExtractor,
+    LLMExtractor,
+    MemoryCandidate,
+    Rejection,
+    Turn,
+)
 from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
 from ..storage import SQLiteStore
 from ..storage.fts import match_expression
-from ..storage.loop import FactWrite, LoopStore, SessionState
-from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, TurnReceipt
+from ..storage.loop import FactWrite, LoopStore, Quarantined, SessionState
+from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 from . import graph_recall, jobs
 from .chunking import split_exchange
 from .config import LoopConfig
@@ -250,7 +259,7 @@ class MemoryLoop:
             ]
             rows += self.memory_rows(found, session, now)
             facts = [self.fact_write(f, session, now) for f in found.facts]
-            quarantine = [(r.reason, r.what, r.text, r.origin) for r in found.rejected]
+            quarantine = self.quarantined(found.rejected, session, now)
             said = f"{turn.user}\n{turn.reply}"
             known = known_in(said, await self.store.graph.detect(self.agent_id, ngrams(said, limit=400)))
             number, ids, outcomes = await self.store.record_turn(
@@ -277,6 +286,21 @@ class MemoryLoop:
             )
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
             return TurnReceipt(ok=False, session_id=session, error=self._failed("record_turn", e))
+
+    def quarantined(self, rejected: Iterable[Rejection], session: str | None, observed_at: float) -> list[Quarantined]:
+        """What to keep of refused candidates: a fact or memory with the write releasing it would make."""
+        out = []
+        for r in rejected:
+            payload: dict[str, Any] | None = None
+            if isinstance(r.candidate, FactCandidate):
+                payload = {"fact": dataclasses.asdict(self.fact_write(r.candidate, session, observed_at))}
+            elif isinstance(r.candidate, MemoryCandidate) and r.candidate.type in ("semantic", "procedural"):
+                m = r.candidate
+                fields = {"type": m.type, "importance": m.importance, "confidence": m.confidence, "kind": m.kind}
+                payload = {"memory": {"content": m.content, "session_id": session, **fields}}
+            text = None if payload is None else json.dumps(payload, ensure_ascii=False)
+            out.append(Quarantined(r.reason, r.what, r.text, r.origin, text))
+        return out
 
     def llm_extraction_due(self) -> bool:
         """Whether the worker will run an llm extraction over new turns."""
@@ -658,6 +682,78 @@ class MemoryLoop:
             msg = f"category must be 'profile', 'note' or None, got {category!r}"
             raise UsageError(msg)
         return await self.store.current_facts(self.agent_id, category=category)
+
+    # -------------------------------------------------------------- quarantine
+    async def quarantine(self, limit: int) -> list[QuarantinedItem]:
+        """What the guards refused to store, most recent first."""
+        if not self.supported:
+            raise UsageError(NO_LOOP)
+        return await self.store.quarantine(self.agent_id, limit)
+
+    async def _item(self, item_id: Any) -> tuple[QuarantinedItem, str | None]:
+        if not self.supported:
+            raise UsageError(NO_LOOP)
+        if isinstance(item_id, bool) or not isinstance(item_id, int) or item_id < 1:
+            msg = f"item_id must be a QuarantinedItem's id (a positive int), got {item_id!r}"
+            raise UsageError(msg)
+        found = await self.store.quarantined(self.agent_id, item_id)
+        if found is None:
+            msg = f"no quarantined item {item_id} for agent {self.agent_id!r}; list them with quarantine()"
+            raise UsageError(msg)
+        return found
+
+    async def release_quarantined(self, item_id: Any) -> str:
+        """Write a quarantined fact or memory as it would have been; the fact's key or the memory's id.
+
+        A reviewer's decision: the guards are not asked again. The item leaves the quarantine
+        in the same transaction.
+
+        Raises:
+            UsageError: No such item, or one that cannot be released (an entity, a relation,
+                or an item kept before schema v7): discard it instead.
+        """
+        item, payload = await self._item(item_id)
+        data = json.loads(payload) if payload else {}
+        if "fact" in data:
+            fact = FactWrite(**data["fact"])
+            if await self.store.release_fact(self.agent_id, item.id, fact, item.turn_seq) is not None:
+                return fact.key
+        elif "memory" in data:
+            m = data["memory"]
+            row = v.build_row(
+                m["content"],
+                now=self.core.store._clock(),
+                default_agent=self.agent_id,
+                type=m["type"],
+                importance=m["importance"],
+                confidence=m["confidence"],
+                source="extracted",
+                session_id=m["session_id"],
+                kind=m["kind"] if m["kind"] in KINDS else "note",
+            )
+            mid = await self.store.release_memory(self.agent_id, item.id, row)
+            if mid is not None:
+                self.submit("embed", "embed", lambda: jobs.embed_pending(self))
+                return str(mid)
+        else:
+            msg = (
+                f"quarantined item {item.id} ({item.what}) cannot be released: only facts and memories quarantined "
+                "since schema v7 keep what they would have written; discard it, or write it yourself"
+            )
+            raise UsageError(msg)
+        msg = f"quarantined item {item.id} was released or discarded meanwhile"
+        raise UsageError(msg)
+
+    async def discard_quarantined(self, item_id: Any) -> None:
+        """Delete a quarantined item for good.
+
+        Raises:
+            UsageError: No such item.
+        """
+        item, _ = await self._item(item_id)
+        if not await self.store.discard_quarantined(self.agent_id, item.id):
+            msg = f"quarantined item {item.id} was released or discarded meanwhile"
+            raise UsageError(msg)
 
     # ----------------------------------------------------------------- lessons
     async def add_lesson(self, text: Any, *, importance: Any = 0.7) -> str:

@@ -52,7 +52,7 @@ def withhold(extraction: Extraction, reason: str) -> Extraction:
     flagged turn's mentions are the attacker's.
     """
     rejected = list(extraction.rejected)
-    rejected += [Rejection(reason, "fact", f"{f.key}={f.value}"[:200], f.origin) for f in extraction.facts]
+    rejected += [Rejection(reason, "fact", f"{f.key}={f.value}"[:200], f.origin, f) for f in extraction.facts]
     kept = [m for m in extraction.memories if m.type in ("semantic", "procedural")]  # an episode is the chunk
-    rejected += [Rejection(reason, "memory", m.content[:200], extraction.origin) for m in kept]
+    rejected += [Rejection(reason, "memory", m.content[:200], extraction.origin, m) for m in kept]
     return replace(extraction, facts=(), memories=(), entities=(), relations=(), rejected=tuple(rejected))

@@ -133,7 +133,7 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
     said = group[-1].created_at
     rows = loop.memory_rows(extraction, session, now) if extraction else []
     facts = [loop.fact_write(f, session, said) for f in extraction.facts] if extraction else []
-    quarantine = [(r.reason, r.what, r.text, r.origin) for r in extraction.rejected] if extraction else []
+    quarantine = loop.quarantined(extraction.rejected, session, said) if extraction else []
     await loop.store.finish_extraction(
         loop.agent_id,
         [t.seq for t in group],

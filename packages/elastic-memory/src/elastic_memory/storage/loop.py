@@ -26,7 +26,7 @@ from .rows import from_blob, to_blob
 from .sqlite import EmbeddingPin, SQLiteStore
 from .vectors import chunks
 
-__all__ = ["FactWrite", "LoopStore", "SessionState", "TurnRow"]
+__all__ = ["FactWrite", "LoopStore", "Quarantined", "SessionState", "TurnRow"]
 
 log = logging.getLogger("elastic_memory")
 
@@ -58,6 +58,17 @@ class FactWrite:
     #: When the statement was made (the turn's time) for automatic writes: a statement made
     #: before the current version was recorded never replaces it (nor revives a forgotten key).
     observed_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """A refused candidate to keep for review: ``payload`` (JSON) is what releasing it writes."""
+
+    reason: str
+    what: str
+    text: str
+    origin: str
+    payload: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,12 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
     )
 
 
+def _quarantined(row: Sequence[Any]) -> QuarantinedItem:
+    seq, agent, reason, what, text, origin, session, created, turn_seq, releasable = row[:10]
+    turn = None if turn_seq is None else int(turn_seq)
+    return QuarantinedItem(int(seq), agent, reason, what, text, origin, session, float(created), turn, bool(releasable))
+
+
 def _turn(row: Sequence[Any]) -> TurnRow:
     seq, session, turn, user, reply, created, importance = row
     return TurnRow(int(seq), session, int(turn), user, reply, float(created), float(importance))
@@ -171,7 +188,7 @@ class LoopStore:
         importance: float,
         rows: Sequence[dict[str, Any]],
         facts: Sequence[FactWrite],
-        quarantine: Sequence[tuple[str, str, str, str]],
+        quarantine: Sequence[Quarantined],
         extracted: bool,
         graph: GraphWrite | None = None,
     ) -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
@@ -202,7 +219,7 @@ class LoopStore:
             )
             changed.extend(written)
             outcomes = [(f, await self._put_fact(agent_id, f, now, turn_seq)) for f in facts]
-            await self._quarantine(agent_id, session_id, quarantine, now)
+            await self._quarantine(agent_id, session_id, quarantine, now, turn_seq)
             if graph is not None:  # the entities are mentioned by this exchange's chunks
                 chunk_ids = tuple(str(i) for i, r in zip(ids, numbered, strict=True) if r["kind"] == "chunk")
                 await self._put_graph(agent_id, replace(graph, memory_ids=chunk_ids), now)
@@ -369,28 +386,78 @@ class LoopStore:
 
     # --------------------------------------------------------------- quarantine
     async def _quarantine(
-        self, agent_id: str, session_id: str | None, items: Sequence[tuple[str, str, str, str]], now: float
+        self,
+        agent_id: str,
+        session_id: str | None,
+        items: Sequence[Quarantined],
+        now: float,
+        turn_seq: int | None = None,
     ) -> None:
         conn = self.store._conn
-        for reason, what, text, origin in items:
-            await conn.execute(lq.INSERT_QUARANTINE, [agent_id, reason, what, text[:4000], origin, session_id, now])
+        for item in items:
+            values = [agent_id, item.reason, item.what, item.text[:4000], item.origin, session_id, now]
+            await conn.execute(lq.INSERT_QUARANTINE, [*values, turn_seq, item.payload])
 
     async def add_quarantine(
-        self, agent_id: str, session_id: str | None, items: Sequence[tuple[str, str, str, str]]
+        self, agent_id: str, session_id: str | None, items: Sequence[Quarantined], turn_seq: int | None = None
     ) -> None:
-        """Keep refused candidates ``(reason, what, text, origin)`` for inspection."""
+        """Keep refused candidates for review."""
         if not items:
             return
         now = self.store._clock()
 
         async def work() -> None:
-            await self._quarantine(agent_id, session_id, items, now)
+            await self._quarantine(agent_id, session_id, items, now, turn_seq)
 
         await self._write("quarantine candidates", work, bump=False)
 
     async def quarantine(self, agent_id: str, limit: int = 100) -> list[QuarantinedItem]:
         """The most recent quarantined items of an agent."""
-        return [QuarantinedItem(*r) for r in await self._read(lq.QUARANTINE, [agent_id, limit])]
+        return [_quarantined(r) for r in await self._read(lq.QUARANTINE, [agent_id, limit])]
+
+    async def quarantined(self, agent_id: str, item_id: int) -> tuple[QuarantinedItem, str | None] | None:
+        """One quarantined item of the agent and its payload (what releasing it writes), or ``None``."""
+        rows = await self._read(lq.QUARANTINED, [agent_id, item_id])
+        return (_quarantined(rows[0]), rows[0][-1]) if rows else None
+
+    async def discard_quarantined(self, agent_id: str, item_id: int) -> bool:
+        """Delete one quarantined item; whether it existed."""
+
+        async def work() -> bool:
+            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
+            return bool(cur.rowcount)
+
+        done: bool = await self._write("discard a quarantined item", work, bump=False)
+        return done
+
+    async def release_fact(self, agent_id: str, item_id: int, fact: FactWrite, turn_seq: int | None) -> str | None:
+        """Write the fact a guard stopped and drop its quarantine item, atomically; the outcome, or ``None`` if gone."""
+        now = self.store._clock()
+
+        async def work() -> str | None:
+            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
+            if not cur.rowcount:
+                return None  # released or discarded meanwhile
+            return await self._put_fact(agent_id, fact, now, turn_seq)
+
+        outcome: str | None = await self._write("release a quarantined fact", work)
+        return outcome
+
+    async def release_memory(self, agent_id: str, item_id: int, row: dict[str, Any]) -> MemoryId | None:
+        """Write the memory a guard stopped and drop its quarantine item, atomically; its id, or ``None`` if gone."""
+        changed: list[Any] = []
+
+        async def work() -> MemoryId | None:
+            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
+            if not cur.rowcount:
+                return None
+            ids, written = await self.store._write_batch([row], [None], [True], mode="upsert", pinned=False)
+            changed.extend(written)
+            return ids[0]
+
+        mid: MemoryId | None = await self._write("release a quarantined memory", work)
+        await self.store._apply_to_index(changed)
+        return mid
 
     async def cap_quarantine(self, agent_id: str, keep: int) -> None:
         """Keep only the ``keep`` most recent quarantined items."""
@@ -408,7 +475,7 @@ class LoopStore:
         *,
         rows: Sequence[dict[str, Any]],
         facts: Sequence[FactWrite],
-        quarantine: Sequence[tuple[str, str, str, str]],
+        quarantine: Sequence[Quarantined],
         session_id: str | None,
         graph: GraphWrite | None = None,
     ) -> tuple[list[MemoryId], list[str]]:
@@ -421,7 +488,8 @@ class LoopStore:
             ids, written = await self.store._write_batch(rows, [None] * len(rows), dedupe, mode="upsert", pinned=False)
             changed.extend(written)
             outcomes = [await self._put_fact(agent_id, f, now, None) for f in facts]
-            await self._quarantine(agent_id, session_id, quarantine, now)
+            source = turn_seqs[-1] if len(turn_seqs) == 1 else None  # a group of turns has no single source
+            await self._quarantine(agent_id, session_id, quarantine, now, source)
             if turn_seqs:
                 await self.store._conn.execute(*lq.mark_extracted(turn_seqs, now))
             if graph is not None:

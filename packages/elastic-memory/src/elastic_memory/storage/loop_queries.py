@@ -216,12 +216,15 @@ ENSURE_SESSION = (
     "ON CONFLICT (agent_id, session_id) DO NOTHING"
 )
 INSERT_QUARANTINE = (
-    "INSERT INTO quarantine (agent_id, reason, what, text, origin, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO quarantine (agent_id, reason, what, text, origin, session_id, created_at, turn_seq, payload) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-QUARANTINE = (
-    "SELECT seq, agent_id, reason, what, text, origin, session_id, created_at FROM quarantine "
-    "WHERE agent_id = ? ORDER BY seq DESC LIMIT ?"
+_QUARANTINE_COLUMNS = (
+    "seq, agent_id, reason, what, text, origin, session_id, created_at, turn_seq, payload IS NOT NULL, payload"
 )
+QUARANTINE = f"SELECT {_QUARANTINE_COLUMNS} FROM quarantine WHERE agent_id = ? ORDER BY seq DESC LIMIT ?"
+QUARANTINED = f"SELECT {_QUARANTINE_COLUMNS} FROM quarantine WHERE agent_id = ? AND seq = ?"
+DISCARD_QUARANTINED = "DELETE FROM quarantine WHERE agent_id = ? AND seq = ?"
 CAP_QUARANTINE = (
     "DELETE FROM quarantine WHERE agent_id = ? AND seq NOT IN "
     "(SELECT seq FROM quarantine WHERE agent_id = ? ORDER BY seq DESC LIMIT ?)"

@@ -16,6 +16,7 @@ from . import (
     v004_write_path,
     v005_cheap_insert,
     v006_keyword_partitions,
+    v007_quarantine_review,
 )
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
@@ -39,6 +40,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v004_write_path.VERSION, v004_write_path.STATEMENTS),
     Migration(v005_cheap_insert.VERSION, v005_cheap_insert.STATEMENTS),
     Migration(v006_keyword_partitions.VERSION, v006_keyword_partitions.STATEMENTS, fill_partitions=True),
+    Migration(v007_quarantine_review.VERSION, v007_quarantine_review.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).

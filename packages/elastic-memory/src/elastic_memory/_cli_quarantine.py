@@ -1,0 +1,99 @@
+"""``elastic-memory quarantine list|release|discard``: review what the guards refused to store.
+
+``list`` shows each item's id, reason, kind, source turn and text; ``release ID`` writes the
+fact or memory as it would have been (a reviewer's decision: the guards are not asked again);
+``discard ID`` deletes it for good.
+"""
+
+# No `from __future__ import annotations`: the commands are defined inside register(), and typer
+# must see their annotations (cli's option types) as objects, not as names it cannot resolve.
+
+import datetime as dt
+import json
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from .types import QuarantinedItem
+
+__all__ = ["item_to_dict", "register"]
+
+
+def item_to_dict(item: QuarantinedItem) -> dict[str, object]:
+    """One quarantined item as plain JSON data."""
+    return {
+        "id": item.id,
+        "reason": item.reason,
+        "what": item.what,
+        "text": item.text,
+        "origin": item.origin,
+        "session_id": item.session_id,
+        "turn_seq": item.turn_seq,
+        "created_at": item.created_at,
+        "releasable": item.releasable,
+    }
+
+
+def _table(items: list[QuarantinedItem]) -> Table:
+    table = Table(title="Quarantine (most recent first)", box=box.SIMPLE_HEAD)
+    for column in ("id", "reason", "what", "session", "turn seq", "when", "releasable", "text"):
+        table.add_column(column, overflow="fold")
+    for item in items:
+        when = dt.datetime.fromtimestamp(item.created_at, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+        turn = "" if item.turn_seq is None else str(item.turn_seq)
+        releasable = "yes" if item.releasable else "no"
+        table.add_row(str(item.id), item.reason, item.what, item.session_id or "", turn, when, releasable, item.text)
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``quarantine`` commands to the ``elastic-memory`` app."""
+    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
+
+    group = typer.Typer(help="Review what the guards refused to store: list, release or discard items.")
+    app.add_typer(group, name="quarantine")
+    ItemId = Annotated[int, typer.Argument(metavar="ID", min=1, help="The item's id (from `quarantine list`).")]
+
+    @group.command("list")
+    def list_(
+        db: cli.DbOption = cli.DEFAULT_DB,
+        limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Items to show.")] = 100,
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+        embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
+    ) -> None:
+        """Show the quarantined items, most recent first, with their reason and source turn."""
+        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+            items = mem.quarantine(limit)
+        if as_json:
+            for item in items:
+                typer.echo(json.dumps(item_to_dict(item), ensure_ascii=False))
+            return
+        if not items:
+            cli._stdout().print(Text("The quarantine is empty."))
+            return
+        cli._stdout().print(_table(items))
+
+    @group.command()
+    def release(
+        item_id: ItemId,
+        db: cli.DbOption = cli.DEFAULT_DB,
+        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
+    ) -> None:
+        """Write item ID as the fact or memory it would have been, and take it out of the quarantine."""
+        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+            written = mem.release_quarantined(item_id)
+        cli._stdout().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
+
+    @group.command()
+    def discard(
+        item_id: ItemId,
+        db: cli.DbOption = cli.DEFAULT_DB,
+        embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
+    ) -> None:
+        """Delete item ID from the quarantine for good."""
+        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+            mem.discard_quarantined(item_id)
+        cli._stdout().print(Text(f"Discarded item {item_id}."), soft_wrap=True)
