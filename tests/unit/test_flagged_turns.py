@@ -60,6 +60,15 @@ def test_a_flagged_turn_is_not_replayed_in_plans(mem: Memory) -> None:
     assert plan.withheld == 1 and plan.to_dict()["withheld"] == 1
 
 
+def test_explain_counts_hits_from_flagged_turns(mem: Memory) -> None:
+    """Recall still finds a flagged turn (it is data); explain() says how many hits are flagged."""
+    mem.record_turn(ATTACK, "I can't do that.", session_id="s1")
+    mem.record_turn(BENIGN, "Lovely choice.", session_id="s1")
+    explanation = mem.explain("lighthouse system prompt", mode="keyword")
+    assert any("Cape Spear" in h.content for h in explanation.hits)
+    assert explanation.details["flagged"] == 1
+
+
 def test_replay_flagged_brings_it_back(db_path: Path) -> None:
     """With ``replay_flagged=True`` the host opts back in: the chunk is a past moment again."""
     with _open(db_path, replay_flagged=True) as mem:

@@ -21,6 +21,7 @@ from .errors import EmbedderError, UsageError
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
 from .loop import LoopConfig, MemoryLoop, check_loop_args
+from .loop.flags import flag_of
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, ann_index, is_url
 from .storage.sqlite import VectorTier, WriteMode
@@ -665,6 +666,7 @@ class MemoryCore:
         ``vector`` is a query vector searched instead of embedding ``query`` (semantic or
         hybrid mode; with an empty query only the vector leg runs). ``vector_weight``
         replaces the store's :attr:`RecallConfig.vector_weight` for this recall.
+        ``details["flagged"]`` counts the hits from flagged turns (which plans withhold).
         """
         filters = with_scope(filters, scope, pool)
         if query is None:
@@ -712,7 +714,9 @@ class MemoryCore:
             embed=embed,
             vector=given,
         )
-        return await self.loop.graph_nudge(result, parsed, k)
+        result = await self.loop.graph_nudge(result, parsed, k)
+        flagged = sum(1 for h in result.hits if flag_of(h.metadata) is not None)
+        return dataclasses.replace(result, details={**result.details, "flagged": flagged})
 
     # ----------------------------------------------------------- export/import
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
