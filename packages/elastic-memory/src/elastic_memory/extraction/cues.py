@@ -186,7 +186,10 @@ _VAGUE = _words(
 # Poisoning cues. Each pattern is searched anywhere in the first 4,000 characters; gaps are bounded
 # ({0,n}) and never cross a sentence end, so no pattern backtracks more than a few dozen characters.
 _NOT_NEGATED = r"(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)(?<!\bno\s)(?<!\bi\s)(?<!\bwe\s)(?<!'ll\s)(?<!\bwill\s)"
-_GAP = r"(?:\s+(?!(?:about|regarding|how|why|what|whether|for|on|if|and|or|but|to\s+(?:change|reset|create|rotate|make|set|pick|choose))\b)[^\s.!?;,]+){0,5}?"
+_GAP = (  # up to five words between a verb and a secret, none of them turning the request into a question or a topic
+    r"(?:\s+(?!(?:about|regarding|how|why|what|whether|for|on|if|and|or|but"
+    r"|to\s+(?:change|reset|create|rotate|make|set|pick|choose))\b)[^\s.!?;,]+){0,5}?"
+)
 _REVEAL = (
     r"(?:reveal|disclose|leak|expose|share|send|forward|e-?mail|text|post|upload|paste|print|output|display|show"
     r"|list|dump|give|tell|read\s+out|spell\s+out|include|attach|append|embed|insert|provide|hand\s+over|repeat"
@@ -246,7 +249,8 @@ _EN_EXFILTRATION = _p(
     rf"|leak|reveal|share)\b[^\n]{{0,60}}?(?:{_PATH})",
     r"\breveal\s+your\b",
     rf"\bwhat(?:'s|\s+is|\s+are|\s+were)\s+(?:your|the\s+admin|the\s+root)\s+{_SECRET}",
-    rf"\b(?:share|send|give|reveal|disclose|tell|forward|provide)\b[^.!?\n]{{0,60}}\b(?:with|to)\s+(?:anyone|anybody"
+    r"\b(?:shar(?:e|ed)|sen[dt]|giv(?:e|en)|reveal(?:ed)?|disclos(?:e|ed)|tell|told|forward(?:ed)?|provid(?:e|ed))\b"
+    r"[^.!?\n]{0,60}\b(?:with|to)\s+(?:anyone|anybody"
     r"|everyone|everybody|whoever|any\s+(?:other\s+)?(?:users?|person|caller|one))\s+(?:who|that)\s+(?:asks|requests"
     r"|wants)",
     r"\b(?:forward|send|e-?mail|upload|post|copy|sync|mirror|leak|exfiltrate|transmit|report)\s+(?:a\s+copy\s+of\s+"
@@ -258,8 +262,8 @@ _EN_EXFILTRATION = _p(
 )
 _EN_PAYMENT = _p(
     rf"\b{_PAY}\b[^\n]{{0,120}}?{_LITERAL}",
-    rf"(?:^|[.!?;:\n]\s*|\b(?:please|you|always|kindly|now|instead|should|must|to)\s+){_PAY}\b[^.!?\n]{{0,80}}?\b"
-    rf"(?:to|into)\s+(?:(?:the|this|our|a|an|their)\s+)?(?:new|updated|different|following|below|changed|alternate"
+    rf"(?:^|[.!?;:\n][ \t]{{0,5}}|\b(?:please|you|always|kindly|now|instead|should|must|to)\s+){_PAY}\b"
+    rf"[^.!?\n]{{0,80}}?\b(?:to|into)\s+(?:(?:the|this|our|a|an|their)\s+)?(?:new|updated|different|following|below|changed|alternate"
     rf"|alternative|other|replacement|correct)\s+{_ACCOUNT}",
     r"\b(?:all|any|future|every|outstanding|pending|remaining|upcoming)\s+(?:\w+\s+){0,2}?(?:payments?|invoices?"
     r"|transfers?|refunds?|wires?|funds|deposits?|payouts?|remittances?)\s+(?:should|must|will|need\s+to|are\s+to|have"
@@ -285,7 +289,7 @@ _EN_AUTHORITY = _p(
     r"|trainers?|engineers?|supervisors?|boss|master|god)\b",
     rf"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the|an?)\s+){{0,3}}"
     rf"(?:admin(?:istrator)?|root(?:\s+user)?|super[\s-]?user|sysop)s?{_HERE}",
-    rf"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the|an?)\s+){{0,3}}"
+    r"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the|an?)\s+){0,3}"
     r"(?:sysadmin|system\s+administrator|developer|owner|operator|creator|moderator)s?(?=\s+(?:here\b|(?:of|for|on"
     r"|over|to)\s+(?:this|the|your)\s+(?:system|assistant|ai|bot|model|chat|platform|server|memory|instance)\b"
     r"|(?:of|for|over|to)\s+you\b))",
@@ -300,6 +304,10 @@ _EN_AUTHORITY = _p(
     rf"|unlocked)\s+to\s+(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
     rf"\byou\s+(?:now\s+)?have\s+(?:my\s+|full\s+|explicit\s+|official\s+|blanket\s+)*(?:permission|authori[sz]ation"
     rf"|clearance|approval|consent|the\s+green\s+light)\s+to\s+(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
+    rf"\bi\s+(?:hereby\s+|now\s+|officially\s+)?(?:authori[sz]e|permit|allow|order|instruct)\s+you\s+to\s+"
+    rf"(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
+    r"\b(?:verified|authori[sz]ed|official|certified)\s+(?:anthropic|openai|google|microsoft|system|security|admin\w*"
+    r"|staff|employee|developer|operator)\b",
     r"\byou\s+(?:have\s+been|were|are\s+now)\s+(?:granted|given|upgraded\s+to|promoted\s+to)\s+(?:(?:full|the|an?)\s+)?"
     r"(?:admin\w*|root|elevated|unrestricted|developer|god|super[\s-]?user)\b",
     r"\b(?:the\s+)?(?:developers?|devs|admins?|administrators?|your\s+(?:creators?|developers?|makers?|owners?"
@@ -332,8 +340,8 @@ _EN_INSTRUCTION = _p(
     r"\bnew\s+(?:system\s+)?instructions?\b",
     r"(?:^|[.!?:;\n][ \t]{0,5}|\b(?:please|now|you(?:\s+(?:to|must|should|will|shall|can|could|would))?)[ \t]+)"
     r"act\s+as\b",
-    r"(?:^|[.!?:;\n][ \t]{0,5}|\byou\s+(?:\w+\s+){0,3}|\bplease\s+)(?:pretend|role-?play)\s+(?:to\s+be|you(?:'re|\s+are)"
-    r"|as|that\s+you)\b",
+    r"(?:^|[.!?:;\n][ \t]{0,5}|\byou\s+(?:\w+\s+){0,3}|\bplease\s+)(?:pretend|role-?play)\s+"
+    r"(?:to\s+be|you(?:'re|\s+are)|as|that\s+you)\b",
     r"\bfrom\s+now\s+on,?\s+(?:you|the\s+assistant)\s+(?:must|will|should|shall)\b(?!\s+(?:always\s+)?(?:call|address)"
     r"\s+me\b|\s+(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:in|briefly"
     r"|concisely|formally|casually|more|less)\b|\s+(?:always\s+)?use\s+(?:metric|imperial|celsius|fahrenheit|\w+\s+units)"
@@ -351,7 +359,8 @@ _EN_INSTRUCTION = _p(
     r"(?:\byou\b[^.!?\n]{0,20}|^\s*|[.!?]\s+|\bplease\s+|\balways\s+)(?:disable|turn\s+off|switch\s+off|deactivate"
     r"|bypass|remove|drop|lift|ignore|skip|circumvent)\s+(?:(?:all|any|the|your|its|of|these|those)\s+)*"
     r"(?:(?:content|safety|nsfw|moderation|ethical|ethics|profanity)\s+(?:filters?|filtering|checks?|features?"
-    r"|settings?|rules|guidelines|protocols?|restrictions)|guardrails|safeguards|censorship|safety|moderation)\b",
+    r"|settings?|rules|guidelines|protocols?|restrictions)|guardrails|safeguards|censorship|safety|moderation"
+    r"|restrictions|limitations)\b",
     r"\byou\b[^.!?\n]{0,60}\bwithout\s+(?:any\s+)?(?:restrictions|filters?|filtering|censorship|guardrails|safety"
     r"|moderation|limits|limitations)\b",
     r"\b(?:recommend|promote|advertise|endorse|plug|push|shill|market)\b[^.!?\n]{0,60}\b(?:in|into|with)\s+(?:every"
@@ -480,7 +489,9 @@ register_cues(ENGLISH)
 # --- Poisoning cues of other languages (no extraction cues: cues_for() still refuses them) -----------------
 
 GERMAN_POISONING: Mapping[str, Patterns] = {
-    "spoofing": _p(r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|entwickler|admin)(?:nachricht|meldung|hinweis|anweisung)?\s*:"),
+    "spoofing": _p(
+        r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|entwickler|admin)(?:nachricht|meldung|hinweis|anweisung)?\s*:"
+    ),
     "exfiltration": _p(
         r"\b(?:gib|gebt|geben\s+sie|nenn|nenne|zeig|zeige|schick|schicke|sende|verrat|verrate|teil|teile|druck|drucke"
         r"|füg|füge|schreib|schreibe|leite|poste)\b(?:\s+[^\s.!?;,]+){0,5}?\s+(?:\w+-)?(?:passw(?:ö|o)rt(?:e|er)?"

@@ -57,6 +57,8 @@ class GuardReason:
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
 _LABEL = re.compile(r"[a-z][a-z0-9_]{0,49}")
+# A key is a label, not prose: one naming the assistant's own configuration spoofs it ("user.system_prompt").
+_PROMPT_LABEL = re.compile(r"\b(?:system|developer|assistant)\s+(?:prompt|message|instructions?|rules)\b")
 _ROLE_PREFIX = re.compile(r"\s*(?:user|assistant|system|human|ai|bot|model)\s*:", re.IGNORECASE)
 _PLACEHOLDERS = (
     frozenset(
@@ -109,7 +111,8 @@ def check_fact(key: str, value: str, *, turn: Turn | None, policy: ExtractionPol
         or key.startswith(policy.reserved_prefixes)
     ):
         return GuardReason.RESERVED_KEY
-    reason = check_text(key.replace("_", " ").replace(".", " "))
+    label = key.replace("_", " ").replace(".", " ")
+    reason = check_text(label) or (GuardReason.SPOOFING if _PROMPT_LABEL.search(label) else None)
     if reason is not None:
         return reason
     reason = _text_reason(value, turn=turn, limit=policy.max_value_chars, verbatim=0.8)

@@ -40,11 +40,10 @@ __all__ = ["FAMILIES", "MARKERS", "Flag", "detect", "normalize"]
 SCAN: Final = 4000
 """Only the first this-many characters of a text are tested."""
 _CUE_CHARS = 80
-INVISIBLE: Final = (
-    dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x200B, 0x2010)], None)
-    | dict.fromkeys([*range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF], None)
-)
-"""Control, zero-width and bidirectional characters: removed before any test."""
+INVISIBLE: Final = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x200B, 0x2010)], None
+) | dict.fromkeys([*range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF, 0xAD, 0x34F, 0x180E], None)
+"""Control, zero-width, bidirectional and soft-hyphen characters: removed before any test."""
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
 
 
