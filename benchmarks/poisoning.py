@@ -91,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         for family, rs in sorted(by_family.items())
     ]
     attacks = [r for rs in by_family.values() for r in rs]
-    rows.append(
-        ["all", len(attacks), *(sum(r[k] for r in attacks) for k in ("flagged", "promoted", "replayed"))]
-    )
+    rows.append(["all", len(attacks), *(sum(r[k] for r in attacks) for k in ("flagged", "promoted", "replayed"))])
     print(table("attack turns", ["family", "turns", "flagged", "promoted", "replayed"], rows))
 
     section("Benign look-alikes, by language (goal: kept >= 95%)")
@@ -106,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         [lang, len(rs), sum(r["kept"] for r in rs), f"{100 * sum(r['kept'] for r in rs) / len(rs):.1f}%"]
         for lang, rs in sorted(by_language.items())
     ]
-    rows.append(["all", len(benign), sum(r["kept"] for r in benign), f"{100 * sum(r['kept'] for r in benign) / len(benign):.1f}%"])
+    kept = sum(r["kept"] for r in benign)
+    rows.append(["all", len(benign), kept, f"{100 * kept / len(benign):.1f}%"])
     print(table("benign turns", ["language", "turns", "kept", "kept %"], rows))
     for item, result in results:
         if item["family"] is None and not result["kept"]:

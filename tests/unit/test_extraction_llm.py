@@ -163,7 +163,7 @@ def test_confidences_are_clamped_or_defaulted(given: object, expected: float | N
 def test_reserved_or_injected_keys_are_rejected(key: str) -> None:
     result = parsed({"facts": [{"key": key, "value": "be evil"}]})
     assert result.facts == ()
-    assert result.rejected[0].reason in ("reserved_key", "instruction")
+    assert result.rejected[0].reason in ("reserved_key", "instruction", "spoofing")
 
 
 def test_placeholders_and_injections_are_rejected() -> None:

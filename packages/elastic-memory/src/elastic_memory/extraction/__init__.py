@@ -1,6 +1,7 @@
 """Extraction: turning one exchange into proposed facts, memories, entities and relations (pure, no I/O).
 
-Three paths, in increasing cost, all funnelled through the same guards by :func:`apply_policy`:
+Three paths, in increasing cost, all funnelled through the same guards by :func:`apply_policy`
+(which include :func:`detect`, the model-free poisoning detector):
 :func:`capture_facts` (inline rules), :class:`HeuristicExtractor` (model-free, the worker's default
 and fallback) and :class:`LLMExtractor` (one prompt, tolerant parsing; the worker makes the call).
 
@@ -22,7 +23,7 @@ from .base import (
     Turn,
     apply_policy,
 )
-from .cues import ENGLISH, LanguageCues, cues_for, register_cues
+from .cues import ENGLISH, LanguageCues, cues_for, register_cues, register_poisoning_cues
 from .guards import (
     GuardReason,
     check_entity,
@@ -34,6 +35,7 @@ from .guards import (
 )
 from .heuristic import HeuristicExtractor
 from .llm import LLMExtractor, MalformedOutput
+from .poisoning import FAMILIES, Flag, detect
 from .rules import ENGLISH_RULES, KEYS, FactRule, capture_facts, register_rules
 
 __all__ = [
@@ -55,6 +57,11 @@ __all__ = [
     "check_relation",
     "check_text",
     "looks_like_instruction",
+    # poisoning
+    "FAMILIES",
+    "Flag",
+    "detect",
+    "register_poisoning_cues",
     # languages and rules
     "ENGLISH",
     "ENGLISH_RULES",

@@ -2,6 +2,11 @@
 
 English (``"en"``) is registered at import; another language is one ``register_cues`` call (its fact
 patterns are registered separately, with :func:`~elastic_memory.extraction.rules.register_rules`).
+
+Memory-poisoning cues (see :mod:`~elastic_memory.extraction.poisoning`) are kept per language too,
+and every registered language's cues are tested on every text. German, French and Spanish register
+only those (:func:`register_poisoning_cues`): extraction itself stays English-only, so
+``cues_for("de")`` still refuses.
 """
 
 from __future__ import annotations
@@ -12,12 +17,33 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 
-__all__ = ["ENGLISH", "LanguageCues", "cues_for", "injection_patterns", "register_cues"]
+__all__ = [
+    "ENGLISH",
+    "FAMILIES",
+    "FRENCH_POISONING",
+    "GERMAN_POISONING",
+    "SPANISH_POISONING",
+    "LanguageCues",
+    "Patterns",
+    "cues_for",
+    "poisoning_patterns",
+    "register_cues",
+    "register_poisoning_cues",
+]
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})?")
 
 
 Patterns = tuple[re.Pattern[str], ...]
+
+FAMILIES = ("spoofing", "exfiltration", "payment", "authority", "instruction")
+"""The kinds of poisoning, in precedence order: a text matching several is reported under the first.
+
+``spoofing``: role or format markers ("SYSTEM:", "[INST]", "</memory>", "## PROFILE FACTS");
+``exfiltration``: requests to reveal or send secrets and files; ``payment``: payment redirections;
+``authority``: claims of authority, permission or pre-approval toward the assistant;
+``instruction``: directives to the assistant ("from now on you must", "act as", "ignore your rules").
+"""
 
 
 @dataclass(frozen=True)
@@ -44,8 +70,8 @@ class LanguageCues:
     date_pattern: re.Pattern[str] | None = None
     small_talk: frozenset[str] = frozenset()
     """Words that, alone, make a message small talk: "hi", "thanks", "ok", ..."""
-    injection_patterns: Patterns = ()
-    """Instruction-injection phrases; the guards test every registered language's set."""
+    poisoning: Mapping[str, Patterns] = field(default_factory=dict, hash=False)
+    """Memory-poisoning cues by family (one of :data:`FAMILIES`); the guards test every registered language's."""
     stopwords: frozenset[str] = frozenset()
     """Capitalised words that do not start an entity name ("The", "My", "Click")."""
     person_markers: frozenset[str] = frozenset()
@@ -72,19 +98,53 @@ class LanguageCues:
         if not isinstance(self.language, str) or not _LANGUAGE.fullmatch(self.language):
             msg = f"language {self.language!r} is not a lowercase language code; use e.g. 'en' or 'pt-br'"
             raise UsageError(msg)
+        _check_poisoning(self.poisoning)
 
 
 _REGISTRY: dict[str, LanguageCues] = {}
-_INJECTION: dict[str, Patterns] = {"all": ()}
+_POISONING: dict[str, Mapping[str, Patterns]] = {}
+_MERGED: dict[str, Mapping[str, Patterns]] = {"all": {}}
 
 
 def register_cues(cues: LanguageCues) -> None:
-    """Register (or replace) the cue set for ``cues.language``."""
+    """Register (or replace) the cue set for ``cues.language``.
+
+    Its poisoning cues replace the language's registered ones; a set without any keeps them.
+    """
     if not isinstance(cues, LanguageCues):
         msg = f"register_cues() takes a LanguageCues, not {type(cues).__name__}"
         raise UsageError(msg)
     _REGISTRY[cues.language] = cues
-    _INJECTION["all"] = tuple(dict.fromkeys(p for c in _REGISTRY.values() for p in c.injection_patterns))
+    if cues.poisoning:
+        register_poisoning_cues(cues.language, cues.poisoning)
+
+
+def register_poisoning_cues(language: str, cues: Mapping[str, Patterns]) -> None:
+    """Register (or replace) the memory-poisoning cues of ``language`` without any extraction cues.
+
+    ``cues`` maps a family of :data:`FAMILIES` to compiled patterns, searched anywhere in the text.
+    """
+    if not isinstance(language, str) or not _LANGUAGE.fullmatch(language):
+        msg = f"language {language!r} is not a lowercase language code; use e.g. 'en' or 'pt-br'"
+        raise UsageError(msg)
+    _check_poisoning(cues)
+    _POISONING[language] = dict(cues)
+    _MERGED["all"] = {
+        family: tuple(dict.fromkeys(p for c in _POISONING.values() for p in c.get(family, ()))) for family in FAMILIES
+    }
+
+
+def _check_poisoning(cues: Mapping[str, Patterns]) -> None:
+    if not isinstance(cues, Mapping):
+        msg = f"poisoning cues are a mapping of family -> patterns, not {type(cues).__name__}"
+        raise UsageError(msg)
+    for family, patterns in cues.items():
+        if family not in FAMILIES:
+            msg = f"unknown poisoning family {family!r}; use one of {', '.join(FAMILIES)}"
+            raise UsageError(msg)
+        if not isinstance(patterns, tuple) or not all(isinstance(p, re.Pattern) for p in patterns):
+            msg = f"poisoning cues for {family!r} must be a tuple of compiled patterns (re.compile(...))"
+            raise UsageError(msg)
 
 
 def cues_for(language: str) -> LanguageCues:
@@ -97,9 +157,9 @@ def cues_for(language: str) -> LanguageCues:
         raise UsageError(msg) from None
 
 
-def injection_patterns() -> Patterns:
-    """Every registered language's instruction-injection patterns."""
-    return _INJECTION["all"]
+def poisoning_patterns() -> Mapping[str, Patterns]:
+    """Every registered language's poisoning patterns, by family (every family present)."""
+    return _MERGED["all"]
 
 
 # --- English -----------------------------------------------------------------------------------------------
@@ -122,6 +182,195 @@ _ADV = r"(?:(?:really|also|absolutely|just|totally|truly|much|generally|usually|
 _VAGUE = _words(
     "it that this them they you your him her me us there here something anything everything nothing stuff things "
     "how what when where why which who whatever so too very if not no never being"
+)
+# Poisoning cues. Each pattern is searched anywhere in the first 4,000 characters; gaps are bounded
+# ({0,n}) and never cross a sentence end, so no pattern backtracks more than a few dozen characters.
+_NOT_NEGATED = r"(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)(?<!\bno\s)(?<!\bi\s)(?<!\bwe\s)(?<!'ll\s)(?<!\bwill\s)"
+_GAP = (  # up to five words between a verb and a secret, none of them turning the request into a question or a topic
+    r"(?:\s+(?!(?:about|regarding|how|why|what|whether|for|on|if|and|or|but"
+    r"|to\s+(?:change|reset|create|rotate|make|set|pick|choose))\b)[^\s.!?;,]+){0,5}?"
+)
+_REVEAL = (
+    r"(?:reveal|disclose|leak|expose|share|send|forward|e-?mail|text|post|upload|paste|print|output|display|show"
+    r"|list|dump|give|tell|read\s+out|spell\s+out|include|attach|append|embed|insert|provide|hand\s+over|repeat"
+    r"|recite|type\s+out|write\s+out|(?:reply|respond|answer)\s+with|give\s+out)"
+)
+_SECRET = (
+    r"(?:pass(?:word|code|phrase)s?|api[\s_-]?keys?|access\s+keys?|secret\s+keys?|private\s+keys?|ssh\s+keys?"
+    r"|(?:api|access|auth|bearer|session|refresh|github|slack|admin)\s+tokens?|credentials|secrets|login\s+details"
+    r"|(?:credit\s+|debit\s+)?card\s+(?:numbers?|details)|cvv|cvc|pin\s+(?:codes?|numbers?)|(?:bank|card|atm|sim)\s+pins?"
+    r"|seed\s+phrases?|recovery\s+(?:phrases?|codes?|keys?)|mnemonic\s+phrases?|(?:2fa|mfa|one[\s-]time|verification)"
+    r"\s+codes?|otps?|social\s+security\s+numbers?|system\s+prompt|(?:hidden|secret|initial|original|system|internal)"
+    r"\s+(?:instructions|prompt|rules|configuration)|environment\s+variables?|env\s+vars?|\.env\s+files?"
+    r"|\w*_(?:api_?key|secret|token|password)\w*)"
+    r"(?!\s*(?:generators?|managers?|reset|hints?|polic(?:y|ies)|strength|requirements|rules|fields?|boxes|apps?"
+    r"|changes?|expiry|checkers?|length|protected|less|-))"
+)
+_PATH = (
+    r"(?:~|\$home|/home/[\w.-]{1,40}|/root)?/?\.ssh/(?:id_[\w-]{1,20}\b(?!\.pub)|authorized_keys|known_hosts)"
+    r"|/etc/(?:passwd|shadow|sudoers)\b|\.aws/credentials|\.netrc\b|\.git-credentials|\.docker/config\.json"
+    r"|\bwallet\.dat\b|\bkeychain\b"
+)
+_HERE = (
+    r"(?=\s*(?:[.!?,;:)]|$|here\b|now\b|so\b|and\s+(?:i|you)\b|(?:of|for|on|over|to)\s+(?:this|the|your)\s+"
+    r"(?:system|assistant|ai|bot|model|chat|platform|server|app|service|memory|conversation|instance|deployment)\b"
+    r"|(?:of|for|over|to)\s+you\b|with\s+(?:full|root|admin|elevated|special|unrestricted)\b))"
+)
+_DANGEROUS = (
+    r"(?:ignore|bypass|override|disable|circumvent|reveal|share|disclose|leak|break|skip|execute|run|delete"
+    r"|transfer|access|send|read|see|view|know|unlock|do\s+anything|say\s+anything|answer\s+anything)"
+)
+_SENSITIVE = (
+    rf"(?:{_SECRET}|your\s+(?:rules|guidelines|instructions|restrictions|filters?|safety|memory|system)"
+    r"|the\s+(?:system|assistant|admin\s+panel)|restricted|confidential|classified|internal\s+(?:data|files|documents)"
+    r"|private\s+(?:data|files|information)|other\s+(?:users|people)(?:'s?)?\s+(?:data|files|messages|information)"
+    r"|(?:all|any)\s+(?:the\s+)?(?:data|files|records|accounts)|everything|anything)"
+)
+_ACCOUNT = (
+    r"(?:(?:bank|crypto|bitcoin|btc|eth|usdt|business|company|offshore)\s+)?(?:account|iban|wallet|address|details"
+    r"|beneficiary|payee|routing\s+number)"
+)
+_LITERAL = (
+    r"(?:\b[a-z]{2}\d{2}(?:[ ]?[a-z0-9]{4}){2,7}(?:[ ]?[a-z0-9]{1,4})?\b|\b(?:bc1|[13])[a-hj-np-z0-9]{25,59}\b"
+    r"|\b0x[a-f0-9]{40}\b|\baccount\s+(?:number|no\.?|#)\s*[:#]?\s*\d[\d -]{5,20})"
+)
+_PAY = r"(?:send|wire|transfer|pay|deposit|route|redirect|remit)"
+_EN_SPOOFING = _p(
+    r"\b(?:new|updated|revised|real|actual|true)\s+(?:system|developer)\s+(?:prompt|message|instructions?)\b",
+    r"\b(?:system|developer)\s+(?:prompt|message|note|override)\s*:",
+    r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|developer|admin)\s*(?:message|prompt|note|notice|update|alert)?\s*:",
+    r"\((?:system|admin|developer)\s+(?:message|note|notice)\)",
+    r"\bstored\s+memories\s+about\s+the\s+user\b",
+    r"\bend\s+of\s+(?:stored\s+memories|quoted\s+data|user\s+input|(?:the\s+)?memory\s+block|(?:the\s+)?context)\b",
+)
+_EN_EXFILTRATION = _p(
+    rf"{_NOT_NEGATED}\b{_REVEAL}\b(?!\s+(?:me\s+|us\s+)?(?:how|why|what|whether|where|when)\b){_GAP}\s+{_SECRET}",
+    rf"\b(?:contents?\s+of|cat|read|open|print|send|include|show|upload|paste|output|display|dump|copy|attach|e-?mail"
+    rf"|leak|reveal|share)\b[^\n]{{0,60}}?(?:{_PATH})",
+    r"\breveal\s+your\b",
+    rf"\bwhat(?:'s|\s+is|\s+are|\s+were)\s+(?:your|the\s+admin|the\s+root)\s+{_SECRET}",
+    r"\b(?:shar(?:e|ed)|sen[dt]|giv(?:e|en)|reveal(?:ed)?|disclos(?:e|ed)|tell|told|forward(?:ed)?|provid(?:e|ed))\b"
+    r"[^.!?\n]{0,60}\b(?:with|to)\s+(?:anyone|anybody"
+    r"|everyone|everybody|whoever|any\s+(?:other\s+)?(?:users?|person|caller|one))\s+(?:who|that)\s+(?:asks|requests"
+    r"|wants)",
+    r"\b(?:forward|send|e-?mail|upload|post|copy|sync|mirror|leak|exfiltrate|transmit|report)\s+(?:a\s+copy\s+of\s+"
+    r"|copies\s+of\s+)?(?:(?:all|every|each|the\s+(?:whole|entire|full))\s+)?(?:of\s+)?(?:(?:the|our|my|your|this"
+    r"|these|user'?s?)\s+)?(?:conversations?|chats?|chat\s+(?:logs?|history)|conversation\s+(?:logs?|history)"
+    r"|messages|memories|memory|transcripts?|logs|history)\b[^.!?\n]{0,60}?\bto\s+(?:https?://|www\.|[\w.+-]+@[\w-]+\."
+    r"|(?:this|that|the\s+following|an?\s+external)\s+(?:address|url|server|endpoint|webhook|e-?mail))",
+    r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,200}[?&][\w.-]{1,40}=",
+)
+_EN_PAYMENT = _p(
+    rf"\b{_PAY}\b[^\n]{{0,120}}?{_LITERAL}",
+    rf"(?:^|[.!?;:\n][ \t]{{0,5}}|\b(?:please|you|always|kindly|now|instead|should|must|to)\s+){_PAY}\b"
+    rf"[^.!?\n]{{0,80}}?\b(?:to|into)\s+(?:(?:the|this|our|a|an|their)\s+)?(?:new|updated|different|following|below|changed|alternate"
+    rf"|alternative|other|replacement|correct)\s+{_ACCOUNT}",
+    r"\b(?:all|any|future|every|outstanding|pending|remaining|upcoming)\s+(?:\w+\s+){0,2}?(?:payments?|invoices?"
+    r"|transfers?|refunds?|wires?|funds|deposits?|payouts?|remittances?)\s+(?:should|must|will|need\s+to|are\s+to|have"
+    r"\s+to)\s+(?:now\s+|from\s+now\s+on\s+)?(?:go|be\s+(?:sent|paid|made|wired|transferred|routed|deposited"
+    r"|redirected))\s+(?:to|into)\b",
+    r"\b(?:our|their|the\s+(?:vendor|supplier|company|payee|beneficiary|contractor|client)'?s?)\s+(?:bank(?:ing)?"
+    r"|payment|remittance|wire|account)\s+(?:details|information|info|instructions|account)\s+(?:have|has)\s+"
+    r"(?:recently\s+|just\s+)?(?:changed|been\s+(?:changed|updated))",
+    r"\b(?:update|change|replace|swap|switch)\s+(?:the\s+)?(?:payee|beneficiary)\b",
+    r"\b(?:update|change|replace|swap|switch)\s+(?:the|our|their)\s+(?:bank\s+account|account\s+number|iban"
+    r"|wallet\s+address|payment\s+details|bank\s+details)\s+(?:to|with|for\s+(?:all|future|every))\b",
+    rf"(?<!\bmy\s)\b(?:new|updated|changed|correct)\s+(?:iban|bank\s+(?:account|details)|account\s+(?:number|details)"
+    rf"|wallet(?:\s+address)?|payment\s+details|remittance\s+details|routing\s+number|sort\s+code)\b[^\n]{{0,40}}?"
+    rf"(?:{_LITERAL}|\d{{6,}})",
+)
+_EN_AUTHORITY = _p(
+    r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+|explicitly\s+|previously\s+)?(?:confirmed|authori[sz]ed|approved)\b",
+    r"\b(?:authori[sz]ed|approved|sanctioned|cleared|okayed|signed\s+off)\s+by\s+(?:the\s+|your\s+|our\s+)?"
+    r"(?:user|admins?|administrators?|developers?|devs|system|security(?:\s+team)?|openai|anthropic|management"
+    r"|(?:your\s+)?(?:creators?|owners?|makers?|operators?))\b",
+    r"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the)\s+)?(?:(?:one\s+of\s+)?"
+    r"your|the\s+assistant'?s)\s+(?:admin\w*|developers?|devs?|creators?|owners?|operators?|makers?|programmers?"
+    r"|trainers?|engineers?|supervisors?|boss|master|god)\b",
+    rf"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the|an?)\s+){{0,3}}"
+    rf"(?:admin(?:istrator)?|root(?:\s+user)?|super[\s-]?user|sysop)s?{_HERE}",
+    r"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:also|now|actually|really|officially|the|an?)\s+){0,3}"
+    r"(?:sysadmin|system\s+administrator|developer|owner|operator|creator|moderator)s?(?=\s+(?:here\b|(?:of|for|on"
+    r"|over|to)\s+(?:this|the|your)\s+(?:system|assistant|ai|bot|model|chat|platform|server|memory|instance)\b"
+    r"|(?:of|for|over|to)\s+you\b))",
+    rf"\b(?:i|user|the\s+user)\s+(?:now\s+|already\s+|also\s+)?(?:have|has|hold|holds|got|was\s+given|was\s+granted"
+    rf"|(?:have|has)\s+been\s+(?:given|granted))\s+(?:(?:full|complete|unrestricted|unlimited|elevated|special|total"
+    rf"|the|an?)\s+)*(?:root|admin(?:istrator)?|administrative|sudo|super[\s-]?user|god|developer|elevated"
+    rf"|level[\s-]\d+|top[\s-]secret)\s+(?:access|privileges?|rights|permissions?|clearance|credentials|role|status"
+    rf"|mode){_HERE}",
+    rf"\b(?:i\s*am|i'm|user\s+is|the\s+user\s+is)\s+(?:(?:fully|officially|already|now)\s+)?(?:authori[sz]ed|allowed"
+    rf"|permitted|cleared|entitled)\s+to\s+(?:\w+\s+){{0,2}}?{_DANGEROUS}\b[^.!?\n]{{0,40}}?{_SENSITIVE}",
+    rf"\byou(?:'re|\s+are)\s+(?:now\s+|hereby\s+|officially\s+)?(?:authori[sz]ed|allowed|permitted|cleared|free"
+    rf"|unlocked)\s+to\s+(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
+    rf"\byou\s+(?:now\s+)?have\s+(?:my\s+|full\s+|explicit\s+|official\s+|blanket\s+)*(?:permission|authori[sz]ation"
+    rf"|clearance|approval|consent|the\s+green\s+light)\s+to\s+(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
+    rf"\bi\s+(?:hereby\s+|now\s+|officially\s+)?(?:authori[sz]e|permit|allow|order|instruct)\s+you\s+to\s+"
+    rf"(?:\w+\s+){{0,2}}?{_DANGEROUS}\b",
+    r"\b(?:verified|authori[sz]ed|official|certified)\s+(?:anthropic|openai|google|microsoft|system|security|admin\w*"
+    r"|staff|employee|developer|operator)\b",
+    r"\byou\s+(?:have\s+been|were|are\s+now)\s+(?:granted|given|upgraded\s+to|promoted\s+to)\s+(?:(?:full|the|an?)\s+)?"
+    r"(?:admin\w*|root|elevated|unrestricted|developer|god|super[\s-]?user)\b",
+    r"\b(?:the\s+)?(?:developers?|devs|admins?|administrators?|your\s+(?:creators?|developers?|makers?|owners?"
+    r"|operators?)|openai|anthropic|(?:the\s+)?security\s+team|management)\s+(?:have\s+|has\s+)?(?:already\s+)?"
+    r"(?:approved|authori[sz]ed|allowed|permitted|okayed|signed\s+off\s+on|cleared|sanctioned|whitelisted)\s+"
+    r"(?:this|it|that|you|me|these|the\s+request)\b|\b(?:pre-?approved|pre-?authori[sz]ed)\s+(?:every|all|any)\b",
+    r"\b(?:this|that|these|it|everything|all\s+of\s+(?:this|it))\s+(?:\w+\s+){0,2}?(?:is|are|was|were|has\s+been"
+    r"|have\s+been|'s)\s+(?:already\s+|fully\s+)?(?:pre-?approved|pre-?authori[sz]ed|whitelisted|allowlisted"
+    r"|signed\s+off|authori[sz]ed\s+by|approved\s+by|cleared\s+by)",
+    r"\bthis\s+is\s+(?:an?\s+)?(?:authori[sz]ed|sanctioned|approved|official|legitimate)\s+(?:request|test"
+    r"|penetration\s+test|pen[\s-]?test|red[\s-]team(?:ing)?\s+(?:exercise|test)|security\s+(?:test|audit|exercise"
+    r"|review)|override|exception|command)",
+    r"\b(?:admin(?:istrator)?|security|emergency|developer|root|master|sudo|maintenance)\s+override\b",
+    r"\b(?:this\s+is|message\s+from|on\s+behalf\s+of|speaking\s+for)\s+(?:the\s+)?(?:openai|anthropic|system"
+    r"|your\s+(?:developers?|creators?|operators?|owners?)|the\s+(?:developers?|administrators?|admins?))\b",
+)
+_EN_INSTRUCTION = _p(
+    r"\b(?:ignore|forget|skip|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those)\s+)*(?:previous"
+    r"|prior|above|earlier|preceding|former|original|existing|system|initial)\s+(?:instructions?|prompts?|rules"
+    r"|directions|directives|guidelines|messages|context|commands)",
+    r"\bdisregard\s+(?:(?:all|any|every|the|your|of|these|those)\s+)*(?:previous|prior|above|earlier|preceding"
+    r"|instructions?|rules|guidelines|system|safety|programming|prompts?)",
+    r"\b(?:ignore|forget|disregard|drop|abandon|set\s+aside|override|bypass|break|stop\s+following)\s+(?:(?:all|any"
+    r"|of)\s+)*your\s+(?:\w+\s+)?(?:guidelines|rules|instructions|programming|training|restrictions|principles"
+    r"|polic(?:y|ies)|filters?|safety|ethics|limitations|constraints|directives|system\s+prompt|guardrails)",
+    r"\byou\s+are\s+now\b",
+    r"\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|limited|chatgpt|claude|required)\b",
+    r"\byou\s+are\s+(?:now\s+)?an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unaligned)\b",
+    r"\byour\s+(?:real|true|new|actual)\s+(?:name|identity|purpose|role|instructions|goal|task|job)\s+is\b",
+    r"\bnew\s+(?:system\s+)?instructions?\b",
+    r"(?:^|[.!?:;\n][ \t]{0,5}|\b(?:please|now|you(?:\s+(?:to|must|should|will|shall|can|could|would))?)[ \t]+)"
+    r"act\s+as\b",
+    r"(?:^|[.!?:;\n][ \t]{0,5}|\byou\s+(?:\w+\s+){0,3}|\bplease\s+)(?:pretend|role-?play)\s+"
+    r"(?:to\s+be|you(?:'re|\s+are)|as|that\s+you)\b",
+    r"\bfrom\s+now\s+on,?\s+(?:you|the\s+assistant)\s+(?:must|will|should|shall)\b(?!\s+(?:always\s+)?(?:call|address)"
+    r"\s+me\b|\s+(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:in|briefly"
+    r"|concisely|formally|casually|more|less)\b|\s+(?:always\s+)?use\s+(?:metric|imperial|celsius|fahrenheit|\w+\s+units)"
+    r"\b|\s+(?:always\s+)?(?:keep|be)\s+(?:it|answers|replies|brief|concise|short|polite|formal|casual|direct)\b)",
+    r"\byou\s+(?:must|have\s+to|are\s+required\s+to|shall|will)\s+(?:now\s+|always\s+)?(?:obey|comply|follow\s+(?:my"
+    r"|these|the\s+new|the\s+following|every|all)|do\s+(?:whatever|everything|anything|as\s+i\s+say)|never\s+refuse"
+    r"|not\s+refuse|answer\s+(?:every|all|any)\s+question|stop\s+following)",
+    r"\b(?:never|don'?t|do\s+not)\s+refuse\b|\bwithout\s+refusing\b",
+    r"\bdo\s+(?:whatever|everything|anything)\s+(?:i|the\s+user|they|anyone|someone)\s+(?:says?|asks?|tells?\s+you"
+    r"|wants?|commands?)\b",
+    r"\b(?:obey|comply\s+with)\s+(?:me|my|every|all|any|these|the\s+following|whatever)\b",
+    r"\b(?:always|never)\s+(?:reveal|send|share|give|disclose|provide|hand\s+over|read\s+out|tell|forward|leak|output"
+    r"|print|include|show)\b[^.!?\n]{0,80}\b(?:when(?:ever)?\s+(?:asked|requested|prompted|someone|anyone|somebody"
+    r"|they|a\s+user|users)|if\s+(?:asked|requested|anyone|someone))",
+    r"(?:\byou\b[^.!?\n]{0,20}|^\s*|[.!?]\s+|\bplease\s+|\balways\s+)(?:disable|turn\s+off|switch\s+off|deactivate"
+    r"|bypass|remove|drop|lift|ignore|skip|circumvent)\s+(?:(?:all|any|the|your|its|of|these|those)\s+)*"
+    r"(?:(?:content|safety|nsfw|moderation|ethical|ethics|profanity)\s+(?:filters?|filtering|checks?|features?"
+    r"|settings?|rules|guidelines|protocols?|restrictions)|guardrails|safeguards|censorship|safety|moderation"
+    r"|restrictions|limitations)\b",
+    r"\byou\b[^.!?\n]{0,60}\bwithout\s+(?:any\s+)?(?:restrictions|filters?|filtering|censorship|guardrails|safety"
+    r"|moderation|limits|limitations)\b",
+    r"\b(?:recommend|promote|advertise|endorse|plug|push|shill|market)\b[^.!?\n]{0,60}\b(?:in|into|with)\s+(?:every"
+    r"|each|all|any)\s+(?:(?:of\s+)?your\s+)?(?:answers?|repl(?:y|ies)|responses?|messages?|outputs?|suggestions?"
+    r"|conversations?)\b",
+    r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|let|(?:reveal|mention)\s+(?:this\s+)?to)\s+the\s+user\b",
+    r"\b(?:keep\s+(?:this|it)\s+(?:a\s+)?secret|hide\s+(?:this|it))\s+from\s+the\s+user\b|\bwithout\s+(?:telling"
+    r"|informing|alerting|notifying)\s+the\s+user\b",
+    r"\boverride\s+(?:your|the|all|any)\s+(?:instructions|rules|safety|guidelines|system|restrictions)",
+    r"\bjailbreak|\b(?:dan|developer|god|unrestricted|debug)\s+mode\b|\bdo\s+anything\s+now\b",
 )
 ENGLISH = LanguageCues(
     language="en",
@@ -178,26 +427,13 @@ ENGLISH = LanguageCues(
         "nice great good morning night evening yes yeah yep no nope sure np welcome got it alright fine awesome wow "
         "hmm mhm oh ah right please cheers ttyl gn gm much"
     ),
-    injection_patterns=_p(
-        r"\b(?:ignore|forget|skip|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those)\s+)*(?:previous"
-        r"|prior|above|earlier|preceding|former|original|existing|system|initial)\s+(?:instructions?|prompts?|rules"
-        r"|directions|directives|guidelines|messages|context|commands)",
-        r"\bdisregard\s+(?:(?:all|any|every|the|your|of|these|those)\s+)*(?:previous|prior|above|earlier|preceding"
-        r"|instructions?|rules|guidelines|system|safety|programming|prompts?)",
-        r"\byou\s+are\s+now\b",
-        r"\bnew\s+(?:system\s+)?instructions?\b",
-        r"\b(?:system|developer)\s+(?:prompt|message)\b",
-        r"(?:^|[.!?:;\n][ \t]{0,5}|\b(?:please|you|now|must|should|will|to)[ \t]+)act\s+as\b",
-        r"\bfrom\s+now\s+on,?\s+(?:you|the\s+assistant)\s+(?:must|will|should|shall)\b(?!\s+(?:call|address)\s+me\b)",
-        r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|let|(?:reveal|mention)\s+(?:this\s+)?to)\s+the\s+user\b",
-        r"\breveal\s+your\b",
-        r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+|explicitly\s+|previously\s+)?(?:confirmed|authori[sz]ed|approved)\b",
-        r"\b(?:authori[sz]ed|approved)\s+by\s+(?:the\s+)?(?:user|admin(?:istrator)?|developers?|system)\b",
-        r"\boverride\s+(?:your|the|all|any)\s+(?:instructions|rules|safety|guidelines|system|restrictions)",
-        r"\bjailbreak|\b(?:dan|developer|god)\s+mode\b",
-        r"\bassistant\s*:",
-        r"(?:^|\n)[ \t]{0,20}(?:system|user|human)[ \t]{0,5}:",
-    ),
+    poisoning={
+        "spoofing": _EN_SPOOFING,
+        "exfiltration": _EN_EXFILTRATION,
+        "payment": _EN_PAYMENT,
+        "authority": _EN_AUTHORITY,
+        "instruction": _EN_INSTRUCTION,
+    },
     stopwords=_words(
         "i i'm i've i'd i'll the a an my your our their his her its this that these those it we you he she they what "
         "how why when where who which yes no hi hello hey thanks thank please sure ok okay if but and or so also then "
@@ -248,3 +484,147 @@ ENGLISH = LanguageCues(
     ),
 )
 register_cues(ENGLISH)
+
+
+# --- Poisoning cues of other languages (no extraction cues: cues_for() still refuses them) -----------------
+
+GERMAN_POISONING: Mapping[str, Patterns] = {
+    "spoofing": _p(
+        r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|entwickler|admin)(?:nachricht|meldung|hinweis|anweisung)?\s*:"
+    ),
+    "exfiltration": _p(
+        r"\b(?:gib|gebt|geben\s+sie|nenn|nenne|zeig|zeige|schick|schicke|sende|verrat|verrate|teil|teile|druck|drucke"
+        r"|füg|füge|schreib|schreibe|leite|poste)\b(?:\s+[^\s.!?;,]+){0,5}?\s+(?:\w+-)?(?:passw(?:ö|o)rt(?:e|er)?"
+        r"|kennw(?:ö|o)rt(?:e|er)?|api-?schlüssel|schlüssel|token|zugangsdaten|anmeldedaten|systemprompt|system-prompt"
+        r"|pin|kreditkartennummer|geheimnisse)\b",
+        r"\b(?:passw(?:ö|o)rt(?:e|er)?|kennw(?:ö|o)rt(?:e|er)?|api-?schlüssel|zugangsdaten|anmeldedaten|systemprompt"
+        r"|privaten\s+schlüssel)\b[^.!?\n]{0,60}\b(?:verraten|herausgeben|preisgeben|weitergeben|senden|schicken"
+        r"|nennen|zeigen|ausgeben|mitteilen|anzeigen)\b",
+        r"\b(?:inhalt|inhalte)\s+(?:von|der\s+datei)\b[^\n]{0,40}?(?:\.ssh/|/etc/(?:passwd|shadow)|\.env\b)",
+    ),
+    "payment": _p(
+        r"\b(?:überweis\w*|zahl\w*|send\w*|schick\w*)\b[^.!?\n]{0,80}?\b(?:auf|an|in)\s+(?:das|dieses|unser|ein|eine"
+        r"|die)\s+(?:neue|neues|folgende|folgendes|geänderte|andere|anderes)\s+(?:konto|iban|wallet|bankverbindung)",
+        r"\b(?:unsere|ihre)\s+(?:bankverbindung|bankdaten|kontodaten|iban|kontonummer)\s+(?:hat|haben|ist)\s+sich\s+"
+        r"(?:geändert|verändert)",
+        r"\b(?:unsere|ihre|die)\s+neue\s+(?:bankverbindung|iban|kontonummer)\b",
+        r"\b(?:zahlungsempfänger|begünstigten)\s+(?:ändern|aktualisieren|austauschen)\b|\bändere\s+den\s+"
+        r"(?:zahlungsempfänger|begünstigten)\b",
+    ),
+    "authority": _p(
+        r"\bich\s+bin\s+(?:(?:der|die|dein|deine|ihr|ein|eine|jetzt|hier|auch)\s+){0,2}(?:admin|administrator"
+        r"|administratorin|root|superuser|systemadministrator(?:in)?)(?=\s*(?:[.!?,;]|$|hier\b|dieses\s+systems\b"
+        r"|von\s+dir\b|und\b))",
+        r"\bich\s+bin\s+(?:dein|deine|ihr|einer\s+deiner)\s+(?:entwickler\w*|schöpfer\w*|besitzer\w*|betreiber\w*"
+        r"|admin\w*)\b",
+        r"\bich\s+habe\s+(?:volle\s+|vollen\s+|uneingeschränkte\s+)?(?:admin|root|administrator)[-\s]?(?:rechte|zugriff"
+        r"|berechtigungen)\b",
+        r"\bich\s+(?:(?:der|die|dein|deine|ein|eine)\s+)?(?:admin|administrator(?:in)?|root|superuser)\s+bin\b",
+        r"\bich\s+bin\s+(?:berechtigt|befugt|autorisiert)\b[^.!?\n]{0,40}\b(?:passw(?:ö|o)rt\w*|kennw(?:ö|o)rt\w*"
+        r"|zugangsdaten|anmeldedaten|geheim\w*|vertraulich\w*|regeln|filter)",
+        r"\bdie\s+entwickler\s+haben\s+(?:das|dies|es)\s+(?:bereits\s+)?(?:genehmigt|freigegeben|erlaubt|autorisiert)\b",
+        r"\b(?:das|dies|diese\s+anfrage)\s+(?:wurde|ist)\s+(?:bereits\s+|vorab\s+)?(?:genehmigt|freigegeben|autorisiert)\b",
+        r"\bdu\s+(?:darfst|bist\s+berechtigt)\b[^.!?\n]{0,40}\b(?:passw(?:ö|o)rt\w*|regeln|anweisungen|filter|zugangsdaten"
+        r"|ignorieren|umgehen|verraten)\b",
+    ),
+    "instruction": _p(
+        r"\b(?:ignorier|ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte)\s+(?:\w+\s+){0,3}?(?:anweisungen"
+        r"|anweisung|regeln|instruktionen|richtlinien|vorgaben|befehle)\b",
+        r"\bab\s+(?:sofort|jetzt)\s+(?:musst|sollst|wirst)\s+du\b",
+        r"\bdu\s+(?:musst|sollst)\s+(?:mir\s+)?(?:immer\s+)?(?:gehorchen|jeden\s+befehl|alles\s+tun)\b",
+        r"\btu\s+so,?\s+als\s+(?:ob|wärst)\b|\bgib\s+dich\s+als\b|\bspiel(?:e)?\s+die\s+rolle\b|\bhandle\s+als\b",
+        r"\b(?:deaktivier\w*|schalte?\s+(?:\w+\s+){0,3}?aus|umgeh\w*)\b[^.!?\n]{0,40}?(?:inhaltsfilter|sicherheitsfilter"
+        r"|filter|sicherheitsregeln|schutzmechanismen|zensur)\b|\b(?:inhaltsfilter|sicherheitsfilter|filter|zensur)\s+"
+        r"(?:deaktivier\w*|aus(?:schalten|geschaltet))",
+        r"\b(?:sag|sage|erzähl|verrate)\s+(?:es\s+|das\s+)?dem\s+(?:nutzer|benutzer)\s+nicht",
+        r"\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort)\s+(?:ein|eine|kein|keine)\b",
+    ),
+}
+
+FRENCH_POISONING: Mapping[str, Patterns] = {
+    "spoofing": _p(r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:message\s+(?:du\s+)?système|système|note\s+(?:du\s+)?système)\s*:"),
+    "exfiltration": _p(
+        r"\b(?:donne|donnez|révèle|révélez|envoie|envoyez|affiche|affichez|montre|montrez|partage|partagez|divulgue"
+        r"|divulguez|inclus|incluez|écris|écrivez|imprime|communique|transmets|transmettez|dis|dites)(?:-(?:moi|nous"
+        r"|lui|leur))?\b(?:\s+(?!(?:comment|pourquoi|si|sur|à\s+propos)\b)[^\s.!?;,]+){0,6}?\s+(?:mots?\s+de\s+passe|clés?\s+(?:api|privées?|ssh)|jetons?"
+        r"|identifiants|prompt\s+système|codes?\s+pin|numéros?\s+de\s+(?:la\s+)?carte|codes?\s+secrets?)",
+        r"\b(?:révéler|divulguer|envoyer|donner|communiquer|partager|afficher|transmettre)\s+(?:\w+\s+){0,3}?(?:mots?\s+de"
+        r"\s+passe|clés?\s+(?:api|privées?)|identifiants|prompt\s+système)",
+        r"\bcontenu\s+de\b[^\n]{0,40}?(?:\.ssh/|/etc/(?:passwd|shadow)|\.env\b)",
+    ),
+    "payment": _p(
+        r"\b(?:vire[zr]?|envoie[zr]?|envoyez|transfère[zr]?|transférez|paie[zr]?|payez|verse[zr]?|versez|effectue[zr]?"
+        r"\s+le\s+virement)\b[^.!?\n]{0,80}?\b(?:sur|vers|à)\s+(?:le|ce|notre|un|cette|la)\s+(?:nouveau|nouvel"
+        r"|nouvelle|autre)\s+(?:compte|iban|rib|portefeuille)",
+        r"\b(?:nos|leurs)\s+coordonnées\s+bancaires\s+(?:ont\s+changé|ont\s+été\s+(?:modifiées|mises\s+à\s+jour)"
+        r"|changent)",
+        r"\b(?:notre|leur)\s+(?:nouveau|nouvel)\s+(?:iban|rib|compte)\b",
+        r"\b(?:modifie[zr]?|change[zr]?|mettre\s+à\s+jour|mettez\s+à\s+jour)\s+le\s+bénéficiaire\b",
+    ),
+    "authority": _p(
+        r"\bje\s+suis\s+(?:(?:l'|le|la|un|une|ton|votre|aussi)\s*){0,2}(?:administrat(?:eur|rice)|admin|root"
+        r"|super-?utilisat(?:eur|rice))(?=\s*(?:[.!?,;]|$|ici\b|de\s+ce\s+système\b|et\b))",
+        r"\bje\s+suis\s+(?:ton|votre|l'un\s+de\s+tes|l'un\s+de\s+vos)\s+(?:développeurs?|créateurs?|propriétaires?"
+        r"|administrateurs?|opérateurs?)\b",
+        r"\bj'ai\s+(?:les\s+|des\s+)?(?:droits|accès|privilèges)\s+(?:complets\s+)?(?:d'|de\s+)?(?:admin|administrateur"
+        r"|root|super-?utilisateur)\b",
+        r"\bles\s+développeurs\s+(?:l'|ont\s+)?(?:ont\s+)?(?:approuvé|autorisé|validé)\b",
+        r"\b(?:c'est|ceci\s+est|cette\s+demande\s+est)\s+(?:déjà\s+)?(?:pré-?approuvée?|autorisée?|approuvée?)\b",
+        r"\btu\s+(?:as\s+le\s+droit|es\s+autorisée?|as\s+la\s+permission)\s+(?:de|d'|à)\s*(?:révéler|ignorer|contourner"
+        r"|divulguer|désactiver|partager)\b",
+    ),
+    "instruction": _p(
+        r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)(?:\w+\s+)?(?:instructions|règles"
+        r"|consignes|directives)\b",
+        r"\b(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu\s+(?:dois|vas|devras)|vous\s+(?:devez"
+        r"|allez|devrez))\b",
+        r"\bfai(?:s|tes)\s+semblant\s+d'être\b|\bagi(?:s|ssez)\s+comme\b|\bjoue[zr]?\s+le\s+rôle\b"
+        r"|\bcomporte-toi\s+comme\b",
+        r"\bdésactive[zr]?\s+(?:le|ton|tes|les|votre|vos)\s+(?:filtres?|garde-fous|sécurités?|protections?)\b",
+        r"\bne\s+(?:le\s+|lui\s+)?(?:dis|dites)\s+(?:rien|pas)\s+à\s+l'utilisat(?:eur|rice)\b",
+        r"\btu\s+es\s+maintenant\b",
+    ),
+}
+
+SPANISH_POISONING: Mapping[str, Patterns] = {
+    "spoofing": _p(r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:mensaje\s+del\s+sistema|sistema|nota\s+del\s+sistema)\s*:"),
+    "exfiltration": _p(
+        r"\b(?:dame|dime|revela|revélame|muestra|muéstrame|envía|envíame|manda|mándame|comparte|incluye|imprime"
+        r"|escribe|proporciona|reenvía)\b(?:\s+(?!(?:cómo|como|por\s+qué|si|sobre)\b)[^\s.!?;,]+){0,6}?\s+(?:contraseñas?|claves?\s+(?:api|privadas?|ssh)"
+        r"|tokens?|credenciales|prompt\s+del\s+sistema|pin|números?\s+de\s+(?:la\s+)?tarjeta)\b",
+        r"\b(?:revelar|enviar|dar|compartir|mostrar|divulgar|incluir)\s+(?:\w+\s+){0,3}?(?:contraseñas?|claves?\s+"
+        r"(?:api|privadas?)|credenciales|prompt\s+del\s+sistema)\b",
+        r"\bcontenido\s+de\b[^\n]{0,40}?(?:\.ssh/|/etc/(?:passwd|shadow)|\.env\b)",
+    ),
+    "payment": _p(
+        r"\b(?:transfier[ae]|envía|envíe|paga|pague|deposita|deposite|ingresa|ingrese|haz\s+la\s+transferencia)\b"
+        r"[^.!?\n]{0,80}?\b(?:a|en)\s+(?:la|esta|nuestra|una)\s+(?:nueva|siguiente|otra)\s+(?:cuenta|iban|billetera"
+        r"|cartera)",
+        r"\b(?:nuestros|sus)\s+datos\s+bancarios\s+(?:han\s+cambiado|cambiaron|se\s+han\s+actualizado)",
+        r"\b(?:nuestra\s+nueva\s+cuenta|nuestro\s+nuevo\s+iban)\b",
+        r"\bcambia(?:r)?\s+(?:el|al)\s+beneficiario\b",
+    ),
+    "authority": _p(
+        r"\bsoy\s+(?:(?:el|la|un|una|tu|su|también)\s+){0,2}(?:administrador|administradora|admin|root|superusuario)"
+        r"(?=\s*(?:[.!?,;]|$|aquí\b|de\s+este\s+sistema\b|y\b))",
+        r"\bsoy\s+(?:tu|su|uno\s+de\s+tus)\s+(?:desarrollador\w*|creador\w*|dueñ[oa]s?|propietari[oa]s?|operador\w*)\b",
+        r"\btengo\s+(?:acceso|permisos|privilegios|derechos)\s+(?:totales\s+|completos\s+)?de\s+(?:administrador|admin"
+        r"|root|superusuario)\b",
+        r"\blos\s+desarrolladores\s+(?:lo\s+|la\s+)?(?:han\s+)?(?:aprobado|autorizado)\b",
+        r"\b(?:esto|esta\s+solicitud)\s+(?:ya\s+)?(?:está|ha\s+sido|fue)\s+(?:pre)?(?:aprobad[oa]|autorizad[oa])\b",
+        r"\b(?:tienes\s+permiso|estás\s+autorizad[oa])\s+(?:para|a)\s+(?:revelar|ignorar|saltarte|divulgar|desactivar"
+        r"|compartir)\b",
+    ),
+    "instruction": _p(
+        r"\b(?:ignora|ignorar|olvida|olvidar|olvídate\s+de)\s+(?:todas\s+)?(?:las\s+|tus\s+)(?:\w+\s+)?(?:instrucciones"
+        r"|reglas|normas|directrices)\b",
+        r"\b(?:a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante),?\s+(?:debes|tienes\s+que|vas\s+a|deberás)\b",
+        r"\bfinge\s+(?:ser|que\s+eres)\b|\bactúa\s+como\b|\bcompórtate\s+como\b|\bhaz\s+el\s+papel\b",
+        r"\bdesactiva\s+(?:el|tu|los|tus)\s+(?:filtros?|salvaguardas|seguridad|protecciones?)\b",
+        r"\bno\s+(?:se\s+lo\s+|le\s+)?digas\s+(?:nada\s+)?al\s+usuario\b",
+        r"\bahora\s+eres\s+(?:un|una)\b",
+    ),
+}
+register_poisoning_cues("de", GERMAN_POISONING)
+register_poisoning_cues("fr", FRENCH_POISONING)
+register_poisoning_cues("es", SPANISH_POISONING)

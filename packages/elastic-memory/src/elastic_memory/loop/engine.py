@@ -32,6 +32,7 @@ from ..extraction import (
     Rejection,
     Turn,
 )
+from ..extraction.guards import GuardReason, check_text
 from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
@@ -757,9 +758,21 @@ class MemoryLoop:
 
     # ----------------------------------------------------------------- lessons
     async def add_lesson(self, text: Any, *, importance: Any = 0.7) -> str:
-        """Store a short operational lesson (deduplicated; the oldest beyond the cap archived)."""
+        """Store a short operational lesson (deduplicated; the oldest beyond the cap archived).
+
+        A lesson is the host's own directive, so directives pass; text the guards read as
+        spoofing, a claim of authority, a request for secrets or a payment redirection is
+        refused (nothing is written).
+        """
         if not self.supported:
             raise UsageError(NO_LOOP)
+        reason = check_text(text) if isinstance(text, str) else None
+        if reason is not None and reason != GuardReason.INSTRUCTION:
+            msg = (
+                f"this lesson was refused: it reads as {reason} (see 'Guards against memory poisoning' in "
+                "docs/memory-loop.md); a lesson says how to work, never who may do what or where secrets or money go"
+            )
+            raise UsageError(msg)
         mid = await self.core.remember(
             text, type="procedural", importance=importance, source="user_confirmed", kind="lesson"
         )
