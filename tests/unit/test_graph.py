@@ -185,6 +185,22 @@ def test_other_agents_entities_are_not_seeds(db_path: Path) -> None:
         assert bob.graph.entity("Biscuit") is None
 
 
+def test_a_recall_pinned_to_another_agent_uses_that_agents_graph(db_path: Path) -> None:
+    """Bob's graph never shapes a recall pinned to Alice: her hits and scores equal those her own store gives."""
+    config = LoopConfig(tier="standard", background=False)
+    with Memory.open(db_path, embedder=None, agent_id="alice", loop=config) as alice:
+        _vet_store(alice)
+        pinned = {"agent_id": "alice"}
+        own = [(h.id, h.score) for h in alice.recall("What did Biscuit chew?", mode="keyword", filters=pinned)]
+    with Memory.open(db_path, embedder=None, agent_id="bob", loop=config) as bob:
+        bob.record_turn("Biscuit loves Dr. Okonkwo and the old lighthouse.", "Ok.", session_id="b")
+        bob.record_turn("Biscuit, Dr. Okonkwo and the lighthouse again.", "Ok.", session_id="b")
+        seen = bob.explain("What did Biscuit chew?", mode="keyword", filters=pinned)
+    assert [h.id for h in seen.hits] == [i for i, _ in own]
+    assert [h.score for h in seen.hits] == pytest.approx([s for _, s in own], abs=1e-9)
+    assert seen.details["graph"]["seeds"] == ["Biscuit"]
+
+
 # ------------------------------------------------------------------ maintenance
 def test_clusters_group_connected_entities(mem: Memory) -> None:
     mem.record_turn("Yesterday Biscuit and Dr. Okonkwo met.", "Ok.", session_id="s1")

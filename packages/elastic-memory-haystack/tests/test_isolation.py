@@ -18,6 +18,7 @@ from haystack.document_stores.errors import DocumentStoreError
 from haystack.document_stores.types import DuplicatePolicy
 
 from elastic_memory import Memory
+from elastic_memory.testing import LOOKALIKE_NAMES
 from haystack_integrations.components.retrievers.elastic_memory import (
     ElasticMemoryBM25Retriever,
     ElasticMemoryEmbeddingRetriever,
@@ -25,17 +26,7 @@ from haystack_integrations.components.retrievers.elastic_memory import (
 )
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
-PAIRS = [
-    pytest.param("ali", "alice", id="prefix"),
-    pytest.param("a%", "ab", id="percent"),
-    pytest.param("a_", "ab", id="underscore"),
-    pytest.param("a*", "ab", id="star"),
-    pytest.param("a.b", "a.bc", id="dotted-prefix"),
-    pytest.param("a", "a.b", id="dotted-child"),
-    pytest.param("\u0430lice", "alice", id="cyrillic-a"),
-    pytest.param("Alice", "alice", id="case"),
-    pytest.param("o'brien", 'o"brien', id="quotes"),
-]
+PAIRS = [pytest.param(a, b, id=name) for name, a, b in LOOKALIKE_NAMES]
 RETRIEVERS = [ElasticMemoryBM25Retriever, ElasticMemoryEmbeddingRetriever, ElasticMemoryHybridRetriever]
 QUERY = "harbour lantern"
 EMBEDDING = [1.0, 0.2, 0.0]

@@ -15,20 +15,10 @@ import pytest
 from langchain_core.documents import Document
 
 from elastic_memory import Memory, UsageError
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import LOOKALIKE_NAMES, FakeEmbedder
 from langchain_elastic_memory import ElasticMemoryStore, ElasticMemoryVectorStore
 
-PAIRS = [
-    pytest.param("ali", "alice", id="prefix"),
-    pytest.param("a%", "ab", id="percent"),
-    pytest.param("a_", "ab", id="underscore"),
-    pytest.param("a*", "ab", id="star"),
-    pytest.param("a.b", "a.bc", id="dotted-prefix"),
-    pytest.param("a", "a.b", id="dotted-child"),
-    pytest.param("\u0430lice", "alice", id="cyrillic-a"),
-    pytest.param("Alice", "alice", id="case"),
-    pytest.param("o'brien", 'o"brien', id="quotes"),
-]
+PAIRS = [pytest.param(a, b, id=name) for name, a, b in LOOKALIKE_NAMES]
 #: Namespace labels (LangGraph refuses "." in a label, so no dotted pairs here).
 LABELS = [p for p in PAIRS if "." not in "".join(p.values)]
 MODES = ["keyword", "semantic", "hybrid"]

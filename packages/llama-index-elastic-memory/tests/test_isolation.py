@@ -17,20 +17,10 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
 
 from elastic_memory import Memory
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import LOOKALIKE_NAMES, FakeEmbedder
 from llama_index.vector_stores.elastic_memory import ElasticMemoryVectorStore
 
-PAIRS = [
-    pytest.param("ali", "alice", id="prefix"),
-    pytest.param("a%", "ab", id="percent"),
-    pytest.param("a_", "ab", id="underscore"),
-    pytest.param("a*", "ab", id="star"),
-    pytest.param("a.b", "a.bc", id="dotted-prefix"),
-    pytest.param("a", "a.b", id="dotted-child"),
-    pytest.param("\u0430lice", "alice", id="cyrillic-a"),
-    pytest.param("Alice", "alice", id="case"),
-    pytest.param("o'brien", 'o"brien', id="quotes"),
-]
+PAIRS = [pytest.param(a, b, id=name) for name, a, b in LOOKALIKE_NAMES]
 MODES = [VectorStoreQueryMode.DEFAULT, VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.HYBRID]
 QUERY = "harbour lantern"
 _FAKE = FakeEmbedder()

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from ._pg_server import TemporaryPostgres, fresh_schema, postgres_available, postgres_server, postgres_session
 
 __all__ = [
+    "LOOKALIKE_NAMES",
     "FakeEmbedder",
     "TemporaryPostgres",
     "fresh_schema",
@@ -30,6 +31,21 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+#: Pairs of collection or agent names that a sloppy comparison (a prefix, ``LIKE``, a glob, a
+#: path split, case folding, a look-alike letter, unescaped quotes) would conflate, as
+#: ``(id, a, b)``: isolation tests parametrise over them.
+LOOKALIKE_NAMES: tuple[tuple[str, str, str], ...] = (
+    ("prefix", "ali", "alice"),
+    ("percent", "a%", "ab"),
+    ("underscore", "a_", "ab"),
+    ("star", "a*", "ab"),
+    ("dotted-prefix", "a.b", "a.bc"),
+    ("dotted-child", "a", "a.b"),
+    ("cyrillic-a", "\u0430lice", "alice"),
+    ("case", "Alice", "alice"),
+    ("quotes", "o'brien", 'o"brien'),
+)
 
 
 class FakeEmbedder:

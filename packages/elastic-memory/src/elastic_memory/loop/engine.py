@@ -597,15 +597,23 @@ class MemoryLoop:
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
     async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
-        """Recall made graph-aware: see :mod:`.graph_recall`. A failure leaves the recall as it was."""
+        """Recall made graph-aware: see :mod:`.graph_recall`. A failure leaves the recall as it was.
+
+        A recall pinned to one agent is nudged by that agent's graph (whoever opened the
+        store), one pinned to several others by none: an agent's ranking depends on its own
+        rows and graph alone.
+        """
         profile = self.profile
         fraction = self.core.recall_config.graph_boost
         if fraction <= 0 or profile.graph_rows_max <= 0 or not explanation.hits or not self.supported:
             return explanation
+        owner = filters.agent_ids[0] if len(filters.agent_ids) == 1 else self.agent_id
+        if filters.agent_ids and owner not in filters.agent_ids:
+            return explanation
         try:
             return await graph_recall.nudge(
                 self.store.graph,
-                self.agent_id,
+                owner,
                 explanation,
                 filters=filters,
                 k=k,
