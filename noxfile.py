@@ -67,8 +67,8 @@ def lint(session: nox.Session) -> None:
     session.install(
         "-e", f"{CORE}[postgres]", *(a for folder in ADAPTERS for a in ("-e", folder)), "ruff==0.17.6", "mypy==2.4.1"
     )
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
+    session.run("ruff", "check", "--no-cache", ".")
+    session.run("ruff", "format", "--no-cache", "--check", ".")
     session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))
 
 

@@ -45,9 +45,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-from data import exact_top_k, make_workload
-
 from _common import environment, percentile, section, table
+from data import exact_top_k, make_workload
 
 K = 10
 BATCH = 1000

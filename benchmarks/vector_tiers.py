@@ -40,9 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-from data import make_workload
-
 from _common import environment, percentile, section, table
+from data import make_workload
 
 TIERS = ("vec0", "ram", "auto")
 K = 10

@@ -29,7 +29,6 @@ import tempfile
 import time
 
 from data import batches, exact_top_k, make_workload
-
 from peers import PEERS, Peer, sqlite_module
 
 K = 10
