@@ -152,5 +152,5 @@ def test_embedder_none_loads_no_model(vault: Path, db: Path) -> None:
 def test_a_missing_folder_exits_2_with_a_hint(tmp_path: Path, db: Path) -> None:
     result = runner.invoke(cli.app, ["ingest", str(tmp_path / "nope"), "--db", str(db), "--embedder", "none"])
     assert result.exit_code == 2
-    assert "not a directory" in result.stderr
+    assert "nope does not exist" in result.stderr
     assert not db.exists()

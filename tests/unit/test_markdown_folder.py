@@ -445,12 +445,12 @@ def test_write_raises_read_only(vault: Path) -> None:
 
 
 def test_a_missing_root_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="not a directory"):
+    with pytest.raises(UsageError, match="missing does not exist"):
         MarkdownFolder(tmp_path / "missing")
 
 
 def test_a_file_root_is_a_usage_error(vault: Path) -> None:
-    with pytest.raises(UsageError, match="not a directory"):
+    with pytest.raises(UsageError, match=r"Home\.md is a file, not a folder"):
         MarkdownFolder(vault / "Home.md")
 
 

@@ -174,10 +174,10 @@ def test_returned_values_are_copies(store: ElasticMemoryStore) -> None:
 @pytest.mark.parametrize(
     ("bad", "error"),
     [
-        ({"s": {1, 2}}, TypeError),
-        ({"o": object()}, TypeError),
-        ({"b": b"bytes"}, TypeError),
-        ({"nested": {1: "int key"}}, TypeError),
+        ({"s": {1, 2}}, UsageError),
+        ({"o": object()}, UsageError),
+        ({"b": b"bytes"}, UsageError),
+        ({"nested": {1: "int key"}}, UsageError),
         ({"nan": float("nan")}, ValueError),
         ({"inf": [float("inf")]}, ValueError),
         ({"surrogate": "\ud800"}, ValueError),
@@ -193,7 +193,7 @@ def test_values_json_cannot_hold_are_refused_and_nothing_is_stored(
 
 
 def test_a_value_that_is_not_a_dict_is_refused(store: ElasticMemoryStore) -> None:
-    with pytest.raises(TypeError, match="dict"):
+    with pytest.raises(UsageError, match="dict"):
         store.batch([PutOp(("docs",), "a", ["not", "a", "dict"])])  # type: ignore[arg-type]
 
 
@@ -758,7 +758,7 @@ def test_batch_results_line_up_with_the_ops(store: ElasticMemoryStore) -> None:
 
 
 def test_an_unknown_op_is_refused(store: ElasticMemoryStore) -> None:
-    with pytest.raises(TypeError, match="unknown store operation"):
+    with pytest.raises(UsageError, match="unknown store operation"):
         store.batch(["not an op"])  # type: ignore[list-item]
 
 
@@ -892,7 +892,7 @@ async def test_async_ttl_expiry_and_refresh(clock: Clock) -> None:
 
 async def test_async_refuses_bad_values_and_namespaces(clock: Clock) -> None:
     async with _astore(clock) as store:
-        with pytest.raises(TypeError):
+        with pytest.raises(UsageError):
             await store.aput(("t",), "k", {"v": {1, 2}})
         with pytest.raises(InvalidNamespaceError):
             await store.aput(("langgraph",), "k", {"v": 1})

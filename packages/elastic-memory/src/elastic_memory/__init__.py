@@ -9,6 +9,7 @@
 """
 
 from ._core import RecallWarning
+from ._repair import RepairReport, TableReport, arepair, repair
 from .config import RecallConfig
 from .context import ContextPlan, PlanItem, Section
 from .embedders import Embedder, FastEmbedEmbedder, MiniLMEmbedder
@@ -102,17 +103,21 @@ __all__ = [
     "RecallMode",
     "RecallWarning",
     "Relation",
+    "RepairReport",
     "RoutingError",
     "SchemaVersionError",
     "Scope",
     "Section",
     "Source",
     "StorageError",
+    "TableReport",
     "Tier",
     "TierWriteError",
     "TurnReceipt",
     "UsageError",
     "__version__",
+    "arepair",
+    "repair",
     "resolve_location",
 ]
 

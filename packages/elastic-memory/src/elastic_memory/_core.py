@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import errno
+import inspect
 import json
+import os
+import stat
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -17,7 +22,7 @@ import numpy.typing as npt
 from . import _validate as v
 from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
-from .errors import EmbedderError, UsageError
+from .errors import EmbedderError, StorageError, UsageError
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
 from .loop import LoopConfig, MemoryLoop, check_loop_args
@@ -60,6 +65,16 @@ _REMEMBER_FIELDS = (
     "kind",
 )
 
+#: What every exported record holds (``import_jsonl`` refuses a line without one of them).
+_IMPORT_FIELDS = (
+    "content",
+    "created_at",
+    "updated_at",
+    "accessed_at",
+    "retention_strength",
+    "access_count",
+    "archived",
+)
 
 #: Query vectors remembered (a plan recalls the same query for several sections).
 _QUERY_MEMO = 32
@@ -84,10 +99,60 @@ def _candidates(spec: EmbedderSpec) -> list[Embedder]:
     return [check_embedder(spec)]
 
 
+def _file_path(path: Any, doing: str) -> Path:
+    """``path`` (a str or ``os.PathLike``) as a :class:`Path`, or a :class:`UsageError`."""
+    if isinstance(path, str | os.PathLike) and str(path).strip():
+        return Path(v.check_path(path, "path"))
+    msg = f"cannot {doing} {path!r}: pass a file path (a str or pathlib.Path)"
+    raise UsageError(msg)
+
+
+def _kind(path: Path, doing: str) -> str | None:
+    """``"dir"``, ``"file"``, ``"other"`` (a device, a pipe) or ``None`` (missing); a path the OS refuses raises."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            msg = f"cannot {doing} {path}: {e.strerror}; pass a shorter path"
+            raise UsageError(msg) from e
+        msg = f"cannot {doing} {path}: {e.strerror or e}; check the path and its permissions"
+        raise StorageError(msg) from e
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _export_error(target: Path, error: OSError) -> StorageError:
+    """The library error for an OS error while exporting to ``target``: the path and what to do."""
+    if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):  # EDQUOT: not on Windows
+        hint = "the disk is full; free some space or export to another disk"
+    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        hint = f"the folder {target.parent} is not writable; export to a folder you can write to"
+    else:
+        hint = "check the path and its permissions, then export again"
+    return StorageError(f"could not export to {target}: {error.strerror or error}; {hint}")
+
+
+def _unit_rows(matrix: npt.NDArray[np.float64]) -> tuple[F32, npt.NDArray[np.bool_]]:
+    """Each row of a finite float64 matrix as a float32 unit vector, and which rows are all zeros.
+
+    Every row is divided by its largest magnitude before its length is taken, so no square
+    overflows (``1e300``) or vanishes (``1e-300``); the unit vector then fits float32 exactly as
+    well as any other. Zero rows stay zero: the caller refuses them or lets them through.
+    """
+    with np.errstate(all="ignore"):
+        peak = np.abs(matrix).max(axis=1, initial=0.0)
+        zero = peak == 0.0
+        scaled = matrix / np.where(zero, 1.0, peak)[:, None]
+        norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+        unit: F32 = (scaled / np.where(zero, 1.0, norms)[:, None]).astype(np.float32)
+    return unit, zero
+
+
 def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     try:
-        matrix = np.asarray(vectors, dtype=np.float32)
-    except (TypeError, ValueError) as e:
+        matrix = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as e:
         msg = f"embedder {who} returned something that is not a list of float vectors: {e}"
         raise EmbedderError(msg) from e
     if matrix.shape != (count, dimension):
@@ -96,9 +161,7 @@ def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     if not np.isfinite(matrix).all():
         msg = f"embedder {who} returned NaN or infinite values"
         raise EmbedderError(msg)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    unit: F32 = (matrix / norms).astype(np.float32)
+    unit, _ = _unit_rows(matrix)  # a zero row stays zero (no direction): the vector leg leaves it out
     return unit
 
 
@@ -112,18 +175,21 @@ def _given_vector(vector: Any, name: str = "vector") -> F32:
     except (TypeError, ValueError) as e:
         msg = f"{name} must be a list of floats: {e}"
         raise UsageError(msg) from e
+    except OverflowError as e:  # an int past float range, e.g. 10**400
+        msg = f"{name} holds a number too large for a float vector: {e}"
+        raise UsageError(msg) from e
     if array.ndim != 1 or array.size == 0:
         msg = f"{name} must be one non-empty list of floats, got shape {array.shape}"
         raise UsageError(msg)
     if not np.isfinite(array).all():
         msg = f"{name} holds NaN or infinite values"
         raise UsageError(msg)
-    norm = float(np.linalg.norm(array))
-    if norm == 0.0:
+    unit, zero = _unit_rows(array[None])
+    if zero[0]:
         msg = f"{name} is all zeros: it has no direction"
         raise UsageError(msg)
-    unit: F32 = (array / norm).astype(np.float32)
-    return unit
+    first: F32 = unit[0]
+    return first
 
 
 def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None] | None:
@@ -138,15 +204,15 @@ def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None]
         return None
     try:
         matrix = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if matrix.ndim != 2 or matrix.shape[1] == 0:
         return None
-    with np.errstate(all="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-    if not (np.isfinite(norms).all() and (norms > 0).all()):
+    if not np.isfinite(matrix).all():
         return None
-    unit = (matrix / norms[:, None]).astype(np.float32)
+    unit, zero = _unit_rows(matrix)
+    if zero.any():
+        return None
     return list(unit)
 
 
@@ -197,9 +263,74 @@ class MemoryCore:
         ram_probe: Callable[[], int] | None = None,
     ) -> MemoryCore:
         """Validate the options, open the store and migrate it."""
+        agent, candidates = cls._checked(
+            path=path,
+            agent_id=agent_id,
+            embedder=embedder,
+            recall=recall,
+            vector_index=vector_index,
+            ram_budget_bytes=ram_budget_bytes,
+            ann_threshold=ann_threshold,
+            timeout=timeout,
+            clock=clock,
+            llm=llm,
+            context_tokens=context_tokens,
+            loop=loop,
+        )
+        store: Store
+        if isinstance(path, str) and is_url(path):
+            store = await PostgresStore.open(path, timeout=float(timeout), clock=clock, vector_tier=vector_index)
+        else:
+            store = await SQLiteStore.open(
+                resolve_location(path),
+                timeout=float(timeout),
+                clock=clock,
+                vector_tier=vector_index,
+                ram_budget_bytes=ram_budget_bytes,
+                ann_threshold=ann_threshold,
+            )
+        core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
+        core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
+        return core
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """Validate :meth:`open`'s keyword ``options`` without opening anything.
+
+        A federation checks them before it creates a folder; an unknown name is a :class:`UsageError`.
+        """
+        known = [name for name in inspect.signature(cls.open).parameters if name != "path"]
+        unknown = sorted(set(options) - set(known), key=str)
+        if unknown:
+            msg = f"unknown option(s) {unknown}; the options are {known}"
+            raise UsageError(msg)
+        bound = inspect.signature(cls.open).bind(":memory:", **options)
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        del args["ram_probe"]
+        cls._checked(**args)
+
+    @staticmethod
+    def _checked(
+        *,
+        path: Any,
+        agent_id: Any,
+        embedder: Any,
+        recall: Any,
+        vector_index: Any,
+        ram_budget_bytes: Any,
+        ann_threshold: Any,
+        timeout: Any,
+        clock: Any,
+        llm: Any,
+        context_tokens: Any,
+        loop: Any,
+    ) -> tuple[str, list[Embedder]]:
+        """The agent id and embedder candidates, once every option of :meth:`open` is checked."""
         if not isinstance(path, str | Path) or not str(path):
             msg = f"path must be a file path, ':memory:' or a postgresql:// URL, got {path!r}"
             raise UsageError(msg)
+        v.check_path(path, "path")
         agent = v.check_id(agent_id, "agent_id")
         candidates = _candidates(embedder)
         if recall is not None and not isinstance(recall, RecallConfig):
@@ -229,21 +360,7 @@ class MemoryCore:
             msg = f"loop must be a LoopConfig, got {type(loop).__name__}"
             raise UsageError(msg)
         check_loop_args(llm, context_tokens)
-        store: Store
-        if isinstance(path, str) and is_url(path):
-            store = await PostgresStore.open(path, timeout=float(timeout), clock=clock, vector_tier=vector_index)
-        else:
-            store = await SQLiteStore.open(
-                resolve_location(path),
-                timeout=float(timeout),
-                clock=clock,
-                vector_tier=vector_index,
-                ram_budget_bytes=ram_budget_bytes,
-                ann_threshold=ann_threshold,
-            )
-        core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
-        core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
-        return core
+        return agent, candidates
 
     async def close(self) -> None:
         """Finish the background queue, then close the store (idempotent)."""
@@ -378,11 +495,9 @@ class MemoryCore:
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts over live memories; see :meth:`AsyncMemory.tags`."""
         parsed = Filters.parse(filters)
-        if prefix is not None and not isinstance(prefix, str):
-            msg = f"prefix must be a string or None, got {prefix!r}"
-            raise UsageError(msg)
+        start = v.check_prefix(prefix)
         await self.store.refresh()  # another process may have written
-        return await self.store.tag_counts(parsed, prefix or None)
+        return await self.store.tag_counts(parsed, start)
 
     def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
@@ -607,7 +722,9 @@ class MemoryCore:
 
     async def health(self) -> dict[str, Any]:
         """The memory loop's state; see :meth:`AsyncMemory.health`."""
-        return await self.loop.health()
+        out = await self.loop.health()
+        out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
+        return out
 
     async def load_index(self) -> str:
         """Load the vector index now; see :meth:`AsyncMemory.load_index`."""
@@ -616,6 +733,7 @@ class MemoryCore:
     async def stats(self) -> dict[str, Any]:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         out = await self.store.stats()
+        out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
         out["agent_id"] = self.agent_id
         out["embedder"] = self._embedder.model_id if self._embedder else None
         return out
@@ -720,30 +838,43 @@ class MemoryCore:
 
     # ----------------------------------------------------------- export/import
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Write every memory (hidden ones too) as one JSON object per line; returns the count."""
-        target = Path(path)
-        if not target.parent.is_dir():
+        """Write every memory (hidden ones too) as one JSON object per line; returns the count.
+
+        The lines go to ``<path>.partial``, renamed over ``path`` once all are written; on any
+        failure that file is removed and ``path`` is left as it was.
+        """
+        target = _file_path(path, "export to")
+        if _kind(target, "export to") == "dir":
+            msg = f"cannot export to {target}: it is a folder; pass a file path such as {target / 'memories.jsonl'}"
+            raise UsageError(msg)
+        if _kind(target.parent, "export to") != "dir":
             msg = f"cannot export to {target}: the folder {target.parent} does not exist"
             raise UsageError(msg)
         pin = self.store.pin
         model = {"model_id": pin.model_id, "dimension": pin.dimension, "family": pin.family} if pin else None
         count = 0
         tmp = target.with_name(target.name + ".partial")
-        with tmp.open("w", encoding="utf-8") as fh:
-            async for record, vector in self.store.iter_records():
-                data = record.to_dict()
-                if vectors and vector is not None:
-                    data["vector"] = [float(x) for x in vector]
-                    data["vector_model"] = model
-                fh.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
-                count += 1
-        tmp.replace(target)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                async for record, vector in self.store.iter_records():
+                    data = record.to_dict()
+                    if vectors and vector is not None:
+                        data["vector"] = [float(x) for x in vector]
+                        data["vector_model"] = model
+                    fh.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
+                    count += 1
+            tmp.replace(target)
+        except OSError as e:
+            raise _export_error(target, e) from e
+        finally:
+            with contextlib.suppress(OSError):  # gone after the rename; a failure must not leave it behind
+                tmp.unlink(missing_ok=True)
         return count
 
     async def import_jsonl(self, path: Any, *, batch: int = 500) -> ImportReport:
         """Read an export back, ids and times included (upsert by id); one transaction per batch."""
-        source = Path(path)
-        if not source.is_file():
+        source = _file_path(path, "import from")
+        if _kind(source, "import from") != "file":
             msg = f"{source} is not a file; pass the path of a JSONL export"
             raise UsageError(msg)
         created = updated = dup = 0
@@ -762,14 +893,26 @@ class MemoryCore:
             pending.clear()
             pending_vectors.clear()
 
-        with source.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
+        try:
+            fh = source.open("rb")
+        except OSError as e:
+            msg = f"cannot read {source}: {e.strerror or e}; check that the file is readable"
+            raise StorageError(msg) from e
+        with fh:
+            for line_no, raw in enumerate(fh, start=1):
+                if not raw.strip():
                     continue
                 try:
-                    data = json.loads(line)
+                    data = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as e:
+                    msg = f"{source}:{line_no}: not UTF-8 text; pass a JSONL export made by export_jsonl()"
+                    raise UsageError(msg) from e
+                except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
+                    msg = f"{source}:{line_no}: not JSON ({e}); nothing from this batch was written"
+                    raise UsageError(msg) from e
+                try:
                     row, vector = self._import_row(data, family)
-                except (ValueError, KeyError, TypeError) as e:
+                except (ValueError, KeyError, TypeError, RecursionError) as e:
                     msg = f"{source}:{line_no}: not a memory record ({e}); nothing from this batch was written"
                     raise UsageError(msg) from e
                 pending.append(row)
@@ -780,8 +923,15 @@ class MemoryCore:
             await flush()
         return ImportReport(created, updated, dup, created + updated + dup)
 
-    def _import_row(self, data: dict[str, Any], family: str | None) -> tuple[dict[str, Any], F32 | None]:
+    def _import_row(self, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
         """A row to write, and the exported vector if it is of ``family`` (else it is re-embedded)."""
+        if not isinstance(data, dict):
+            msg = f"a JSON object per line is expected, got a JSON {type(data).__name__}"
+            raise TypeError(msg)
+        missing = [key for key in _IMPORT_FIELDS if key not in data]
+        if missing:
+            msg = f"missing field {missing[0]!r}" if len(missing) == 1 else f"missing fields {missing}"
+            raise ValueError(msg)
         fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
         row = self._row(data["content"], fields)
         for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
@@ -789,8 +939,8 @@ class MemoryCore:
         row["access_count"] = int(data["access_count"])
         row["archived"] = int(bool(data["archived"]))
         row["deleted_at"] = None if data.get("deleted_at") is None else float(data["deleted_at"])
-        vector, model = data.get("vector"), data.get("vector_model") or {}
-        if vector is None or family is None or model.get("family") != family:
+        vector, model = data.get("vector"), data.get("vector_model")
+        if vector is None or family is None or not isinstance(model, dict) or model.get("family") != family:
             return row, None
         try:
             vec = _as_matrix([vector], 1, len(vector), "of the export")[0]

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import re
 import unicodedata
 import uuid
@@ -17,15 +18,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import UsageError
-from .filters import finite, to_timestamp
+from .filters import check_text, finite, to_timestamp
 from .storage.queries import encode_json
 from .types import KINDS, MemoryType, RecallMode, Scope, Source
 
-__all__ = ["MAX_CONTENT_CHARS", "build_row", "content_hash", "check_k", "check_mode", "normalise"]
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "MAX_METADATA_DEPTH",
+    "build_row",
+    "check_k",
+    "check_mode",
+    "check_text",
+    "content_hash",
+    "normalise",
+]
 
 #: The longest content one memory may hold (about 250k tokens); split longer text.
 MAX_CONTENT_CHARS = 1_000_000
-_ID = re.compile(r"^[^\x00-\x1f]{1,256}$")
+#: How deep metadata may nest (a dict holding a list holding a dict is three levels).
+MAX_METADATA_DEPTH = 64
+_ID = re.compile(r"[^\x00-\x1f\ud800-\udfff]{1,256}")
 
 
 def normalise(content: str) -> str:
@@ -80,9 +92,12 @@ def check_k(k: Any) -> int:
 
 
 def check_id(value: Any, name: str = "id") -> str:
-    """A memory id: a non-empty string of at most 256 printable characters."""
-    if not isinstance(value, str) or not _ID.match(value):
-        msg = f"{name} must be a non-empty string of at most 256 characters without control characters, got {value!r}"
+    """A memory id: a non-empty string of at most 256 printable characters (valid Unicode)."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        msg = (
+            f"{name} must be a non-empty string of at most 256 characters without control characters "
+            f"or lone surrogates, got {value!r}"
+        )
         raise UsageError(msg)
     return value
 
@@ -116,11 +131,7 @@ def check_content(content: Any) -> str:
     if not content.strip():
         msg = "content is empty: there is nothing to remember"
         raise UsageError(msg)
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError as e:
-        msg = f"content is not valid Unicode ({e.reason} at position {e.start}); decode your text properly first"
-        raise UsageError(msg) from None
+    check_text(content, "content")
     if len(content) > MAX_CONTENT_CHARS:
         msg = f"content has {len(content)} characters, more than {MAX_CONTENT_CHARS}; split it into smaller memories"
         raise UsageError(msg)
@@ -144,12 +155,12 @@ def check_tags(tags: Any) -> list[str]:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > 256:
             msg = f"each tag must be a non-empty string of at most 256 characters, got {tag!r}"
             raise UsageError(msg)
-        out.append(tag)
+        out.append(check_text(tag, "tags"))
     return sorted(set(out))
 
 
 def check_metadata(metadata: Any) -> dict[str, Any]:
-    """A JSON-serialisable dict with string keys (no NaN or infinity)."""
+    """A JSON-serialisable dict with string keys (no NaN or infinity), at most :data:`MAX_METADATA_DEPTH` deep."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -158,6 +169,7 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     if any(not isinstance(k, str) for k in metadata):
         msg = "metadata keys must be strings"
         raise UsageError(msg)
+    _walk_metadata(metadata)
     try:
         return json.loads(json.dumps(metadata, allow_nan=False))  # type: ignore[no-any-return]
     except (TypeError, ValueError) as e:
@@ -165,24 +177,41 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
         raise UsageError(msg) from e
 
 
-def _str_keys(value: Any) -> bool:
-    """True when every dict inside ``value`` has string keys only."""
-    if isinstance(value, Mapping):
-        return all(isinstance(k, str) and _str_keys(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return all(_str_keys(v) for v in value)
-    return True
+def _walk_metadata(metadata: Mapping[Any, Any]) -> bool:
+    """Refuse metadata nested too deep or holding text that is not valid Unicode, without recursion.
+
+    Returns True when every dict inside has string keys only.
+    """
+    str_keys = True
+    stack: list[tuple[Any, str, int]] = [(metadata, "metadata", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_METADATA_DEPTH:
+            msg = f"metadata nests deeper than {MAX_METADATA_DEPTH} levels (MAX_METADATA_DEPTH); flatten it"
+            raise UsageError(msg)
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str):
+                check_text(key, "a metadata key" if depth == 1 else f"a key in {where}")
+            elif isinstance(value, Mapping):
+                str_keys = False
+            inner = f"{where}[{key!r}]"
+            if isinstance(item, str):
+                check_text(item, inner)
+            elif isinstance(item, Mapping | list | tuple):
+                stack.append((item, inner, depth + 1))
+    return str_keys
 
 
 def encode_metadata(metadata: Any) -> str:
-    """:func:`check_metadata` and the column's compact, key-sorted JSON in one pass.
+    """:func:`check_metadata` and the column's compact, key-sorted JSON.
 
     >>> encode_metadata({"b": 1, "a": [True, None]})
     '{"a":[true,null],"b":1}'
     """
     if not metadata and isinstance(metadata, Mapping | type(None)):
         return "{}"
-    if isinstance(metadata, Mapping) and _str_keys(metadata):
+    if isinstance(metadata, Mapping) and _walk_metadata(metadata):
         with contextlib.suppress(TypeError, ValueError):
             return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     # Not a dict, non-string keys, NaN, odd values: check_metadata says what is wrong (or,
@@ -197,7 +226,7 @@ def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
         if not isinstance(pool, str) or not pool.strip():
             msg = "a shared memory needs pool='<pool name>' naming the agents' shared pool"
             raise UsageError(msg)
-        return s.value, pool
+        return s.value, check_text(pool, "pool")
     if pool is not None:
         msg = f"pool={pool!r} only applies to scope='shared'; drop it or use scope='shared'"
         raise UsageError(msg)
@@ -210,7 +239,7 @@ def _optional_str(name: str, value: Any) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 256:
         msg = f"{name} must be a non-empty string of at most 256 characters or None, got {value!r}"
         raise UsageError(msg)
-    return value
+    return check_text(value, name)
 
 
 def check_kind(kind: Any) -> str:
@@ -289,14 +318,14 @@ def build_row(
     }
 
 
-_FACT_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
+_FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)*")
 #: Longest fact value accepted from :meth:`Facts.set`.
 MAX_FACT_VALUE = 2_000
 
 
 def check_fact_key(key: Any, reserved: Sequence[str]) -> str:
     """A dotted lowercase key such as ``user.dog_name``, outside the ``reserved`` prefixes."""
-    if not isinstance(key, str) or len(key) > 100 or not _FACT_KEY.match(key):
+    if not isinstance(key, str) or len(key) > 100 or not _FACT_KEY.fullmatch(key):
         msg = (
             f"a fact key is dotted lowercase words such as 'user.dog_name' (letters, digits, '_', at most "
             f"100 characters), got {key!r}"
@@ -321,7 +350,7 @@ def check_fact_value(value: Any) -> str:
             f"a fact value holds at most {MAX_FACT_VALUE} characters, got {len(value)}; store long text with remember()"
         )
         raise UsageError(msg)
-    return value.strip()
+    return check_text(value, "the fact value").strip()
 
 
 def check_category(category: Any, key: str, profile_keys: Iterable[str] = ()) -> str:
@@ -334,6 +363,27 @@ def check_category(category: Any, key: str, profile_keys: Iterable[str] = ()) ->
         )
         raise UsageError(msg)
     return str(category)
+
+
+def check_path(value: Any, name: str) -> str:
+    """A path as text, if the file system can name it (a str or ``os.PathLike``, no NUL, valid Unicode)."""
+    try:
+        text = os.fspath(value)
+        ok = isinstance(text, str) and bool(text) and b"\x00" not in os.fsencode(text)
+    except (TypeError, UnicodeEncodeError):
+        ok = False
+    if not ok:
+        msg = f"{name} must be a path the file system can name (text without NUL or lone surrogates), got {value!r}"
+        raise UsageError(msg)
+    return str(text)
+
+
+def check_prefix(prefix: Any) -> str | None:
+    """A ``tags(prefix=...)`` prefix: text, or ``None`` (or empty) for every tag."""
+    if prefix is not None and not isinstance(prefix, str):
+        msg = f"prefix must be a string or None, got {prefix!r}"
+        raise UsageError(msg)
+    return check_text(prefix, "prefix") if prefix else None
 
 
 def unit(name: str, value: Any) -> float:

@@ -13,16 +13,17 @@ open). :class:`Opened` holds both facades over that one store.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _runner
 from .errors import UsageError
+from .filters import check_text
 from .memory import AsyncMemory, Memory
 from .types import Hit
 
-__all__ = ["Opened", "aopen_memory", "open_memory", "provenance", "run_sync"]
+__all__ = ["Opened", "aopen_memory", "items_arg", "open_memory", "provenance", "run_sync", "text_arg"]
 
 T = TypeVar("T")
 
@@ -35,6 +36,40 @@ def run_sync(coro: Coroutine[Any, Any, T], name: str = "call") -> T:
     :class:`UsageError` naming ``name`` instead of deadlocking.
     """
     return _runner.run(coro, name)
+
+
+def text_arg(value: Any, name: str) -> str:
+    r"""``value`` if it is a ``str`` that can be stored; an adapter's check of a query, a key, an id.
+
+    Every adapter argument of the wrong type raises the library's :class:`UsageError` (also a
+    ``ValueError``, the error the frameworks document for bad input), never an ``AttributeError``
+    from deep inside.
+
+    >>> text_arg(None, "query")
+    Traceback (most recent call last):
+    ...
+    elastic_memory.UsageError: query must be a string, got NoneType
+    """
+    if not isinstance(value, str):
+        msg = f"{name} must be a string, got {type(value).__name__}"
+        raise UsageError(msg)
+    return check_text(value, name)
+
+
+def items_arg(value: Any, name: str) -> list[Any]:
+    """``value`` as a list if it is a list or another iterable of items (not a str, bytes or dict).
+
+    >>> items_arg(("a", "b"), "texts"), items_arg(iter([1]), "ids")
+    (['a', 'b'], [1])
+    >>> items_arg("abc", "texts")
+    Traceback (most recent call last):
+    ...
+    elastic_memory.UsageError: texts must be a list, got str
+    """
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        msg = f"{name} must be a list, got {type(value).__name__}"
+        raise UsageError(msg)
+    return list(value)
 
 
 class Opened:

@@ -35,9 +35,10 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, _cli_ingest, _cli_quarantine
+from . import __version__, _cli_ingest, _cli_quarantine, _cli_repair
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
+from ._validate import build_row
 from .errors import ElasticMemoryError, UsageError
 from .memory import Memory
 from .types import Explanation, Hit, MemoryType, RecallMode
@@ -113,27 +114,33 @@ def _reported() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _open(db: Path, embedder: EmbedderChoice, *, must_exist: bool = False) -> Iterator[Memory]:
+def _open(
+    db: Path, embedder: EmbedderChoice, *, must_exist: bool = False, agent_id: str = "default"
+) -> Iterator[Memory]:
     """Open the store at ``db`` and close it afterwards.
 
     Args:
         db: The database file (or ``:memory:``).
         embedder: The ``--embedder`` choice.
         must_exist: Refuse a missing file instead of creating an empty store (read-only commands).
+        agent_id: Who writes (the demo writes as :data:`DEMO_AGENT`).
 
     Yields:
         The open store.
 
     Raises:
-        UsageError: ``must_exist`` and there is no file at ``db``.
+        UsageError: ``db`` is a folder, or ``must_exist`` and there is no file at ``db``.
     """
+    if db.is_dir():
+        msg = f"--db {db} is a folder; pass the path of a database file, such as {db / DEFAULT_DB}"
+        raise UsageError(msg)
     if must_exist and str(db) != ":memory:" and not db.exists():
         msg = (
             f"there is no store at {db}; pass --db PATH or set {DB_ENV}, "
             "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
         )
         raise UsageError(msg)
-    mem = Memory.open(db, embedder=_embedder_spec(embedder))
+    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id)
     try:
         yield mem
     finally:
@@ -410,6 +417,17 @@ def add(
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
     with _reported():
         fields = _parse_metadata(metadata)
+        # checked before the store is opened, so bad input never creates an empty database file
+        build_row(
+            text,
+            now=0.0,
+            default_agent="cli",
+            type=type_.value,
+            importance=importance,
+            tags=tag,
+            session_id=session,
+            metadata=fields,
+        )
         with _open(db, embedder) as mem:
             mid = mem.remember(
                 text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
@@ -693,11 +711,37 @@ def _demo_store_table() -> Table:
     return table
 
 
+#: The author of every memory the demo writes: how ``demo --db`` tells its own store from yours.
+DEMO_AGENT = "elastic-memory-demo"
+
+
+def _refuse_foreign_store(mem: Memory, path: Path) -> None:
+    """Raise :class:`UsageError` unless the store at ``path`` is empty or holds only what a demo wrote."""
+    total = int(mem.stats()["total_memories"])
+    if total == 0:
+        return
+    demo_made = total <= 1000 and total == len(
+        mem.recall("", k=1000, filters={"agent_id": DEMO_AGENT}, mode="keyword", touch=False)
+    )
+    if not demo_made:
+        msg = (
+            f"{path} already holds a store that the demo did not make; the demo writes only "
+            "to a new file or to its own earlier store: pass another --db path, such as demo.db"
+        )
+        raise UsageError(msg)
+
+
 @app.command()
 def demo(
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Keep the demo store in this file. Default: a temporary file, removed at the end."),
+        typer.Option(
+            "--db",
+            help=(
+                "Keep the demo store in this file: a new file, or one an earlier demo made (the demo never "
+                "writes into another store). Default: a temporary file, removed at the end."
+            ),
+        ),
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
@@ -711,7 +755,9 @@ def demo(
             path = Path(folder) / "demo.db"
         else:
             path = db
-        with _open(path, embedder) as mem:
+        with _open(path, embedder, agent_id=DEMO_AGENT) as mem:
+            if db is not None:
+                _refuse_foreign_store(mem, path)
             out.print(_demo_store_table())
             model = "the built-in model (offline)" if embedder is EmbedderChoice.AUTO else "no model"
             with _spinner(f"Storing {len(DEMO_MEMORIES)} memories, embedded with {model}"):
@@ -755,6 +801,7 @@ def demo(
 
 _cli_ingest.register(app)
 _cli_quarantine.register(app)
+_cli_repair.register(app)
 
 
 def main() -> None:

@@ -17,7 +17,15 @@ from typing import Any
 from .errors import UsageError
 from .types import KINDS, MemoryType, Scope, Source
 
-__all__ = ["METADATA_LOGIC", "METADATA_OPERATORS", "Filters", "with_scope"]
+__all__ = [
+    "MAX_FILTER_CONDITIONS",
+    "MAX_FILTER_VALUES",
+    "METADATA_LOGIC",
+    "METADATA_OPERATORS",
+    "Filters",
+    "check_text",
+    "with_scope",
+]
 
 #: Operators accepted in ``filters={"metadata": {key: {op: value}}}``.
 METADATA_OPERATORS = (
@@ -38,6 +46,12 @@ METADATA_OPERATORS = (
 METADATA_LOGIC = ("$and", "$or", "$not")
 #: How deep ``$and``/``$or``/``$not`` may nest.
 _MAX_DEPTH = 32
+#: The most metadata conditions one filter may hold, ``$and``/``$or``/``$not`` included, at
+#: every level (SQLite refuses an expression more than 1,000 nodes deep).
+MAX_FILTER_CONDITIONS = 128
+#: The most values one filter may list in all (``$in``/``$nin`` items, list filters such as
+#: ``tags``), well under the 32,766 parameters SQLite binds to one statement.
+MAX_FILTER_VALUES = 10_000
 
 _KEYS = (
     "agent_id",
@@ -57,29 +71,76 @@ _KEYS = (
     "pinned",
     "metadata",
 )
-_METADATA_KEY = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
+_METADATA_KEY = re.compile(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*")
 Scalar = str | int | float | bool | None
 
 
-def _strings(key: str, value: Any) -> tuple[str, ...]:
+def check_text(value: str, name: str) -> str:
+    r"""``value`` if it can be stored as UTF-8: no lone surrogates (``"\ud800"``).
+
+    >>> check_text("\ud800", "tags")
+    Traceback (most recent call last):
+    ...
+    elastic_memory.UsageError: tags is not valid Unicode (a lone surrogate at position 0); ...
+    """
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            msg = (
+                f"{name} is not valid Unicode (a lone surrogate at position {e.start}); "
+                "decode your text properly first (bytes.decode('utf-8'))"
+            )
+            raise UsageError(msg) from None
+    return value
+
+
+class _Budget:
+    """What a filter has used of :data:`MAX_FILTER_CONDITIONS` and :data:`MAX_FILTER_VALUES`."""
+
+    def __init__(self) -> None:
+        self.conditions = 0
+        self.values = 0
+
+    def condition(self) -> None:
+        self.conditions += 1
+        if self.conditions > MAX_FILTER_CONDITIONS:
+            msg = (
+                f"the metadata filter holds more than {MAX_FILTER_CONDITIONS} conditions (MAX_FILTER_CONDITIONS); "
+                "use $in with a list of values instead of many $or branches, or split the recall"
+            )
+            raise UsageError(msg)
+
+    def take(self, count: int, key: str) -> None:
+        self.values += count
+        if self.values > MAX_FILTER_VALUES:
+            msg = (
+                f"filters list more than {MAX_FILTER_VALUES} values in all (MAX_FILTER_VALUES), the last in "
+                f"{key!r}; narrow the lists or split the recall"
+            )
+            raise UsageError(msg)
+
+
+def _strings(key: str, value: Any, budget: _Budget) -> tuple[str, ...]:
     items = [value] if isinstance(value, str | Scope | MemoryType | Source) else value
     if not isinstance(items, list | tuple | set | frozenset) or not items:
         msg = f"filters[{key!r}] must be a string or a non-empty list of strings, got {value!r}"
         raise UsageError(msg)
+    budget.take(len(items), key)
     out: list[str] = []
     for item in items:
         if isinstance(item, Scope | MemoryType | Source):
             out.append(item.value)
         elif isinstance(item, str):
-            out.append(item)
+            out.append(check_text(item, f"filters[{key!r}]"))
         else:
             msg = f"filters[{key!r}] holds {item!r}; use strings"
             raise UsageError(msg)
     return tuple(dict.fromkeys(out))
 
 
-def _enum_values(key: str, value: Any, enum: type[Scope | MemoryType | Source]) -> tuple[str, ...]:
-    values = _strings(key, value)
+def _enum_values(key: str, value: Any, enum: type[Scope | MemoryType | Source], budget: _Budget) -> tuple[str, ...]:
+    values = _strings(key, value, budget)
     allowed = {e.value for e in enum}
     bad = [v for v in values if v not in allowed]
     if bad:
@@ -133,7 +194,9 @@ def to_timestamp(key: str, value: Any) -> float:
 
 
 def _scalar(key: str, value: Any) -> Scalar:
-    if value is None or isinstance(value, str | bool):
+    if isinstance(value, str):
+        return check_text(value, f"the metadata filter on {key!r}")
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
         return value
@@ -143,25 +206,26 @@ def _scalar(key: str, value: Any) -> Scalar:
     raise UsageError(msg)
 
 
-def _logic(op: str, operand: Any, depth: int) -> tuple[str, str, Any]:
+def _logic(op: str, operand: Any, depth: int, budget: _Budget) -> tuple[str, str, Any]:
     """A ``("", "$and"|"$or"|"$not", ...)`` condition; its operand is parsed metadata filters."""
     if depth >= _MAX_DEPTH:
         msg = f"metadata filters nest {op} deeper than {_MAX_DEPTH} levels; flatten them"
         raise UsageError(msg)
     if op == "$not":
-        return ("", op, _metadata(operand, depth + 1))
+        return ("", op, _metadata(operand, depth + 1, budget))
     if not isinstance(operand, list | tuple) or not operand:
         msg = f"metadata filter {op} takes a non-empty list of metadata filters, got {operand!r}"
         raise UsageError(msg)
-    return ("", op, tuple(_metadata(item, depth + 1) for item in operand))
+    return ("", op, tuple(_metadata(item, depth + 1, budget) for item in operand))
 
 
-def _operand(key: str, op: str, raw: Any) -> Any:
+def _operand(key: str, op: str, raw: Any, budget: _Budget) -> Any:
     """The validated operand of one ``{key: {op: raw}}`` condition."""
     if op in ("$in", "$nin"):
         if not isinstance(raw, list | tuple | set | frozenset):
             msg = f"metadata filter on {key!r}: {op} takes a list, got {raw!r}"
             raise UsageError(msg)
+        budget.take(len(raw), key)
         return tuple(_scalar(key, v) for v in raw)
     if op in ("$exists", "$empty"):
         if not isinstance(raw, bool):
@@ -178,7 +242,7 @@ def _operand(key: str, op: str, raw: Any) -> Any:
     return operand
 
 
-def _metadata(value: Any, depth: int = 0) -> tuple[tuple[str, str, Any], ...]:
+def _metadata(value: Any, depth: int, budget: _Budget) -> tuple[tuple[str, str, Any], ...]:
     """Parsed ``filters["metadata"]``: ``(key, op, operand)`` conditions, all of which must hold.
 
     ``$and``/``$or``/``$not`` become ``("", op, operand)`` whose operand is a tuple of parsed
@@ -190,9 +254,10 @@ def _metadata(value: Any, depth: int = 0) -> tuple[tuple[str, str, Any], ...]:
     out: list[tuple[str, str, Any]] = []
     for key, cond in value.items():
         if key in METADATA_LOGIC:
-            out.append(_logic(key, cond, depth))
+            budget.condition()
+            out.append(_logic(key, cond, depth, budget))
             continue
-        if not isinstance(key, str) or not _METADATA_KEY.match(key):
+        if not isinstance(key, str) or not _METADATA_KEY.fullmatch(key):
             msg = (
                 f"metadata filter key {key!r} is not allowed: use letters, digits, '_' or '-', "
                 f"with '.' between nested keys (or one of {METADATA_LOGIC})"
@@ -206,7 +271,8 @@ def _metadata(value: Any, depth: int = 0) -> tuple[tuple[str, str, Any], ...]:
             if op not in METADATA_OPERATORS:
                 msg = f"metadata filter on {key!r}: unknown operator {op!r}; use one of {METADATA_OPERATORS}"
                 raise UsageError(msg)
-            out.append((key, op, _operand(key, op, raw)))
+            budget.condition()
+            out.append((key, op, _operand(key, op, raw, budget)))
     return tuple(out)
 
 
@@ -249,33 +315,34 @@ class Filters:
             msg = f"unknown filter key(s) {unknown}; the keys are {list(_KEYS)}"
             raise UsageError(msg)
         f: dict[str, Any] = {}
+        budget = _Budget()
         for key, value in filters.items():
             if value is None:
                 continue
             if key == "agent_id":
-                f["agent_ids"] = _strings(key, value)
+                f["agent_ids"] = _strings(key, value, budget)
             elif key == "scope":
-                f["scopes"] = _enum_values(key, value, Scope)
+                f["scopes"] = _enum_values(key, value, Scope, budget)
             elif key == "pool":
-                f["pools"] = _strings(key, value)
+                f["pools"] = _strings(key, value, budget)
             elif key == "type":
-                f["types"] = _enum_values(key, value, MemoryType)
+                f["types"] = _enum_values(key, value, MemoryType, budget)
             elif key == "source":
-                f["sources"] = _enum_values(key, value, Source)
+                f["sources"] = _enum_values(key, value, Source, budget)
             elif key == "session_id":
-                f["session_ids"] = _strings(key, value)
+                f["session_ids"] = _strings(key, value, budget)
             elif key == "exclude_session_id":
-                f["exclude_session_ids"] = _strings(key, value)
+                f["exclude_session_ids"] = _strings(key, value, budget)
             elif key == "kind":
-                f["kinds"] = _strings(key, value)
+                f["kinds"] = _strings(key, value, budget)
                 bad = [k for k in f["kinds"] if k not in KINDS]
                 if bad:
                     msg = f"filters['kind'] has unknown value(s) {bad}; use one of {list(KINDS)}"
                     raise UsageError(msg)
             elif key == "tags":
-                f["tags_any"] = _strings(key, value)
+                f["tags_any"] = _strings(key, value, budget)
             elif key == "tags_all":
-                f["tags_all"] = _strings(key, value)
+                f["tags_all"] = _strings(key, value, budget)
             elif key in ("min_confidence", "min_importance"):
                 f[key] = _unit(key, value)
             elif key in ("since", "until"):
@@ -286,7 +353,7 @@ class Filters:
                     raise UsageError(msg)
                 f["pinned"] = value
             else:
-                f["metadata"] = _metadata(value)
+                f["metadata"] = _metadata(value, 0, budget)
         return cls(**f)
 
     @property
@@ -322,7 +389,7 @@ def with_scope(filters: Any, scope: Any = None, pool: Any = None) -> Any:
         if given is None:
             continue
         value = getattr(given, "value", given)
-        if merged.get(key, value) != value:
+        if key in merged and merged[key] != value:  # not .get(key, value): NaN != NaN
             msg = f"{key}={value!r} conflicts with filters[{key!r}]={merged[key]!r}; pass it once"
             raise UsageError(msg)
         merged[key] = value

@@ -80,6 +80,7 @@ from langgraph.store.base.embed import EmbeddingsLambda
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, UsageError
+from elastic_memory.adapters import items_arg, text_arg
 
 from ._memory import LangChainEmbedder, Opened, open_memory
 
@@ -252,13 +253,14 @@ class ElasticMemoryStore(BaseStore):
 
     def _plan(self, ops: Iterable[Op]) -> _Plan[list[Result]]:
         """The batch as core calls: everything is validated first, then reads, TTL refreshes, writes."""
-        listed = list(ops)
+        listed = items_arg(ops, "ops")
         results: list[Result] = [None] * len(listed)
         gets: list[tuple[int, GetOp, str]] = []
         searches: list[tuple[int, SearchOp, dict[str, Any]]] = []
         lists: list[tuple[int, ListNamespacesOp]] = []
         puts: dict[str, dict[str, Any] | None] = {}
         for i, op in enumerate(listed):
+            _check_shape(op)
             validate_op_namespace(op)
             if isinstance(op, GetOp):
                 gets.append((i, op, self._id(op.namespace, op.key)))
@@ -272,7 +274,7 @@ class ElasticMemoryStore(BaseStore):
                 puts[mid] = self._row(mid, op)
             else:
                 msg = f"unknown store operation {type(op).__name__}; use GetOp, SearchOp, PutOp or ListNamespacesOp"
-                raise TypeError(msg)
+                raise UsageError(msg)
         refresh: dict[str, float] = {}
         if gets:
             records = yield ("get_many", ([mid for _, _, mid in gets],), {})
@@ -443,6 +445,29 @@ def _search_item(record: MemoryRecord, score: float | None) -> SearchItem:
     return SearchItem(**_fields(record), score=score)
 
 
+def _labels(value: Any, what: str) -> None:
+    """A namespace (or a match path) is a tuple of string labels; else LangGraph's namespace error."""
+    if not isinstance(value, tuple | list) or not all(isinstance(label, str) for label in value):
+        msg = f"{what} must be a tuple of strings such as ('users', '123'), got {value!r:.200}"
+        raise InvalidNamespaceError(msg)
+
+
+def _check_shape(op: Any) -> None:
+    """The types of an op's fields, before LangGraph's own namespace checks read them."""
+    if isinstance(op, GetOp | PutOp):
+        _labels(op.namespace, "namespace")
+        text_arg(op.key, "key")
+    elif isinstance(op, SearchOp):
+        _labels(op.namespace_prefix, "namespace_prefix")
+    elif isinstance(op, ListNamespacesOp):
+        conditions = op.match_conditions or ()
+        for condition in items_arg(conditions, "match_conditions"):
+            if not isinstance(condition, MatchCondition):
+                msg = f"match_conditions must be MatchCondition values, got {type(condition).__name__}"
+                raise UsageError(msg)
+            _labels(condition.path, "a match path")
+
+
 def _checked_search(op: SearchOp) -> SearchOp:
     for name in ("limit", "offset"):
         number = getattr(op, name)
@@ -452,9 +477,8 @@ def _checked_search(op: SearchOp) -> SearchOp:
     if op.offset + op.limit > _PAGE:
         msg = f"offset + limit is at most {_PAGE} for one search, got {op.offset} + {op.limit}"
         raise ValueError(msg)
-    if op.query is not None and not isinstance(op.query, str):
-        msg = f"query must be a string or None, got {type(op.query).__name__}"
-        raise TypeError(msg)
+    if op.query is not None:
+        text_arg(op.query, "query")
     return op
 
 
@@ -508,7 +532,7 @@ def _json_value(value: Any) -> dict[str, Any]:
     """A plain JSON copy of a put's value; raises for what JSON cannot hold."""
     if not isinstance(value, Mapping):
         msg = f"a store value must be a dict, got {type(value).__name__}"
-        raise TypeError(msg)
+        raise UsageError(msg)
     copied: dict[str, Any] = _json(value, "value")
     return copied
 
@@ -533,13 +557,13 @@ def _json(obj: Any, where: str) -> Any:
         for key, item in obj.items():
             if not isinstance(key, str):
                 msg = f"{where} has the key {key!r}: JSON object keys are strings"
-                raise TypeError(msg)
+                raise UsageError(msg)
             out[_json(key, f"key of {where}")] = _json(item, f"{where}[{key!r}]")
         return out
     if isinstance(obj, list | tuple):
         return [_json(item, f"{where}[{n}]") for n, item in enumerate(obj)]
     msg = f"{where} is a {type(obj).__name__}, which JSON cannot hold; store str, numbers, bool, None, lists and dicts"
-    raise TypeError(msg)
+    raise UsageError(msg)
 
 
 def _ttl_minutes(ttl: Any) -> float | None:
@@ -586,7 +610,7 @@ def _value_filter(spec: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     if spec is not None:
         if not isinstance(spec, Mapping):
             msg = f"filter must be a dict, got {type(spec).__name__}"
-            raise TypeError(msg)
+            raise UsageError(msg)
         walk("value", spec)
     if out:
         Filters.parse({"metadata": out})  # the core's own checks (keys, operands), before any I/O

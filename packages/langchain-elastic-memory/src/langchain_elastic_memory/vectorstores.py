@@ -35,6 +35,7 @@ from langchain_core.vectorstores.utils import maximal_marginal_relevance
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, EmbeddingMismatchError, Hit, Memory, MemoryRecord, UsageError
+from elastic_memory.adapters import items_arg, text_arg
 
 from ._memory import Opened, aopen_memory, open_memory
 
@@ -56,6 +57,26 @@ def _relevance(cosine: float) -> float:
 
 def _document(hit: Hit | MemoryRecord) -> Document:
     return Document(id=hit.id, page_content=hit.content, metadata=dict(hit.metadata))
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    """A copy of one text's metadata (``None``: none); the core checks what it holds."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        msg = f"each metadata must be a dict or None, got {type(value).__name__}"
+        raise UsageError(msg)
+    return dict(value)
+
+
+def _documents(value: Any) -> list[Document]:
+    """``value`` as a list of ``Document``; anything else is a :class:`UsageError`."""
+    documents = items_arg(value, "documents")
+    for d in documents:
+        if not isinstance(d, Document):
+            msg = f"documents must be langchain_core Document objects, got a {type(d).__name__}"
+            raise UsageError(msg)
+    return documents
 
 
 def _no_extra(kwargs: Mapping[str, Any], method: str, allowed: str) -> None:
@@ -200,7 +221,9 @@ class ElasticMemoryVectorStore(VectorStore):
         self, texts: Iterable[str], metadatas: Sequence[Mapping[str, Any] | None] | None, ids: Sequence[str | None]
     ) -> list[dict[str, Any]]:
         """remember_many() items: one note of the collection per text (ids generated where missing)."""
-        contents = list(texts)
+        contents = items_arg(texts, "texts")
+        metadatas = None if metadatas is None else items_arg(metadatas, "metadatas")
+        ids = items_arg(ids, "ids")
         if metadatas is not None and len(metadatas) != len(contents):
             msg = f"got {len(metadatas)} metadatas for {len(contents)} texts; pass one per text"
             raise UsageError(msg)
@@ -211,7 +234,7 @@ class ElasticMemoryVectorStore(VectorStore):
             {
                 "content": text,
                 "id": given if given is not None else str(uuid.uuid4()),
-                "metadata": dict(metadatas[n] or {}) if metadatas is not None else {},
+                "metadata": _metadata(metadatas[n]) if metadatas is not None else {},
                 "agent_id": self.collection,
                 "kind": "note",
             }
@@ -238,7 +261,7 @@ class ElasticMemoryVectorStore(VectorStore):
 
     @staticmethod
     def _ids_of(documents: Sequence[Document], ids: Sequence[str | None] | None) -> Sequence[str | None]:
-        return ids if ids is not None else [d.id for d in documents]
+        return items_arg(ids, "ids") if ids is not None else [d.id for d in documents]
 
     def add_texts(
         self,
@@ -251,7 +274,7 @@ class ElasticMemoryVectorStore(VectorStore):
         """Store ``texts`` (one transaction; an existing id is replaced) and return their ids."""
         kwargs.pop("batch_size", None)  # one transaction whatever the size
         _no_extra(kwargs, "add_texts", "texts, metadatas, ids")
-        contents = list(texts)
+        contents = items_arg(texts, "texts")
         items = self._items(contents, metadatas, ids if ids is not None else [None] * len(contents))
         return self._write(items)
 
@@ -266,7 +289,7 @@ class ElasticMemoryVectorStore(VectorStore):
         """Async :meth:`add_texts`."""
         kwargs.pop("batch_size", None)
         _no_extra(kwargs, "aadd_texts", "texts, metadatas, ids")
-        contents = list(texts)
+        contents = items_arg(texts, "texts")
         items = self._items(contents, metadatas, ids if ids is not None else [None] * len(contents))
         return await self._awrite(items)
 
@@ -275,6 +298,7 @@ class ElasticMemoryVectorStore(VectorStore):
         ids = kwargs.pop("ids", None)
         kwargs.pop("batch_size", None)
         _no_extra(kwargs, "add_documents", "documents, ids")
+        documents = _documents(documents)
         items = self._items(
             [d.page_content for d in documents], [d.metadata for d in documents], self._ids_of(documents, ids)
         )
@@ -285,6 +309,7 @@ class ElasticMemoryVectorStore(VectorStore):
         ids = kwargs.pop("ids", None)
         kwargs.pop("batch_size", None)
         _no_extra(kwargs, "aadd_documents", "documents, ids")
+        documents = _documents(documents)
         items = self._items(
             [d.page_content for d in documents], [d.metadata for d in documents], self._ids_of(documents, ids)
         )
@@ -316,7 +341,8 @@ class ElasticMemoryVectorStore(VectorStore):
                     self.memory.forget([h.id for h in page], hard=True)
                 if len(page) < _PAGE:
                     return True
-        mine = [r.id for r in self.memory.get_many(list(ids)) if self._owns(r)] if ids else []
+        ids = items_arg(ids, "ids")
+        mine = [r.id for r in self.memory.get_many(ids) if self._owns(r)] if ids else []
         if mine:
             self.memory.forget(mine, hard=True)
         return True
@@ -331,22 +357,25 @@ class ElasticMemoryVectorStore(VectorStore):
                     await self.amemory.forget([h.id for h in page], hard=True)
                 if len(page) < _PAGE:
                     return True
-        mine = [r.id for r in await self.amemory.get_many(list(ids)) if self._owns(r)] if ids else []
+        ids = items_arg(ids, "ids")
+        mine = [r.id for r in await self.amemory.get_many(ids) if self._owns(r)] if ids else []
         if mine:
             await self.amemory.forget(mine, hard=True)
         return True
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The collection's documents among ``ids``, in that order; missing ids are left out."""
-        if not ids:
+        listed = items_arg(ids, "ids")
+        if not listed:
             return []
-        return [_document(r) for r in self.memory.get_many(list(ids)) if self._live(r)]
+        return [_document(r) for r in self.memory.get_many(listed) if self._live(r)]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """Async :meth:`get_by_ids`."""
-        if not ids:
+        listed = items_arg(ids, "ids")
+        if not listed:
             return []
-        return [_document(r) for r in await self.amemory.get_many(list(ids)) if self._live(r)]
+        return [_document(r) for r in await self.amemory.get_many(listed) if self._live(r)]
 
     # ---------------------------------------------------------------- search
     def _filters(self, filter: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -378,7 +407,7 @@ class ElasticMemoryVectorStore(VectorStore):
         if self.search_mode == "keyword":
             msg = "relevance scores are cosine based: use search_mode='semantic' or 'hybrid' for them"
             raise UsageError(msg)
-        return filters if query.strip() else None
+        return filters if text_arg(query, "query").strip() else None
 
     def _relevant(self, hits: list[Hit]) -> list[tuple[Document, float]]:
         """Documents with ``(1 + cosine) / 2`` (0 for a hit the vector leg did not score)."""
@@ -396,7 +425,7 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> list[tuple[Document, float]]:
         """The ``k`` best documents for ``query`` with their score (cosine in semantic mode)."""
         _no_extra(kwargs, "similarity_search_with_score", "query, k, filter")
-        if not query.strip():
+        if not text_arg(query, "query").strip():
             return []
         return self._scored(self._search(query, k, self._filters(filter)), self.search_mode)
 
@@ -409,7 +438,7 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> list[tuple[Document, float]]:
         """Async :meth:`similarity_search_with_score`."""
         _no_extra(kwargs, "asimilarity_search_with_score", "query, k, filter")
-        if not query.strip():
+        if not text_arg(query, "query").strip():
             return []
         return self._scored(await self._asearch(query, k, self._filters(filter)), self.search_mode)
 
@@ -495,8 +524,9 @@ class ElasticMemoryVectorStore(VectorStore):
         embedding: Sequence[float], hits: list[Hit], vectors: dict[str, list[float]], k: int, lambda_mult: float
     ) -> list[Document]:
         candidates = [h for h in hits if h.id in vectors]
+        query = np.asarray(embedding, dtype=np.float64)  # recall() refused a zero or non-finite one
         chosen = maximal_marginal_relevance(
-            np.asarray(embedding, dtype=np.float64),
+            query / np.abs(query).max(),  # cosine ignores scale; a huge vector's square would overflow
             [vectors[h.id] for h in candidates],
             lambda_mult=lambda_mult,
             k=k,
@@ -553,7 +583,7 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> list[Document]:
         """Maximal marginal relevance for ``query`` (embedded as recall embeds it), whatever the search mode."""
         _no_extra(kwargs, "max_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter")
-        if not query.strip():
+        if not text_arg(query, "query").strip():
             return []
         self._ensure_embedder()
         vector = self.memory.embed_query(query)
@@ -570,7 +600,7 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> list[Document]:
         """Async :meth:`max_marginal_relevance_search`."""
         _no_extra(kwargs, "amax_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter")
-        if not query.strip():
+        if not text_arg(query, "query").strip():
             return []
         await self._aensure_embedder()
         vector = await self.amemory.embed_query(query)

@@ -71,8 +71,12 @@ class MarkdownFolder:
         ignore: Sequence[str] = (),
         extensions: Sequence[str] = (".md", ".markdown"),
     ) -> None:
-        if not isinstance(root, str | os.PathLike) or not Path(root).is_dir():
-            msg = f"{root!r} is not a directory; pass the folder that holds the notes (an Obsidian vault, say)"
+        if not isinstance(root, str | os.PathLike):
+            msg = f"root must be the path of a folder (a str or pathlib.Path), got {type(root).__name__}"
+            raise UsageError(msg)
+        if not Path(root).is_dir():
+            state = "is a file, not a folder" if Path(root).exists() else "does not exist"
+            msg = f"{root} {state}; pass the folder that holds the notes (an Obsidian vault, say)"
             raise UsageError(msg)
         if not isinstance(agent_id, str) or not agent_id.strip() or len(agent_id) > 256:
             msg = f"agent_id must be a non-empty string of at most 256 characters, got {agent_id!r}"

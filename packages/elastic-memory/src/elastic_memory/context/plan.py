@@ -61,7 +61,7 @@ SECTION_TITLES: Mapping[str, str] = MappingProxyType(
 )
 _PRIORITY = {name: rank for rank, name in enumerate(SECTION_ORDER)}
 
-_META_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,31}\Z")
+_META_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,31}")
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class PlanItem:
             msg = "PlanItem.source_id must be a str or None; pass str(memory_id)"
             raise UsageError(msg)
         for key, value in self.meta.items():
-            if not isinstance(key, str) or not _META_KEY.match(key) or not isinstance(value, str):
+            if not isinstance(key, str) or not _META_KEY.fullmatch(key) or not isinstance(value, str):
                 msg = (
                     f"PlanItem.meta must map short lowercase keys like 'session' to str values, got {key!r}: {value!r}"
                 )

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 __all__ = ["clean", "quote_line"]
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BARE_META_VALUE = re.compile(r"[\w.:@/+-]+\Z")
+_BARE_META_VALUE = re.compile(r"[\w.:@/+-]+")
 _MAX_META_VALUE = 64
 
 
@@ -56,7 +56,7 @@ def _meta_value(value: str) -> str:
     value = " ".join(clean(value, newlines=False).split())
     if len(value) > _MAX_META_VALUE:
         value = value[: _MAX_META_VALUE - 1] + "…"
-    return value if not value or _BARE_META_VALUE.match(value) else json.dumps(value, ensure_ascii=False)
+    return value if not value or _BARE_META_VALUE.fullmatch(value) else json.dumps(value, ensure_ascii=False)
 
 
 def quote_line(text: str, meta: Mapping[str, str]) -> str | None:

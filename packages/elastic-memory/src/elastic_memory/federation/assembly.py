@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .._core import EmbedderSpec, MemoryCore, _candidates
+from .._validate import check_path
 from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
@@ -177,7 +178,7 @@ async def build_federation(
             is disabled in the config (``"enabled": false``).
     """
     agent = check_name(agent_id, "agent_id")
-    root = Path(os.path.expanduser(os.fspath(home)))
+    root = Path(os.path.expanduser(check_path(home, "home")))
     settings: MemorySettings = load_settings(root)
     if not settings.enabled:
         msg = f'memory is disabled in {root / "config.json"} ("enabled": false); enable it or open no memory'
@@ -186,6 +187,9 @@ async def build_federation(
     server = server if server is not None else settings.server
     if server is not None and not (isinstance(server, str) and is_url(server)):
         msg = "server must be a postgresql:// URL (put the password in PGPASSWORD, not in the URL)"
+        raise UsageError(msg)
+    if pools is not None and (isinstance(pools, str | bytes | Mapping) or not isinstance(pools, Iterable)):
+        msg = f"pools must be a list of pool names or PoolConfig values, got {type(pools).__name__}"
         raise UsageError(msg)
     given = list(pools or [])
     names: list[str] = list(settings.pools)
@@ -210,12 +214,16 @@ async def build_federation(
     for grant in granted:
         for tier, agents in grant.items():
             moderated[tier] = moderated.get(tier, frozenset()) | agents
+    MemoryRouter.check_options(weights, decay, clock)
+    if on_degraded is not None and not callable(on_degraded):
+        msg = f"on_degraded must be a callable taking a DegradedEvent, or None, got {on_degraded!r}"
+        raise UsageError(msg)
     candidates = _candidates(embedder)  # one embedder instance shared by every tier
     shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
     loop_config = loop or LoopConfig(extraction=settings.extraction)
-    core, moved = await _open_private(
-        root / "agents" / agent / "memory.db", {**shared_options, "loop": loop_config}, clock
-    )
+    private_options = {**shared_options, "loop": loop_config}
+    MemoryCore.check_options(private_options)  # the last check: no folder exists before it passes
+    core, moved = await _open_private(root / "agents" / agent / "memory.db", private_options, clock)
     opened: list[MemoryStore] = []
     try:
         # The model loads now, not inside the first write's time budget.

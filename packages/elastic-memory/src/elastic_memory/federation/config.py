@@ -58,12 +58,12 @@ _BACKENDS = {"private": ("sqlite",), "global": ("sqlite", "none")}
 _MISSING: Any = object()  # what _read_json gives for a file that does not exist
 
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def check_name(value: Any, what: str) -> str:
     """``value`` if it can name a folder (letters, digits, ``.``, ``_``, ``-``; no leading dot)."""
-    if not isinstance(value, str) or not _NAME.match(value) or value in (".", ".."):
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
         msg = (
             f"{what} must be 1-128 letters, digits, '.', '_' or '-' (not starting with a dot or dash) "
             f"to name its folder, got {value!r}"

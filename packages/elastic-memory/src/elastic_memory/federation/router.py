@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
+from .._validate import check_text
 from ..errors import RoutingError, UsageError
 from ..forgetting import HALF_LIVES, retention
 from ..retrieval.fusion import convex
@@ -146,15 +147,7 @@ class MemoryRouter(Generic[S]):
         if private is None:
             msg = "a federation needs a private tier: pass private=<store>"
             raise UsageError(msg)
-        if weights is not None and not isinstance(weights, MemoryWeights):
-            msg = f"weights must be a MemoryWeights, got {type(weights).__name__}"
-            raise UsageError(msg)
-        if decay is not None and not isinstance(decay, DecayProfile):
-            msg = f"decay must be a DecayProfile, got {type(decay).__name__}"
-            raise UsageError(msg)
-        if not callable(clock):
-            msg = f"clock must be a callable returning seconds since the epoch, got {clock!r}"
-            raise UsageError(msg)
+        self.check_options(weights, decay, clock)
         self.weights = weights or MemoryWeights()
         self.decay = decay or DecayProfile()
         self.promote_at = _unit("MemoryRouter", "promote_at", promote_at)
@@ -167,12 +160,25 @@ class MemoryRouter(Generic[S]):
 
     # ----------------------------------------------------------------- registry
     @staticmethod
+    def check_options(weights: Any, decay: Any, clock: Any) -> None:
+        """Validate the router's ``weights``, ``decay`` and ``clock`` (a federation does before it opens a tier)."""
+        if weights is not None and not isinstance(weights, MemoryWeights):
+            msg = f"weights must be a MemoryWeights, got {type(weights).__name__}"
+            raise UsageError(msg)
+        if decay is not None and not isinstance(decay, DecayProfile):
+            msg = f"decay must be a DecayProfile, got {type(decay).__name__}"
+            raise UsageError(msg)
+        if not callable(clock):
+            msg = f"clock must be a callable returning seconds since the epoch, got {clock!r}"
+            raise UsageError(msg)
+
+    @staticmethod
     def check_pool_name(name: Any) -> str:
         """``name`` if it is a usable pool name (what a shared memory's ``pool`` holds)."""
         if not isinstance(name, str) or not name.strip() or len(name) > 256 or any(ord(c) < 32 for c in name):
             msg = f"a pool name must be a non-empty printable string of at most 256 characters, got {name!r}"
             raise UsageError(msg)
-        return name
+        return check_text(name, "a pool name")
 
     def add_pool(self, name: str, store: S) -> None:
         """Register (or replace) the store serving the shared pool ``name``."""

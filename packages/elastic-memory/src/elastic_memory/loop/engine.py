@@ -702,7 +702,7 @@ class MemoryLoop:
     async def _item(self, item_id: Any) -> tuple[QuarantinedItem, str | None]:
         if not self.supported:
             raise UsageError(NO_LOOP)
-        if isinstance(item_id, bool) or not isinstance(item_id, int) or item_id < 1:
+        if isinstance(item_id, bool) or not isinstance(item_id, int) or not 1 <= item_id < 2**63:
             msg = f"item_id must be a QuarantinedItem's id (a positive int), got {item_id!r}"
             raise UsageError(msg)
         found = await self.store.quarantined(self.agent_id, item_id)

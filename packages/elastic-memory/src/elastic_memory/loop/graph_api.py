@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import _runner
-from .._validate import check_k
+from .._validate import check_k, check_text
 from ..errors import UsageError
 from ..types import Edge, Entity, Relation
 
@@ -41,7 +41,15 @@ def _name(value: Any, what: str = "name") -> str:
     if not isinstance(value, str) or not value.strip():
         msg = f"{what} must be a non-empty string, got {value!r}"
         raise UsageError(msg)
-    return value
+    return check_text(value, what)
+
+
+def _edges(edges: Any) -> list[Edge]:
+    """``edges`` as a list; each item is checked where it is written."""
+    if isinstance(edges, str | bytes | Mapping) or not isinstance(edges, Iterable):
+        msg = f"edges must be an iterable of Edge values, got {type(edges).__name__}"
+        raise UsageError(msg)
+    return list(edges)
 
 
 def _hops(hops: Any) -> int:
@@ -92,6 +100,19 @@ class _Ops:
     async def alias(self, name: Any, alias: Any) -> bool:
         return await self.store.add_alias(self.agent_id, _name(name), _name(alias, "alias"))
 
+    async def neighbors(self, node_id: Any, relation: Any) -> list[str]:
+        node = _name(node_id, "node_id")
+        return await self.store.neighbors(node, None if relation is None else _name(relation, "relation"))
+
+    async def edges(self, node_id: Any) -> list[Edge]:
+        return await self.store.edges_of(_name(node_id, "node_id"))
+
+    async def add_edges(self, edges: Any) -> int:
+        return await self.store.upsert_edges(_edges(edges))
+
+    async def replace_source(self, source: Any, edges: Any) -> int:
+        return await self.store.replace_source(_name(source, "source"), _edges(edges))
+
     async def stats(self) -> dict[str, int]:
         return await self.store.stats(self.agent_id)
 
@@ -133,19 +154,19 @@ class AsyncGraph:
 
     async def neighbors(self, node_id: str, relation: str | None = None) -> list[str]:
         """Node ids one memory edge away, in either direction: outgoing first, deduplicated."""
-        return await _runner.arun(self._ops.store.neighbors(_name(node_id, "node_id"), relation))
+        return await _runner.arun(self._ops.neighbors(node_id, relation))
 
     async def edges(self, node_id: str) -> list[Edge]:
         """Every memory edge touching ``node_id``."""
-        return await _runner.arun(self._ops.store.edges_of(_name(node_id, "node_id")))
+        return await _runner.arun(self._ops.edges(node_id))
 
     async def add_edges(self, edges: Iterable[Edge]) -> int:
         """Write memory edges; writing the same ``(src_id, dst_id, relation)`` again updates it."""
-        return await _runner.arun(self._ops.store.upsert_edges(list(edges)))
+        return await _runner.arun(self._ops.add_edges(edges))
 
     async def replace_source(self, source: str, edges: Iterable[Edge]) -> int:
         """Replace every edge ``source`` owns with ``edges``, in one transaction."""
-        return await _runner.arun(self._ops.store.replace_source(_name(source, "source"), list(edges)))
+        return await _runner.arun(self._ops.replace_source(source, edges))
 
     async def stats(self) -> dict[str, int]:
         """Counts: entities, relations, clusters, memory edges."""
@@ -191,19 +212,19 @@ class Graph:
 
     def neighbors(self, node_id: str, relation: str | None = None) -> list[str]:
         """Node ids one memory edge away, in either direction: outgoing first, deduplicated."""
-        return _runner.run(self._ops.store.neighbors(_name(node_id, "node_id"), relation), "graph.neighbors")
+        return _runner.run(self._ops.neighbors(node_id, relation), "graph.neighbors")
 
     def edges(self, node_id: str) -> list[Edge]:
         """Every memory edge touching ``node_id``."""
-        return _runner.run(self._ops.store.edges_of(_name(node_id, "node_id")), "graph.edges")
+        return _runner.run(self._ops.edges(node_id), "graph.edges")
 
     def add_edges(self, edges: Iterable[Edge]) -> int:
         """Write memory edges; writing the same ``(src_id, dst_id, relation)`` again updates it."""
-        return _runner.run(self._ops.store.upsert_edges(list(edges)), "graph.add_edges")
+        return _runner.run(self._ops.add_edges(edges), "graph.add_edges")
 
     def replace_source(self, source: str, edges: Iterable[Edge]) -> int:
         """Replace every edge ``source`` owns with ``edges``, in one transaction."""
-        return _runner.run(self._ops.store.replace_source(_name(source, "source"), list(edges)), "graph.replace_source")
+        return _runner.run(self._ops.replace_source(source, edges), "graph.replace_source")
 
     def stats(self) -> dict[str, int]:
         """Counts: entities, relations, clusters, memory edges."""

@@ -31,12 +31,13 @@ class Driver:
     has_vec: bool
     vec_version: str | None
 
-    def connect(self, path: str, *, timeout: float) -> Any:
+    def connect(self, path: str, *, timeout: float, uri: bool = False) -> Any:
         """Open a connection in autocommit mode with sqlite-vec loaded when available.
 
-        Transactions are explicit (``BEGIN IMMEDIATE`` ... ``COMMIT``) in the store.
+        Transactions are explicit (``BEGIN IMMEDIATE`` ... ``COMMIT``) in the store. With
+        ``uri`` the path is an SQLite ``file:`` URI (``?mode=ro`` and the like).
         """
-        conn = self.module.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = self.module.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False, uri=uri)
         if self.has_vec:
             _load_vec(conn)
         return conn

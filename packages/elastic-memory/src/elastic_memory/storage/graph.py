@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._validate import check_text
 from ..errors import UsageError
 from ..graph.names import canonical
 from ..types import Edge, Entity, Relation
@@ -556,4 +557,5 @@ def _edge_row(edge: Edge, now: float) -> tuple[str, str, str, str, float, float]
         if not isinstance(value, str) or not value.strip() or len(value) > 1_000 or "\x00" in value:
             msg = f"Edge.{name} must be non-empty text (at most 1,000 characters, no NUL), got {value!r}"
             raise UsageError(msg)
+        check_text(value, f"Edge.{name}")
     return (edge.src_id, edge.dst_id, edge.relation, edge.source, _unit(edge.confidence), now)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import UsageError
+from ..errors import EmbeddingMismatchError, UsageError
 from ..filters import Filters
 from ..types import Fact, MemoryId, QuarantinedItem, Source
 from . import loop_queries as lq
@@ -581,8 +581,9 @@ class LoopStore:
             raise UsageError(msg)
 
         async def work() -> int:
+            nonlocal new_pin
             if new_pin is not None:
-                await s._write_pin(new_pin)
+                new_pin = await self._settle_pin(new_pin)
             stored = 0
             for mid, content_hash, vector in items:
                 rows = await self._all(
@@ -618,6 +619,27 @@ class LoopStore:
             s.pin = new_pin
         await s._apply_to_index(changed)
         return count
+
+    async def _settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
+        """Inside the write: pin ``pin``, or accept the pin another connection wrote meanwhile if it is ``pin``'s model.
+
+        A pin of another model (other width, or neither model nor family the same) refuses
+        the vectors with :class:`EmbeddingMismatchError`: they would mix two embedding spaces.
+        """
+        s = self.store
+        row = await s._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        if row is None:
+            await s._write_pin(pin)
+            return pin
+        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
+        if stored.dimension != pin.dimension or (stored.model_id != pin.model_id and stored.family != pin.family):
+            msg = (
+                f"vectors of {pin.model_id!r} ({pin.dimension}-d) refused: another connection pinned the "
+                f"database to {stored.model_id!r} ({stored.dimension}-d, family {stored.family!r}) meanwhile; "
+                "open it with that model"
+            )
+            raise EmbeddingMismatchError(msg)
+        return stored
 
     # -------------------------------------------------------------- forgetting
     async def touch_memories(self, ids: Sequence[str]) -> None:

@@ -159,6 +159,9 @@ class PostgresStore(RecordReads):
         self._hnsw_lock = asyncio.Lock()
         self.pin: EmbeddingPin | None = None
         self.closed = False
+        #: Always ``None`` here: the server answers for read-only and damaged storage (see SQLiteStore).
+        self.read_only: str | None = None
+        self.damaged: str | None = None
         #: Transactions this store committed (recall re-reads rows when it moved).
         self.writes = 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -30,7 +31,7 @@ from ..errors import (
 )
 from ..filters import Filters
 from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
-from . import migrations, write_plan
+from . import migrations, readonly, write_plan
 from . import queries as q
 from .driver import Driver, driver
 from .keyword_partitions import KeywordPartitions
@@ -40,6 +41,8 @@ from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
 from .write_plan import WriteMode
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 VectorTier = Literal["auto", "ram", "vec0", "ann"]
@@ -103,6 +106,11 @@ class SQLiteStore(RecordReads):
         self.closed = False
         #: Transactions this connection committed: rows read before it moved may be stale.
         self.writes = 0
+        #: Why the file is open read-only (a read-only file or folder), or ``None``: writes refuse.
+        self.read_only: str | None = None
+        #: The first corruption a read or write met, or ``None``: writes then refuse (repair the file).
+        self.damaged: str | None = None
+        self._touch_warned = False
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
@@ -118,8 +126,12 @@ class SQLiteStore(RecordReads):
     ) -> SQLiteStore:
         """Open (creating if needed) and migrate the database at ``path``."""
         drv = driver()
+        read_only = readonly.reason(path)
         try:
-            conn = await aiosqlite.Connection(lambda: drv.connect(path, timeout=timeout), iter_chunk_size=256)
+            if read_only is None:
+                conn = await aiosqlite.Connection(lambda: drv.connect(path, timeout=timeout), iter_chunk_size=256)
+            else:
+                conn = await readonly.connect(drv, path, timeout=timeout)
         except drv.module.Error as e:
             raise _storage_error(e, path, f"open {path!r}", at_open=True) from e
         store = cls(
@@ -131,6 +143,7 @@ class SQLiteStore(RecordReads):
             ram_budget_bytes=ram_budget_bytes,
             ann_threshold=ann_threshold,
         )
+        store.read_only = read_only
         try:
             await store._prepare(timeout)
         except BaseException:
@@ -141,7 +154,8 @@ class SQLiteStore(RecordReads):
     async def _prepare(self, timeout: float) -> None:
         with self._errors(f"open {self.path!r}", at_open=True):
             await self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            await self._conn.execute("PRAGMA journal_mode = WAL")
+            if self.read_only is None:
+                await self._conn.execute("PRAGMA journal_mode = WAL")
             await self._conn.execute("PRAGMA synchronous = NORMAL")
             # A batch write touches the rows, their indexes, FTS5 and a 1.5 MB vec0 chunk: with
             # SQLite's default 2 MB cache the chunk is re-read for every vector (5x slower).
@@ -171,6 +185,12 @@ class SQLiteStore(RecordReads):
                 f"understands ({migrations.LATEST}); upgrade elastic-memory to open it"
             )
             raise SchemaVersionError(msg)
+        if self.read_only is not None and version < migrations.LATEST:
+            msg = (
+                f"{self.path!r} is read-only ({self.read_only}) and needs its schema migrated from version "
+                f"{version} to {migrations.LATEST}; open it once where it is writable, or copy it to a writable folder"
+            )
+            raise StorageError(msg)
         if version == 0:
             tables = await self._all("SELECT name FROM sqlite_master WHERE type = 'table'")
             foreign = [t[0] for t in tables if not t[0].startswith(migrations.OWN_TABLES)]
@@ -216,7 +236,23 @@ class SQLiteStore(RecordReads):
         try:
             yield
         except self._driver.module.Error as e:
-            raise _storage_error(e, self.path, what, at_open=at_open) from e
+            error = _storage_error(e, self.path, what, at_open=at_open)
+            if isinstance(error, CorruptDatabaseError) and self.damaged is None:
+                self.damaged = str(e)
+            raise error from e
+
+    def _check_writable(self) -> None:
+        """Refuse a write to a damaged or read-only file, before it starts."""
+        if self.damaged is not None:
+            msg = (
+                f"{self.path!r} is damaged ({self.damaged}): this store refuses writes so the damage does not "
+                f"spread. Copy what is readable into a new file with `elastic-memory repair {self.path} NEW.db` "
+                "(or elastic_memory.repair) and open that"
+            )
+            raise CorruptDatabaseError(msg)
+        if self.read_only is not None:
+            msg = f"{self.path!r} is open read-only ({self.read_only}); nothing was written"
+            raise StorageError(msg)
 
     @contextlib.asynccontextmanager
     async def _transaction(self, *, bump: bool = True) -> AsyncIterator[None]:
@@ -225,6 +261,7 @@ class SQLiteStore(RecordReads):
         With ``bump`` the store's generation moves on, telling other connections that what
         recall sees has changed (access tracking does not bump it).
         """
+        self._check_writable()
         if self._conn.in_transaction:  # an earlier call was cancelled mid-way
             await self._conn.execute("ROLLBACK")
             self._keywords.forget()
@@ -590,21 +627,30 @@ class SQLiteStore(RecordReads):
         await self.touch(seqs)
 
     async def touch(self, seqs: Sequence[int]) -> None:
-        """Record an access: count, time, and retention growth (capped)."""
+        """Record an access: count, time, and retention growth (capped). Best effort.
+
+        A read-only or damaged file, or a write lock another process holds past ``timeout``,
+        skips the tracking with one logged warning per store: the recall stands.
+        """
         if not seqs:
             return
         self._check_open()
         now = self._clock()
         async with self._lock:
-            with self._errors("record access"):
-                async with self._transaction(bump=False):
-                    for chunk in chunks(list(seqs)):
-                        sql, params = q.in_list("seq", chunk)
-                        await self._conn.execute(
-                            "UPDATE memories SET access_count = access_count + 1, accessed_at = ?, "
-                            f"retention_strength = min(?, retention_strength * ?) WHERE {sql}",
-                            [now, _RETENTION_CAP, _RETENTION_GROWTH, *params],
-                        )
+            try:
+                with self._errors("record access"):
+                    async with self._transaction(bump=False):
+                        for chunk in chunks(list(seqs)):
+                            sql, params = q.in_list("seq", chunk)
+                            await self._conn.execute(
+                                "UPDATE memories SET access_count = access_count + 1, accessed_at = ?, "
+                                f"retention_strength = min(?, retention_strength * ?) WHERE {sql}",
+                                [now, _RETENTION_CAP, _RETENTION_GROWTH, *params],
+                            )
+            except StorageError as e:
+                if not self._touch_warned:
+                    self._touch_warned = True
+                    log.warning("elastic-memory: access tracking skipped (warned once per store): %s", e)
 
     # -------------------------------------------------------------------- reads
     async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -888,7 +934,8 @@ def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> 
     if "not a database" in text or "malformed" in text or "file is encrypted" in text:
         msg = (
             f"{path!r} is not a readable SQLite database ({text}); it was left untouched. "
-            "Restore it from a backup, or open a different path"
+            "Copy what is readable into a new file with `elastic-memory repair`, restore it from a backup, "
+            "or open a different path"
         )
         return CorruptDatabaseError(msg)
     hint = "check that the folder exists and is writable" if at_open else "nothing was written; retry"

@@ -586,13 +586,14 @@ class VectorLeg:
             prepared = q.vec_knn(blob, fetch, filters)
             if prepared is None:
                 break
-            candidates = [(int(r[0]), float(r[1])) for r in await self._query(*prepared)]
+            rows = await self._query(*prepared)
+            candidates = [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]  # NULL: a zero vector
             kept = await self._verified(candidates, filters)
-            if len(kept) >= limit or len(candidates) < fetch:
+            if len(kept) >= limit or len(rows) < fetch:
                 return kept[:limit]
             fetch *= 4
         sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
-        return [(int(r[0]), float(r[1])) for r in await self._query(sql, params)]  # rows read later
+        return [(int(r[0]), float(r[1])) for r in await self._query(sql, params) if r[1] is not None]  # rows read later
 
     async def scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories (absent: no stored vector)."""
@@ -602,7 +603,7 @@ class VectorLeg:
         out: dict[int, float] = {}
         blob = to_blob(vector)
         rows = await self._query(*q.vec_by_rowids(seqs, score=blob))
-        out.update((int(r[0]), float(r[1])) for r in rows)
+        out.update((int(r[0]), float(r[1])) for r in rows if r[1] is not None)  # NULL: a zero vector, no direction
         return out
 
     async def apply(self, changed: Sequence[tuple[int, dict[str, Any], Any]]) -> None:

@@ -34,7 +34,7 @@ from haystack.errors import FilterError
 from haystack.utils.misc import expit
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, resolve_location
-from elastic_memory.adapters import Opened, open_memory, run_sync
+from elastic_memory.adapters import Opened, open_memory, run_sync, text_arg
 
 from .filters import select, validate_filters
 
@@ -70,7 +70,7 @@ def _vector(embedding: Sequence[float] | None) -> list[float] | None:
         return None
     try:
         values = [float(x) for x in embedding]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float range
         return None
     if not all(math.isfinite(x) for x in values) or not any(values):
         return None
@@ -83,7 +83,7 @@ def _pack(document: Document) -> str | None:
         return None
     try:
         array = np.asarray(document.embedding, dtype="<f8")
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         msg = f"document {document.id!r} has an embedding that is not a list of floats: {e}"
         raise ValueError(msg) from e
     if array.ndim != 1:
@@ -117,8 +117,8 @@ def _check_required(filters: Any) -> None:
         raise FilterError(msg)
 
 
-def _meta_key(field: str) -> str:
-    return field.removeprefix("meta.")
+def _meta_key(field: Any) -> str:
+    return text_arg(field, "metadata_field").removeprefix("meta.")
 
 
 def _hashable(value: Any) -> Any:
@@ -341,7 +341,7 @@ class ElasticMemoryDocumentStore:
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             msg = f"document_ids must be a list of strings, got {type(ids).__name__}"
             raise ValueError(msg)
-        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]
+        wanted = list(dict.fromkeys(i for i in ids if isinstance(i, str) and i))
         if not wanted:
             return 0
         ours = [r.id for r in await self.amemory.get_many(wanted) if self._ours(r)]
@@ -418,6 +418,12 @@ class ElasticMemoryDocumentStore:
         self, metadata_field: str, search_term: str | None, from_: int, size: int, filters: dict[str, Any] | None
     ) -> tuple[list[Any], int]:
         key = _meta_key(metadata_field)
+        for name, number in (("from_", from_), ("size", size)):
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                msg = f"{name} must be a non-negative integer, got {number!r}"
+                raise ValueError(msg)
+        if search_term is not None:
+            text_arg(search_term, "search_term")
         unique: dict[tuple[str, Any], Any] = {}
         for doc in await self._select(filters):
             value = doc.meta.get(key)

@@ -17,10 +17,11 @@ the very function ``InMemoryDocumentStore`` uses: same results, same errors, sam
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from haystack import Document
+from haystack.errors import FilterError
 from haystack.utils.filters import document_matches_filter
 
 __all__ = ["select", "validate_filters"]
@@ -31,7 +32,12 @@ def validate_filters(filters: dict[str, Any] | None) -> None:
 
     Raises:
         ValueError: ``filters`` is a non-empty dict in the legacy syntax.
+        haystack.errors.FilterError: ``filters`` is not a dict.
     """
+    if filters is not None and not isinstance(filters, Mapping):
+        example = "{'field': 'meta.lang', 'operator': '==', 'value': 'en'}"
+        msg = f"filters must be a dict such as {example}, got {type(filters).__name__}"
+        raise FilterError(msg)
     if filters and "operator" not in filters and "conditions" not in filters:
         msg = "Invalid filter syntax. See https://docs.haystack.deepset.ai/docs/metadata-filtering for details."
         raise ValueError(msg)

@@ -235,7 +235,8 @@ class ElasticMemoryRecordHook(_MemoryHook):
         # the conversation up to the user message: a retry or a regenerated answer is the same turn
         prefix = [(m.role.value, m.text or "") for m in messages[: start + 1]]
         raw = json.dumps([session, prefix], ensure_ascii=False)
-        return user, reply, session, hashlib.sha256(raw.encode()).hexdigest()[:40]
+        # surrogatepass: a lone surrogate never fails the hash; record_turn() stores the text cleaned.
+        return user, reply, session, hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
     def _strip(self, state: State) -> None:
         if not self.strip_context:

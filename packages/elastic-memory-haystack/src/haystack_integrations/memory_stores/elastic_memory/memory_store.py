@@ -229,7 +229,9 @@ def _checked(messages: Any) -> list[ChatMessage]:
 
 
 def _memory_id(user: str, role: str, text: str) -> str:
-    digest = hashlib.sha256(json.dumps([user, role, text], ensure_ascii=False).encode()).hexdigest()
+    # surrogatepass: text that is not valid Unicode gets an id, and remember_many() refuses it with a UsageError.
+    raw = json.dumps([user, role, text], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(raw).hexdigest()
     return f"hsmem-{digest[:40]}"
 
 

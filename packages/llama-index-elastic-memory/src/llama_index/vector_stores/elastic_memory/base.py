@@ -217,7 +217,7 @@ def _embedding(node: BaseNode) -> list[float] | None:
         return None
     try:
         vector = np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         msg = f"node {node.node_id!r} has an embedding that is not a list of floats: {e}"
         raise UsageError(msg) from e
     if vector.ndim != 1 or vector.size == 0 or not np.isfinite(vector).all() or not vector.any():
@@ -725,7 +725,11 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
                 None if node_ids is None else {NODE_ID_KEY: {"$in": node_ids}},
             ]
         )
-        vector = None if query.query_embedding is None else [float(x) for x in query.query_embedding]
+        try:
+            vector = None if query.query_embedding is None else [float(x) for x in query.query_embedding]
+        except (TypeError, ValueError, OverflowError) as e:
+            msg = f"query_embedding must be a list of floats: {e}"
+            raise UsageError(msg) from e
         search = _Search(mode, k, fetch, text, vector, weight, self._base(condition), float(threshold))
         if mode == VectorStoreQueryMode.TEXT_SEARCH:
             if query.query_str is None:
@@ -770,6 +774,7 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
             candidates = [h for h in hits if h.id in vectors and h.vector_score is not None]
             if candidates:
                 query = np.asarray(search.vector, dtype=np.float64)
+                query /= np.abs(query).max()  # first to at most 1: a huge vector's square would overflow
                 query /= np.linalg.norm(query)
                 matrix = np.asarray([vectors[h.id] for h in candidates], dtype=np.float64)
                 picked = [candidates[i] for i in _mmr(query, matrix, search.k, search.mmr_threshold)]
