@@ -2,8 +2,13 @@
 
 Run from the repository root::
 
-    python benchmarks/memory_loop.py                         # 10k and 100k turns + LoCoMo, ~10 min on 2 vCPUs
-    python benchmarks/memory_loop.py --sizes 10000 --skip-locomo   # a quick look, ~1 min
+    python benchmarks/memory_loop.py                         # 10k and 100k turns + LoCoMo, ~40 min on 2 vCPUs
+    python benchmarks/memory_loop.py --sizes 10000 --skip-locomo   # a quick look, ~3 min
+    python benchmarks/memory_loop.py --no-postgres           # SQLite only
+
+**Backends.** Each size fills a SQLite file and, beside it, a PostgreSQL store on a
+throwaway server (``TemporaryPostgres``, fsync on), turn by turn, then queries both query by
+query: the ratios compare the two under the same load.
 
 **record_turn.** A store is filled to N turns through ``Memory.record_turn`` itself (no llm:
 rules and heuristic capture inline, which is the write path), 20 turns per session, user
@@ -82,60 +87,73 @@ def raw_turn(conn: Any, session: str, user: str, reply: str) -> None:
     conn.execute("COMMIT")
 
 
-def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder) -> list[list[object]]:
-    """Fill to ``n`` turns, then measure record_turn, background embedding and build_context."""
+def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder, pg_url: str | None) -> list[list[object]]:
+    """Fill to ``n`` turns, then measure record_turn, background embedding and build_context.
+
+    With ``pg_url`` a PostgreSQL store is filled and queried beside the SQLite file, turn by
+    turn and query by query, so both see the same machine load.
+    """
     corpus = make_corpus(2 * n + QUERIES, QUERIES)
     embedder = WordVectorEmbedder(corpus.words)
     texts = corpus.texts
     config = LoopConfig(tier="standard", background=False)
-    mem = Memory.open(workdir / f"loop-{n}.db", embedder=embedder, loop=config, context_tokens=32_768)
+    stores = {"SQLite": Memory.open(workdir / f"loop-{n}.db", embedder=embedder, loop=config, context_tokens=32_768)}
+    if pg_url is not None:
+        stores["PostgreSQL"] = Memory.open(
+            f"{pg_url}?schema=loop_{n}", embedder=embedder, loop=config, context_tokens=32_768
+        )
     raw = raw_connect(workdir / f"raw-{n}.db")
-    lib_times: list[float] = []
+    lib_times: dict[str, list[float]] = {name: [] for name in stores}
     raw_times: list[float] = []
-    started = time.perf_counter()
+    fill: dict[str, float] = dict.fromkeys(stores, 0.0)
     for i in range(n):
         session = f"s{i // TURNS_PER_SESSION}"
         user, reply = texts[2 * i], texts[2 * i + 1]
         measured = i >= n - MEASURED
-        if measured and i % 2:
-            t = time.perf_counter()
-            raw_turn(raw, session, user, reply)
-            raw_times.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        receipt = mem.record_turn(user, reply, session_id=session)
         if measured:
-            lib_times.append(time.perf_counter() - t)
-        if measured and not i % 2:
             t = time.perf_counter()
             raw_turn(raw, session, user, reply)
             raw_times.append(time.perf_counter() - t)
-        if not receipt.ok:
-            raise SystemExit(f"record_turn failed: {receipt.error}")
-    fill = time.perf_counter() - started
-    t = time.perf_counter()
-    mem.drain()
-    embed_seconds = time.perf_counter() - t
-    health = mem.health()
-    print(
-        f"{n:,} turns: filled in {fill:.0f} s ({n / fill:,.0f} turns/s), background drain {embed_seconds:.0f} s "
-        f"({n / max(embed_seconds, 1e-9):,.0f} chunks/s incl. embedding), jobs done {health['jobs_done']}"
-    )
+        for name, mem in stores.items():
+            t = time.perf_counter()
+            receipt = mem.record_turn(user, reply, session_id=session)
+            took = time.perf_counter() - t
+            fill[name] += took
+            if measured:
+                lib_times[name].append(took)
+            if not receipt.ok:
+                raise SystemExit(f"record_turn failed on {name}: {receipt.error}")
+    for name, mem in stores.items():
+        t = time.perf_counter()
+        mem.drain()
+        embed_seconds = time.perf_counter() - t
+        health = mem.health()
+        print(
+            f"{name}, {n:,} turns: filled in {fill[name]:.0f} s ({n / fill[name]:,.0f} turns/s), background drain "
+            f"{embed_seconds:.0f} s ({n / max(embed_seconds, 1e-9):,.0f} chunks/s incl. embedding), "
+            f"jobs done {health['jobs_done']}"
+        )
     queries = corpus.queries[:QUERIES]
-    for q in queries[:10]:  # warm up: the RAM index loads on the first semantic query
-        mem.build_context(q, session_id="bench-query")
-    plan_times: list[float] = []
-    recall_times: list[float] = []
+    for mem in stores.values():
+        for q in queries[:10]:  # warm up: the RAM index loads on the first semantic query
+            mem.build_context(q, session_id="bench-query")
+    plan_times: dict[str, list[float]] = {name: [] for name in stores}
+    recall_times: dict[str, list[float]] = {name: [] for name in stores}
     tokens: list[int] = []
+    budget = 0
     for q in queries:
-        t = time.perf_counter()
-        mem.recall(q, k=25, touch=False)
-        recall_times.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        plan = mem.build_context(q, session_id="bench-query")
-        plan_times.append(time.perf_counter() - t)
-        tokens.append(plan.tokens)
-    budget = plan.budget
-    mem.close()
+        for name, mem in stores.items():
+            t = time.perf_counter()
+            mem.recall(q, k=25, touch=False)
+            recall_times[name].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            plan = mem.build_context(q, session_id="bench-query")
+            plan_times[name].append(time.perf_counter() - t)
+            if name == "SQLite":
+                tokens.append(plan.tokens)
+                budget = plan.budget
+    for mem in stores.values():
+        mem.close()
     raw.close()
     embed_times = []
     for q in queries[:50]:
@@ -143,21 +161,42 @@ def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder) -> list[list[objec
         minilm.embed([q])
         embed_times.append(time.perf_counter() - t)
     ms = 1_000.0
-    return [
+    base_turn, base_plan = median(lib_times["SQLite"]), median(plan_times["SQLite"])
+    rows: list[list[object]] = []
+    for name in stores:
+        turn, plan_ = lib_times[name], plan_times[name]
+        rows += [
+            [f"{name}: record_turn at {n:,}", median(turn) * ms, percentile(turn, 95) * ms, median(turn) / base_turn],
+            [
+                f"{name}: build_context at {n:,} (hybrid, {budget} tok)",
+                median(plan_) * ms,
+                percentile(plan_, 95) * ms,
+                median(plan_) / base_plan,
+            ],
+            [
+                f"  {name}: recall(k=25) hybrid, same store",
+                median(recall_times[name]) * ms,
+                percentile(recall_times[name], 95) * ms,
+                median(recall_times[name]) / median(recall_times["SQLite"]),
+            ],
+        ]
+    if "PostgreSQL" in stores:
+        pg_turn, lite_turn = lib_times["PostgreSQL"], lib_times["SQLite"]
+        rows.append(
+            [
+                "  PostgreSQL / SQLite record_turn p95",
+                float("nan"),
+                percentile(pg_turn, 95) / percentile(lite_turn, 95),
+                float("nan"),
+            ]
+        )
+    rows += [
         [
-            f"record_turn at {n:,}",
-            median(lib_times) * ms,
-            percentile(lib_times, 95) * ms,
-            median(lib_times) / median(raw_times),
+            "  raw floor (SQLite txn: turn + FTS chunk)",
+            median(raw_times) * ms,
+            percentile(raw_times, 95) * ms,
+            median(raw_times) / base_turn,
         ],
-        ["  raw floor (txn: turn + FTS chunk)", median(raw_times) * ms, percentile(raw_times, 95) * ms, 1.0],
-        [
-            f"build_context at {n:,} (hybrid, {budget} tok)",
-            median(plan_times) * ms,
-            percentile(plan_times, 95) * ms,
-            median(plan_times) / median(recall_times),
-        ],
-        ["  recall(k=25) hybrid, same store", median(recall_times) * ms, percentile(recall_times, 95) * ms, 1.0],
         [
             "  + MiniLM query embedding (alone)",
             median(embed_times) * ms,
@@ -166,6 +205,7 @@ def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder) -> list[list[objec
         ],
         [f"  plan tokens (mean of {len(tokens)})", sum(tokens) / len(tokens), max(tokens), float("nan")],
     ]
+    return rows
 
 
 def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
@@ -242,18 +282,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000", help="turns per store, comma-separated")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON")
     parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument(
+        "--no-postgres", action="store_true", help="SQLite only (PostgreSQL needs the postgres-server extra)"
+    )
     args = parser.parse_args(argv)
     print("\n".join(environment()))
     minilm = MiniLMEmbedder()
     workdir = Path(tempfile.mkdtemp(prefix="em-loop-bench-"))
+    server = None
+    if not args.no_postgres:
+        from elastic_memory.testing import TemporaryPostgres
+
+        server = TemporaryPostgres(fsync=True)
+        server.start()
     try:
         rows: list[list[object]] = []
         for n in (int(s) for s in args.sizes.split(",") if s.strip()):
             if not rows:
                 section("record_turn and build_context")
-            rows += bench_size(n, workdir, minilm)
+            rows += bench_size(n, workdir, minilm, None if server is None else server.url)
         if rows:
-            title = "latency in ms (ratio: library / floor in the same rounds)"
+            title = "latency in ms (ratio: against SQLite's record_turn / build_context / recall, same rounds)"
             print(table(title, ["operation", "p50", "p95", "ratio"], rows))
         if not args.skip_locomo:
             if not args.data.exists():
@@ -263,6 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 locomo(args.data, workdir, minilm)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        if server is not None:
+            server.remove()
     return 0
 
 

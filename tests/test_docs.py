@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 import elastic_memory
+from elastic_memory.testing import fresh_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -157,6 +158,42 @@ def test_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             if expected:
                 actual = out.getvalue().splitlines()
                 assert actual == expected, f"{path.name}:{block.line}: printed {actual}, the docs say {expected}"
+    finally:
+        _close_stores(namespace)
+
+
+#: Guides whose examples must run on a PostgreSQL store too (the memory loop and the graph).
+ON_POSTGRES = ("memory-loop.md", "graph.md")
+_IN_MEMORY = re.compile(r'\bMemory\.open\(":memory:"')
+
+
+@pytest.mark.parametrize("name", ON_POSTGRES)
+def test_examples_run_on_postgres(
+    name: str, postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guide's examples, each ``Memory.open(":memory:"`` pointed at a fresh PostgreSQL schema instead.
+
+    If this fails and ``test_examples_run`` passes for the same guide, the PostgreSQL backend
+    differs from SQLite: compare the failing block on both (``Memory.open(fresh_schema(url))``).
+    """
+    path = DOCS / name
+    blocks = [b for b in python_blocks(path) if not b.skip]
+    assert any(_IN_MEMORY.search(b.source) for b in blocks), f"{name} opens no ':memory:' store to point elsewhere"
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}_postgres"}
+    try:
+        for block in blocks:
+            source = _IN_MEMORY.sub(lambda _: f"Memory.open({fresh_schema(postgres_url)!r}", block.source)
+            code = compile("\n" * (block.line - 1) + source, str(block.path), "exec")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)
+            expected = block.expected_output
+            if expected:
+                actual = out.getvalue().splitlines()
+                assert actual == expected, (
+                    f"{name}:{block.line} on PostgreSQL: printed {actual}, the docs say {expected}"
+                )
     finally:
         _close_stores(namespace)
 

@@ -12,8 +12,8 @@ from elastic_memory.testing import FakeEmbedder
 
 from .drivers import DRIVERS, Capability, MemoryDriver
 
-#: What a backend cannot do yet: the memory loop's tables are SQLite-only.
-BACKEND_LACKS: dict[str, frozenset[Capability]] = {"postgres": frozenset({Capability.LOOP})}
+#: What a backend cannot do yet (every backend has every capability today).
+BACKEND_LACKS: dict[str, frozenset[Capability]] = {}
 
 
 @pytest.fixture(params=[pytest.param(d, marks=[pytest.mark.adapter] if d.adapter else [], id=d.name) for d in DRIVERS])

@@ -140,7 +140,7 @@ def test_every_command_is_fuzzed(tmp_path: Path) -> None:
 def test_command_exits_0_1_or_2_without_traceback(world: dict[str, Path], command: str) -> None:
     """Hostile words: exit 0, 1 or 2, no traceback, and the store unchanged after a failure.
 
-    If this fails, the falsifying argv is printed: catch that error in ``cli._reported`` or
+    If this fails, the falsifying argv is printed: catch that error in ``cli.reported`` or
     validate the option with typer.
     """
     db = world["db"]

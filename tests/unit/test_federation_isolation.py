@@ -118,7 +118,7 @@ def test_b_never_sees_a_private_memory_of_a_that_was_not_promoted(plan: list[Wri
 
     A leak through recall/explain points at MemoryRouter.route_read or a tier file holding the
     wrong rows (federation.assembly's paths); through get/get_many at MemoryFederation.get; a
-    promoted memory B cannot see at MemoryFederation._promote.
+    promoted memory B cannot see at MemoryFederation.promote.
     """
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)

@@ -105,16 +105,22 @@ async def test_an_unreachable_server_is_a_storage_error_without_the_password() -
     assert "127.0.0.1:9" in str(caught.value)
 
 
-async def test_record_turn_says_the_memory_loop_is_not_on_postgres_yet(url: str) -> None:
+async def test_a_turn_recorded_on_postgres_comes_back_in_the_next_plan(url: str) -> None:
     async with await _open(url) as mem:
-        with pytest.raises(UsageError, match=r"not\s+available on PostgreSQL"):
-            await mem.record_turn("I live in Lisbon.", "Noted.")
+        receipt = await mem.record_turn("My dog is called Biscuit.", "What a lovely name!", session_id="monday")
+        await mem.drain()
+        plan = await mem.build_context("What is my dog called?", session_id="tuesday")
+    assert receipt.ok, receipt.error
+    assert "Biscuit" in plan.render()
 
 
-async def test_build_context_points_to_the_scaling_out_page(url: str) -> None:
+async def test_facts_on_postgres_keep_their_history(url: str) -> None:
     async with await _open(url) as mem:
-        with pytest.raises(UsageError, match="scaling-out"):
-            await mem.build_context("where do I live?")
+        await mem.facts.set("user.city", "Leeds")
+        await mem.facts.set("user.city", "York")
+        history = await mem.facts.history("user.city")
+    assert [f.value for f in history] == ["Leeds", "York"]
+    assert history[0].invalidated_by == history[1].id
 
 
 async def test_hnsw_builds_its_index_when_the_store_is_pinned(url: str) -> None:

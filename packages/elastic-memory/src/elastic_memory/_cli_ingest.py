@@ -129,7 +129,7 @@ def register(app: typer.Typer) -> None:
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
         """Copy the notes of FOLDER into the store; a re-run writes only new and changed notes."""
-        console = cli._stderr()
+        console = cli.console_err()
         progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -140,9 +140,9 @@ def register(app: typer.Typer) -> None:
             disable=not console.is_terminal,
         )
         task = progress.add_task(f"Ingesting {folder}", total=None)
-        with cli._reported():
+        with cli.reported():
             source = MarkdownFolder(folder, ignore=ignore or (), max_file_bytes=max_file_bytes)
-            with cli._open(db, embedder) as mem, progress:
+            with cli.open_memory(db, embedder) as mem, progress:
                 report = ingest_folder(
                     mem,
                     source,
@@ -156,4 +156,4 @@ def register(app: typer.Typer) -> None:
         )
         if report.bad_frontmatter:
             line += f" {report.bad_frontmatter} read without their malformed frontmatter."
-        cli._stdout().print(Text(line), soft_wrap=True)
+        cli.console_out().print(Text(line), soft_wrap=True)

@@ -65,16 +65,16 @@ def register(app: typer.Typer) -> None:
         embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
     ) -> None:
         """Show the quarantined items, most recent first, with their reason and source turn."""
-        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
             items = mem.quarantine(limit)
         if as_json:
             for item in items:
                 typer.echo(json.dumps(item_to_dict(item), ensure_ascii=False))
             return
         if not items:
-            cli._stdout().print(Text("The quarantine is empty."))
+            cli.console_out().print(Text("The quarantine is empty."))
             return
-        cli._stdout().print(_table(items))
+        cli.console_out().print(_table(items))
 
     @group.command()
     def release(
@@ -83,9 +83,9 @@ def register(app: typer.Typer) -> None:
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
         """Write item ID as the fact or memory it would have been, and take it out of the quarantine."""
-        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
             written = mem.release_quarantined(item_id)
-        cli._stdout().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
+        cli.console_out().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
 
     @group.command()
     def discard(
@@ -94,6 +94,6 @@ def register(app: typer.Typer) -> None:
         embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
     ) -> None:
         """Delete item ID from the quarantine for good."""
-        with cli._reported(), cli._open(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
             mem.discard_quarantined(item_id)
-        cli._stdout().print(Text(f"Discarded item {item_id}."), soft_wrap=True)
+        cli.console_out().print(Text(f"Discarded item {item_id}."), soft_wrap=True)

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
     ) -> None:
         """Copy everything still readable of SOURCE into the new file DESTINATION and report what was lost."""
-        with cli._reported():
+        with cli.reported():
             report = repair(source, destination)
         if as_json:
             tables = {t.table: {"copied": t.read, "lost": t.lost, "error": t.error} for t in report.tables}

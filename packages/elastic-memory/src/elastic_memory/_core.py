@@ -86,7 +86,7 @@ class RecallWarning(UserWarning):
     """Recall is degraded (for example keyword-only because no embedder is usable)."""
 
 
-def _candidates(spec: EmbedderSpec) -> list[Embedder]:
+def embedder_candidates(spec: EmbedderSpec) -> list[Embedder]:
     if spec is None:
         return []
     if isinstance(spec, str):
@@ -231,7 +231,7 @@ class MemoryCore:
         self.store = store
         self.agent_id = agent_id
         self.recall_config = recall_config
-        self._clock = clock
+        self.clock = clock
         self._candidates = candidates
         self._embedder: Embedder | None = None
         self._resolved = False
@@ -332,7 +332,7 @@ class MemoryCore:
             raise UsageError(msg)
         v.check_path(path, "path")
         agent = v.check_id(agent_id, "agent_id")
-        candidates = _candidates(embedder)
+        candidates = embedder_candidates(embedder)
         if recall is not None and not isinstance(recall, RecallConfig):
             msg = f"recall must be a RecallConfig, got {type(recall).__name__}"
             raise UsageError(msg)
@@ -431,7 +431,7 @@ class MemoryCore:
             return False
         return embedder.model_id == pin.model_id or embedder.family == pin.family
 
-    async def _embed(self, embedder: Embedder, texts: Sequence[str]) -> F32:
+    async def embed_texts(self, embedder: Embedder, texts: Sequence[str]) -> F32:
         try:
             raw = await asyncio.to_thread(embedder.embed, list(texts))
         except EmbedderError:
@@ -441,7 +441,7 @@ class MemoryCore:
             raise EmbedderError(msg) from e
         return _as_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
 
-    async def _query_vector(self, embedder: Embedder, text: str) -> F32:
+    async def query_vector(self, embedder: Embedder, text: str) -> F32:
         """The query's vector, remembered for the last few queries (one plan recalls several times).
 
         An embedder with an ``embed_query(text)`` method (models that embed questions
@@ -463,7 +463,7 @@ class MemoryCore:
     async def _embed_query(self, embedder: Embedder, text: str) -> F32:
         embed_query = getattr(embedder, "embed_query", None)
         if not callable(embed_query):
-            first: F32 = (await self._embed(embedder, [text]))[0]
+            first: F32 = (await self.embed_texts(embedder, [text]))[0]
             return first
         try:
             raw = await asyncio.to_thread(embed_query, text)
@@ -485,7 +485,7 @@ class MemoryCore:
         if embedder is None:
             msg = "no usable embedder: open the store with embedder='auto' or an Embedder to embed queries"
             raise UsageError(msg)
-        return [float(x) for x in await self._query_vector(embedder, v.clean_query(text))]
+        return [float(x) for x in await self.query_vector(embedder, v.clean_query(text))]
 
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The stored unit vectors of the memories among ``ids`` that have one."""
@@ -499,21 +499,21 @@ class MemoryCore:
         await self.store.refresh()  # another process may have written
         return await self.store.tag_counts(parsed, start)
 
-    def _pin_for(self, embedder: Embedder) -> EmbeddingPin:
+    def pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
 
     # ------------------------------------------------------------------- writes
-    def _row(self, content: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+    def make_row(self, content: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(fields) - set(_REMEMBER_FIELDS))
         if unknown:
             msg = f"unknown field(s) {unknown}; a memory takes content plus {list(_REMEMBER_FIELDS)}"
             raise UsageError(msg)
-        return v.build_row(content, now=self._clock(), default_agent=self.agent_id, **fields)
+        return v.build_row(content, now=self.clock(), default_agent=self.agent_id, **fields)
 
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one memory; see :meth:`AsyncMemory.remember`."""
         given = fields.get("id") is not None
-        return (await self._write_rows([self._row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
+        return (await self._write_rows([self.make_row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
@@ -550,7 +550,7 @@ class MemoryCore:
         per_row: list[bool] = []
         for n, item in enumerate(items):
             if isinstance(item, str):
-                rows.append(self._row(item, {}))
+                rows.append(self.make_row(item, {}))
                 per_row.append(dedupe)
             elif isinstance(item, Mapping):
                 if "content" not in item:
@@ -558,7 +558,7 @@ class MemoryCore:
                     raise UsageError(msg)
                 fields = {k: val for k, val in item.items() if k != "content"}
                 try:
-                    rows.append(self._row(item["content"], fields))
+                    rows.append(self.make_row(item["content"], fields))
                     per_row.append(dedupe and fields.get("id") is None)
                 except UsageError as e:
                     msg = f"items[{n}]: {e}"
@@ -570,7 +570,7 @@ class MemoryCore:
 
     async def write_entries(self, entries: Sequence[Any]) -> list[MemoryId]:
         """Write validated :class:`~elastic_memory.federation.Entry` values, ids kept, in one transaction."""
-        rows = [self._row(e.content, {k: val for k, val in e.fields().items() if k != "content"}) for e in entries]
+        rows = [self.make_row(e.content, {k: val for k, val in e.fields().items() if k != "content"}) for e in entries]
         return await self._write_rows(rows, dedupe=[bool(e.dedupe) for e in entries])
 
     async def _write_rows(
@@ -595,13 +595,13 @@ class MemoryCore:
             return []
         embedder = await self.embedder()
         vectors = list(vectors) if vectors is not None else [None] * len(rows)
-        pin = self._pin_for(embedder) if embedder is not None else None
+        pin = self.pin_for(embedder) if embedder is not None else None
         first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
         if pin is None and first is not None:
             pin = EmbeddingPin(SUPPLIED, int(first.shape[0]), SUPPLIED)
         missing = [i for i, vector in enumerate(vectors) if vector is None]
         if embedder is not None and missing:
-            embedded = await self._embed(embedder, [rows[i]["content"] for i in missing])
+            embedded = await self.embed_texts(embedder, [rows[i]["content"] for i in missing])
             for i, vector in zip(missing, embedded, strict=True):
                 vectors[i] = vector
         return await self.store.write(rows, vectors, dedupe=dedupe, mode=mode, pin=pin)
@@ -638,14 +638,14 @@ class MemoryCore:
         if "ttl" in changes:
             merged.pop("expires_at")
         merged.update(changes)
-        row = self._row(content, merged)
+        row = self.make_row(content, merged)
         embedder = await self.embedder()
         vector: Any = KEEP
         if embedder is not None and (row["content_hash"] != current.content_hash or not current.has_vector):
-            vector = (await self._embed(embedder, [row["content"]]))[0]
+            vector = (await self.embed_texts(embedder, [row["content"]]))[0]
         elif row["content_hash"] != current.content_hash:
             vector = None  # the old vector no longer describes the content
-        pin = self._pin_for(embedder) if embedder is not None else None
+        pin = self.pin_for(embedder) if embedder is not None else None
         await self.store.write([row], [vector], dedupe=[False], mode="update", pin=pin)
         return (await self.store.get([mid]))[mid]
 
@@ -711,13 +711,13 @@ class MemoryCore:
         if policy.min_importance is None and policy.max_entries is None:
             msg = "a prune policy needs min_importance, max_entries, or both"
             raise UsageError(msg)
-        floor = None if policy.min_importance is None else v._unit("min_importance", policy.min_importance)
+        floor = None if policy.min_importance is None else v.unit("min_importance", policy.min_importance)
         if policy.max_entries is not None and (
             isinstance(policy.max_entries, bool) or not isinstance(policy.max_entries, int) or policy.max_entries < 0
         ):
             msg = f"max_entries must be a non-negative integer, got {policy.max_entries!r}"
             raise UsageError(msg)
-        action = v._enum("action", policy.action, PruneAction)
+        action = v.check_enum("action", policy.action, PruneAction)
         return PrunePolicy(floor, policy.max_entries, action, bool(policy.dry_run))
 
     async def health(self) -> dict[str, Any]:
@@ -819,7 +819,7 @@ class MemoryCore:
                 chosen = embedder
 
                 async def embed(text: str) -> F32:
-                    return await self._query_vector(chosen, text)
+                    return await self.query_vector(chosen, text)
 
         result = await recall.run(
             self.store,
@@ -933,7 +933,7 @@ class MemoryCore:
             msg = f"missing field {missing[0]!r}" if len(missing) == 1 else f"missing fields {missing}"
             raise ValueError(msg)
         fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
-        row = self._row(data["content"], fields)
+        row = self.make_row(data["content"], fields)
         for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
             row[column] = float(data[column])
         row["access_count"] = int(data["access_count"])

@@ -24,10 +24,10 @@ import numpy as np
 
 from . import _runner
 from .errors import CorruptDatabaseError, ElasticMemoryError, UsageError
+from .storage import EmbeddingPin, SQLiteStore
 from .storage import queries as q
 from .storage.driver import Driver, driver
 from .storage.rows import from_blob, seq_of
-from .storage.sqlite import EmbeddingPin, SQLiteStore
 
 __all__ = ["RepairReport", "TableReport", "arepair", "repair"]
 
@@ -350,7 +350,7 @@ async def _copy_table(reader: _Reader, store: SQLiteStore, table: str) -> TableR
 
 
 async def _columns_of(store: SQLiteStore, table: str) -> list[str]:
-    rows = await store._all(f"SELECT name FROM pragma_table_info({_literal(table)})")
+    rows = await store.read(f"SELECT name FROM pragma_table_info({_literal(table)})")
     return [str(r[0]) for r in rows]
 
 
@@ -371,10 +371,8 @@ async def _insert(store: SQLiteStore, insert: str, rows: list[Any]) -> tuple[int
         return 0, 0, None
 
     async def run(batch: list[Any]) -> None:
-        async with store._lock:
-            with store._errors("copy rows"):
-                async with store._transaction(bump=False):
-                    await store._conn.executemany(insert, [tuple(r) for r in batch])
+        async with store.transaction("copy rows", bump=False) as tx:
+            await tx.executemany(insert, [tuple(r) for r in batch])
 
     try:
         await run(rows)

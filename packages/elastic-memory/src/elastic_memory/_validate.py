@@ -68,7 +68,8 @@ def _members(enum: type[Any]) -> dict[str, Any]:
     return members
 
 
-def _enum(name: str, value: Any, enum: type[Any]) -> Any:
+def check_enum(name: str, value: Any, enum: type[Any]) -> Any:
+    """A member of ``enum`` (given as itself or its value)."""
     if isinstance(value, str) and (member := _members(enum).get(value)) is not None:
         return member  # the common case, without Enum's call machinery
     try:
@@ -80,7 +81,7 @@ def _enum(name: str, value: Any, enum: type[Any]) -> Any:
 
 def check_mode(mode: Any) -> RecallMode:
     """A :class:`RecallMode` from a mode name."""
-    return _enum("mode", mode, RecallMode)  # type: ignore[no-any-return]
+    return check_enum("mode", mode, RecallMode)  # type: ignore[no-any-return]
 
 
 def check_k(k: Any) -> int:
@@ -112,7 +113,8 @@ def check_ids(ids: Any) -> list[str]:
     return [check_id(i) for i in ids]
 
 
-def _unit(name: str, value: Any) -> float:
+def unit(name: str, value: Any) -> float:
+    """A number, clamped to [0, 1]."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -221,7 +223,7 @@ def encode_metadata(metadata: Any) -> str:
 
 def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
     """A scope and its pool: SHARED needs a pool name, the others take none."""
-    s = _enum("scope", scope, Scope)
+    s = check_enum("scope", scope, Scope)
     if s is Scope.SHARED:
         if not isinstance(pool, str) or not pool.strip():
             msg = "a shared memory needs pool='<pool name>' naming the agents' shared pool"
@@ -295,12 +297,12 @@ def build_row(
         "agent_id": agent,
         "scope": scope_value,
         "pool": pool_value,
-        "type": _enum("type", type, MemoryType).value,
+        "type": check_enum("type", type, MemoryType).value,
         "content": text,
         "content_hash": content_hash(text),
-        "importance": _unit("importance", importance),
-        "confidence": _unit("confidence", confidence),
-        "source": _enum("source", source, Source).value,
+        "importance": unit("importance", importance),
+        "confidence": unit("confidence", confidence),
+        "source": check_enum("source", source, Source).value,
         "pinned": int(pinned),
         "tags": "[]" if tags is None else encode_json(check_tags(tags)),
         "metadata": encode_metadata(metadata),
@@ -384,8 +386,3 @@ def check_prefix(prefix: Any) -> str | None:
         msg = f"prefix must be a string or None, got {prefix!r}"
         raise UsageError(msg)
     return check_text(prefix, "prefix") if prefix else None
-
-
-def unit(name: str, value: Any) -> float:
-    """A number in [0, 1]."""
-    return _unit(name, value)

@@ -85,23 +85,23 @@ EmbedderOption = Annotated[
 
 
 # ----------------------------------------------------------------------- plumbing
-def _stdout() -> Console:
+def console_out() -> Console:
     # Made per call, so a redirected sys.stdout (tests, pipes) and $COLUMNS are honoured.
     return Console(highlight=False)
 
 
-def _stderr() -> Console:
+def console_err() -> Console:
     return Console(stderr=True, highlight=False)
 
 
 def _fail(message: str, code: int) -> NoReturn:
     """Print ``message`` as one red line on stderr and exit with ``code``."""
-    _stderr().print(Text.assemble(("error: ", "bold red"), (message, "red")), soft_wrap=True)
+    console_err().print(Text.assemble(("error: ", "bold red"), (message, "red")), soft_wrap=True)
     raise typer.Exit(code)
 
 
 @contextlib.contextmanager
-def _reported() -> Iterator[None]:
+def reported() -> Iterator[None]:
     """Turn expected failures into one red line: exit 2 for usage errors, 1 for the rest."""
     try:
         yield
@@ -114,7 +114,7 @@ def _reported() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _open(
+def open_memory(
     db: Path, embedder: EmbedderChoice, *, must_exist: bool = False, agent_id: str = "default"
 ) -> Iterator[Memory]:
     """Open the store at ``db`` and close it afterwards.
@@ -150,7 +150,7 @@ def _open(
 @contextlib.contextmanager
 def _spinner(description: str) -> Iterator[None]:
     """Show a transient spinner with elapsed time on stderr while the block runs (terminals only)."""
-    console = _stderr()
+    console = console_err()
     if not console.is_terminal:
         yield
         return
@@ -171,11 +171,11 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     """Print a warning (for example degraded recall) as one yellow line, not a source listing."""
-    _stderr().print(Text.assemble(("warning: ", "bold yellow"), (str(message), "yellow")), soft_wrap=True)
+    console_err().print(Text.assemble(("warning: ", "bold yellow"), (str(message), "yellow")), soft_wrap=True)
 
 
 def _note(message: str) -> None:
-    _stderr().print(Text(message, style="yellow"), soft_wrap=True)
+    console_err().print(Text(message, style="yellow"), soft_wrap=True)
 
 
 def _human_bytes(size: int) -> str:
@@ -415,7 +415,7 @@ def add(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
-    with _reported():
+    with reported():
         fields = _parse_metadata(metadata)
         # checked before the store is opened, so bad input never creates an empty database file
         build_row(
@@ -428,7 +428,7 @@ def add(
             session_id=session,
             metadata=fields,
         )
-        with _open(db, embedder) as mem:
+        with open_memory(db, embedder) as mem:
             mid = mem.remember(
                 text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
             )
@@ -436,7 +436,7 @@ def add(
     line = Text.assemble((mid.status, f"bold {style}"), " ", str(mid))
     if mid.status == "duplicate":
         line.append(" (this content was already stored; nothing new was written)", style="dim")
-    _stdout().print(line, soft_wrap=True)
+    console_out().print(line, soft_wrap=True)
 
 
 @app.command()
@@ -465,9 +465,9 @@ def recall(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
-    with _reported():
+    with reported():
         filters = parse_filters(filter_ or [])
-        with _open(db, embedder, must_exist=True) as mem:
+        with open_memory(db, embedder, must_exist=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
     hits = explanation.hits
@@ -475,7 +475,7 @@ def recall(
         for rank, hit in enumerate(hits, start=1):
             typer.echo(_json_line(hit_to_dict(hit, rank)))
         return
-    out = _stdout()
+    out = console_out()
     if not hits:
         out.print(Text(f"No memory matches {query!r} ({mode.value}).", style="dim"), soft_wrap=True)
         return
@@ -490,12 +490,12 @@ def stats(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Show counts, the vector index, the embedding model and the file size of a store."""
-    with _reported(), _open(db, embedder, must_exist=True) as mem:
+    with reported(), open_memory(db, embedder, must_exist=True) as mem:
         data = _public_stats(mem.stats())
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2))
         return
-    _stdout().print(_stats_table(data, brief=False))
+    console_out().print(_stats_table(data, brief=False))
 
 
 @app.command("export")
@@ -506,10 +506,10 @@ def export(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Write every memory (hidden ones too) to PATH as JSON lines, losslessly."""
-    with _reported(), _open(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
+    with reported(), open_memory(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
         count = mem.export_jsonl(path, vectors=vectors)
     extra = " with their vectors" if vectors else ""
-    _stdout().print(Text(f"Exported {count} memories{extra} to {path}."), soft_wrap=True)
+    console_out().print(Text(f"Exported {count} memories{extra} to {path}."), soft_wrap=True)
 
 
 @app.command("import")
@@ -519,15 +519,15 @@ def import_(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Read an export into the store: ids, times and counters kept, existing ids updated."""
-    with _reported():
+    with reported():
         if not path.is_file():
             msg = f"{path} is not a file; pass the path of a JSONL export made by `elastic-memory export`"
             raise UsageError(msg)
         with path.open("rb") as fh:
             records = sum(1 for line in fh if line.strip())
-        with _open(db, embedder) as mem, _spinner(f"Importing {records} records from {path} into {db}"):
+        with open_memory(db, embedder) as mem, _spinner(f"Importing {records} records from {path} into {db}"):
             report = mem.import_jsonl(path)
-    _stdout().print(
+    console_out().print(
         Text(
             f"Imported {report.total} memories into {db}: {report.created} created, "
             f"{report.updated} updated, {report.duplicates} duplicates."
@@ -746,8 +746,8 @@ def demo(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Store a scripted conversation, ask it questions in every recall mode, then run the memory loop."""
-    out = _stdout()
-    with _reported(), contextlib.ExitStack() as stack:
+    out = console_out()
+    with reported(), contextlib.ExitStack() as stack:
         if db is None:
             folder = stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="elastic-memory-demo-", ignore_cleanup_errors=True)
@@ -755,7 +755,7 @@ def demo(
             path = Path(folder) / "demo.db"
         else:
             path = db
-        with _open(path, embedder, agent_id=DEMO_AGENT) as mem:
+        with open_memory(path, embedder, agent_id=DEMO_AGENT) as mem:
             if db is not None:
                 _refuse_foreign_store(mem, path)
             out.print(_demo_store_table())

@@ -70,7 +70,7 @@ class _Facade:
     @property
     def clock(self) -> Callable[[], float]:
         """The store's clock (seconds since the epoch): what expiry and timestamps are measured by."""
-        return self._core._clock
+        return self._core.clock
 
     @property
     def recall_config(self) -> RecallConfig:

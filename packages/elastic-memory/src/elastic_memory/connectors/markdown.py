@@ -161,7 +161,7 @@ class MarkdownFolder:
             raise UsageError(msg)
         check_k(k)
         wanted = _rank.NoteFilter.parse(filters)
-        self._keyword_only(mode, stacklevel=2)
+        self.warn_if_not_keyword(mode, stacklevel=2)
         entries = [e for e in self._scan() if e.note is not None]
         words = list(dict.fromkeys(_rank.tokens(clean_query(query))))
         weights = _rank.idf(words, ((e.body or Counter(), e.title or Counter()) for e in entries))
@@ -210,7 +210,7 @@ class MarkdownFolder:
             return {"ok": False, "root": root, "reason": "the folder is not readable by this process"}
         return {"ok": True, "root": root, "reason": None}
 
-    def _keyword_only(self, mode: Any, *, stacklevel: int) -> None:
+    def warn_if_not_keyword(self, mode: Any, *, stacklevel: int) -> None:
         """Validate ``mode``; the first non-keyword one warns that it runs as keyword.
 
         ``stacklevel`` counts from the caller of this method (as :func:`warnings.warn` does),

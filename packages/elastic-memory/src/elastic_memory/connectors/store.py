@@ -109,7 +109,7 @@ class FolderStore:
             raise UsageError(msg)
         check_k(k)
         plan = self._plan(filters)
-        self._folder._keyword_only(mode, stacklevel=2)
+        self._folder.warn_if_not_keyword(mode, stacklevel=2)
         if plan is None:
             return []
         own, window = plan

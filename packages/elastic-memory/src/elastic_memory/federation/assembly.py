@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .._core import EmbedderSpec, MemoryCore, _candidates
+from .._core import EmbedderSpec, MemoryCore, embedder_candidates
 from .._validate import check_path
 from ..config import RecallConfig
 from ..errors import CorruptDatabaseError, StorageError, UsageError
@@ -218,7 +218,7 @@ async def build_federation(
     if on_degraded is not None and not callable(on_degraded):
         msg = f"on_degraded must be a callable taking a DegradedEvent, or None, got {on_degraded!r}"
         raise UsageError(msg)
-    candidates = _candidates(embedder)  # one embedder instance shared by every tier
+    candidates = embedder_candidates(embedder)  # one embedder instance shared by every tier
     shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
     loop_config = loop or LoopConfig(extraction=settings.extraction)
     private_options = {**shared_options, "loop": loop_config}

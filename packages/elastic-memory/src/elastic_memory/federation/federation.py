@@ -274,7 +274,7 @@ class MemoryFederation:
         if private_error is not None:
             msg = f"the private tier could not keep this write: {private_error}"
             raise MemoryWriteError(msg) from private_error
-        await self._promote([entries[i].rescoped(Scope.GLOBAL) for i in promote], [out[i] for i in promote])
+        await self.promote([entries[i].rescoped(Scope.GLOBAL) for i in promote], [out[i] for i in promote])
         return [mid if mid is not None else MemoryId("", "degraded") for mid in out]
 
     async def _check_overwrites(
@@ -303,7 +303,8 @@ class MemoryFederation:
             raise error
         return unreadable
 
-    async def _promote(self, copies: list[Entry], ids: Sequence[MemoryId | None]) -> None:
+    async def promote(self, copies: list[Entry], ids: Sequence[MemoryId | None]) -> None:
+        """Write the global copies of promoted memories; a copy takes its original's id from ``ids`` (same order)."""
         if not copies or not self.router.has_global:
             return
         ref = self.router.tier("global")

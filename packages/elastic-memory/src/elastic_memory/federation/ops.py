@@ -67,7 +67,7 @@ class FederatedOps:
         if not isinstance(dedupe, bool):
             msg = f"dedupe must be True or False, got {dedupe!r}"
             raise UsageError(msg)
-        row = self.core._row(content, fields)
+        row = self.core.make_row(content, fields)
         return (await self.federation.write([self._entry(row, dedupe and fields.get("id") is None)]))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
@@ -123,7 +123,7 @@ class FederatedOps:
                 dedupe=False,
                 **{k: val for k, val in _fields(record).items()},
             )
-            await self.federation._promote([copy.rescoped(Scope.GLOBAL)], [MemoryId(mid)])
+            await self.federation.promote([copy.rescoped(Scope.GLOBAL)], [MemoryId(mid)])
         return record
 
     async def forget(self, ids: Any, *, hard: bool = False) -> int:
@@ -235,7 +235,7 @@ class FederatedOps:
         try:
             embedder = await self.core.embedder(quiet=True)
             if embedder is not None:
-                await self.core._query_vector(embedder, query)
+                await self.core.query_vector(embedder, query)
         except Exception:
             log.debug("embedding the query once for the federation failed", exc_info=True)
 

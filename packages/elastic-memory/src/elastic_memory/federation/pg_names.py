@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import StorageError, UsageError
-from ..storage.postgres import _LOCK_SPACE, _first_line, _psycopg, redact, split_url
+from ..storage.postgres import LOCK_SPACE, first_line, psycopg_module, redact, split_url
 
 __all__ = ["ServerTier", "legacy_schema_name", "schema_name", "server_prefix", "settle", "tier_url"]
 
@@ -227,7 +227,7 @@ async def _settle(conn: Any, shown: str, tier: str, schema: str, legacy: str) ->
             try:
                 async with conn.transaction():  # a savepoint: only the schema's owner may comment on it
                     await conn.execute(_record(schema, tier))
-            except _psycopg().Error as e:
+            except psycopg_module().Error as e:
                 log.info("elastic-memory: schema %s on %s is not recorded as %s's: %s", schema, shown, tier, e)
         return
     if legacy != schema and legacy in found:
@@ -260,7 +260,7 @@ async def settle(server: str, tier: str, *, timeout: float = 5.0) -> str:
         StorageError: The server cannot be reached or refused, or the tier's schema (or its
             legacy schema) holds other tiers' memories: the message says what to do.
     """
-    psycopg = _psycopg()
+    psycopg = psycopg_module()
     base, prefix = server_prefix(server)
     schema, legacy = schema_name(prefix, tier), legacy_schema_name(prefix, tier)
     url = tier_url(server, tier)
@@ -268,15 +268,15 @@ async def settle(server: str, tier: str, *, timeout: float = 5.0) -> str:
     try:
         conn = await psycopg.AsyncConnection.connect(base, autocommit=True, connect_timeout=max(1, int(timeout)))
     except psycopg.Error as e:
-        msg = f"could not connect to {shown}: {_first_line(e)}; check the URL, the server and PGPASSWORD"
+        msg = f"could not connect to {shown}: {first_line(e)}; check the URL, the server and PGPASSWORD"
         raise StorageError(msg) from e
     try:
         async with conn.transaction():
-            await conn.execute(_LOCK, [_LOCK_SPACE])
+            await conn.execute(_LOCK, [LOCK_SPACE])
             await _settle(conn, shown, tier, schema, legacy)
     except psycopg.Error as e:
         msg = (
-            f"could not prepare schema {schema!r} of tier {tier!r} on {shown}: {_first_line(e)}; "
+            f"could not prepare schema {schema!r} of tier {tier!r} on {shown}: {first_line(e)}; "
             "check the role's privileges"
         )
         raise StorageError(msg) from e

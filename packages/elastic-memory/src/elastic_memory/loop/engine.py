@@ -37,7 +37,6 @@ from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
-from ..storage import SQLiteStore
 from ..storage.fts import match_expression
 from ..storage.loop import FactWrite, LoopStore, Quarantined, SessionState
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
@@ -159,8 +158,8 @@ class MemoryLoop:
         self.config = config
         self.agent_id = core.agent_id
         #: False on PostgreSQL: the loop's tables are SQLite-only for now (see ``docs/scaling-out.md``).
-        self.supported = isinstance(core.store, SQLiteStore)
-        self.store = LoopStore(core.store) if isinstance(core.store, SQLiteStore) else cast(LoopStore, _NoLoopTables())
+        self.supported = core.store.capabilities.loop_tables
+        self.store = LoopStore(core.store) if self.supported else cast(LoopStore, _NoLoopTables())
         self.governor = Governor(
             context_tokens=context_tokens,
             has_llm=llm is not None,
@@ -204,7 +203,8 @@ class MemoryLoop:
         self.core.store.allow_ram_index(profile.ram_vector_index, ann=profile.ann_vector_index)
         return profile
 
-    def _failed(self, what: str, error: BaseException) -> str:
+    def failed(self, what: str, error: BaseException) -> str:
+        """Count and log a failure of ``what`` (the loop goes on); the message, as ``health()`` shows it."""
         self.errors[what] = self.errors.get(what, 0) + 1
         self.last_error = f"{what}: {type(error).__name__}: {describe(error)}"
         log.warning("elastic-memory %s", self.last_error)
@@ -229,7 +229,7 @@ class MemoryLoop:
                 return TurnReceipt(ok=True, session_id=session)
             extra = self._metadata(metadata)
             profile = self.profile
-            now = self.core.store._clock()
+            now = self.core.store.clock()
             # Rules and cues only, no model; bounded text keeps the write path in milliseconds.
             turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
             found = self.heuristic.extract(turn)
@@ -286,7 +286,7 @@ class MemoryLoop:
                 quarantined=len(quarantine),
             )
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
-            return TurnReceipt(ok=False, session_id=session, error=self._failed("record_turn", e))
+            return TurnReceipt(ok=False, session_id=session, error=self.failed("record_turn", e))
 
     def quarantined(self, rejected: Iterable[Rejection], session: str | None, observed_at: float) -> list[Quarantined]:
         """What to keep of refused candidates: a fact or memory with the write releasing it would make."""
@@ -341,7 +341,7 @@ class MemoryLoop:
             plain = json.loads(json.dumps(dict(metadata), default=str, ensure_ascii=False))
             return dict(v.check_metadata(plain))
         except Exception as e:  # noqa: BLE001 - bad metadata never costs the turn
-            self._failed("record_turn metadata", e)
+            self.failed("record_turn metadata", e)
             return {}
 
     def fact_write(self, fact: Any, session: str | None, observed_at: float) -> FactWrite:
@@ -414,7 +414,7 @@ class MemoryLoop:
             await self._touch(plan)
             return plan
         except Exception as e:  # noqa: BLE001 - build_context never raises into the host
-            self._failed("build_context", e)
+            self.failed("build_context", e)
             return self._empty(profile, query)
 
     def _empty(self, profile: MemoryProfile, query: str) -> ContextPlan:
@@ -462,20 +462,20 @@ class MemoryLoop:
         On a 0-1 relevance the nudges add at most 0.1 (importance), 0.05 (confidence: what the
         user confirmed ranks above what was inferred) and 0.05 (a 30-day recency decay).
         """
-        age_days = max(0.0, (self.core.store._clock() - created_at) / _DAY)
+        age_days = max(0.0, (self.core.store.clock() - created_at) / _DAY)
         return relevance + 0.1 * importance + 0.05 * confidence + 0.05 * math.exp(-age_days / 30.0)
 
     async def _recall(self, query: str, k: int, filters: dict[str, Any] | None) -> list[Hit]:
         if k <= 0:
             return []
-        embedder = await self.core.embedder(quiet=True) if self._may_embed() else None
+        embedder = await self.core.embedder(quiet=True) if self.may_embed() else None
         mode = "hybrid" if embedder is not None else "keyword"
         if self.core.recall_hook is not None:  # a federation: every tier, the plan keeps its own private hits
             return await self.core.recall_hook(query, k, mode)
         hits: list[Hit] = await self.core.recall(query, k=k, mode=mode, filters=filters, touch=False)
         return hits
 
-    def _may_embed(self) -> bool:
+    def may_embed(self) -> bool:
         """Whether this tier may embed queries with the configured embedder."""
         profile = self.profile
         builtin = isinstance(self.core.configured_embedder, MiniLMEmbedder)
@@ -622,7 +622,7 @@ class MemoryLoop:
                 fraction=fraction,
             )
         except Exception as e:  # noqa: BLE001 - the graph is a nudge: recall stands without it
-            self._failed("graph recall", e)
+            self.failed("graph recall", e)
             return explanation
 
     # ------------------------------------------------------------------- facts
@@ -731,7 +731,7 @@ class MemoryLoop:
             m = data["memory"]
             row = v.build_row(
                 m["content"],
-                now=self.core.store._clock(),
+                now=self.core.store.clock(),
                 default_agent=self.agent_id,
                 type=m["type"],
                 importance=m["importance"],
@@ -826,7 +826,7 @@ class MemoryLoop:
                 await self.store.set_rolling_summary(self.agent_id, session, jobs.marker(total), total)
             return len(texts)
         except Exception as e:  # noqa: BLE001 - part of the per-turn loop: never raises
-            self._failed("report_evictions", e)
+            self.failed("report_evictions", e)
             return 0
 
     # ------------------------------------------------------------ pace & health

@@ -128,8 +128,8 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
     except ForegroundBusy:
         return False  # the host is using its model: the turns stay pending for a later job
     except Exception as e:  # noqa: BLE001 - the heuristic's result from the write path stands
-        loop._failed("llm extraction", e)
-    now = loop.core.store._clock()
+        loop.failed("llm extraction", e)
+    now = loop.core.store.clock()
     said = group[-1].created_at
     rows = loop.memory_rows(extraction, session, now) if extraction else []
     facts = [loop.fact_write(f, session, said) for f in extraction.facts] if extraction else []
@@ -151,7 +151,7 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
 # ---------------------------------------------------------------------- embed
 async def embed_pending(loop: MemoryLoop) -> None:
     """Give vectors to memories written without one (the write path never embeds)."""
-    if not loop.core.store.has_vec or not loop._may_embed():
+    if not loop.core.store.has_vec or not loop.may_embed():
         return
     embedder = await loop.core.embedder(quiet=True)
     if embedder is None:
@@ -160,9 +160,9 @@ async def embed_pending(loop: MemoryLoop) -> None:
         pending = await loop.store.pending_vectors(loop.agent_id, EMBED_BATCH)
         if not pending:
             return
-        vectors = await loop.core._embed(embedder, [content for _, content, _ in pending])
+        vectors = await loop.core.embed_texts(embedder, [content for _, content, _ in pending])
         items = [(mid, digest, vectors[i]) for i, (mid, _, digest) in enumerate(pending)]
-        if await loop.store.attach_vectors(items, loop.core._pin_for(embedder)) == 0:
+        if await loop.store.attach_vectors(items, loop.core.pin_for(embedder)) == 0:
             return
         await asyncio.sleep(0)
     loop.submit("embed", "embed", lambda: embed_pending(loop))
@@ -185,7 +185,7 @@ async def rolling_summary(loop: MemoryLoop, session: str, texts: list[str], tota
     try:
         answer = _answer(await loop.llm(prompt, loop.profile.worker_max_tokens), 2_000)
     except Exception as e:  # noqa: BLE001 - the marker stays
-        loop._failed("rolling summary", e)
+        loop.failed("rolling summary", e)
         return
     if answer:
         await loop.store.set_rolling_summary(loop.agent_id, session, answer, total)
@@ -229,9 +229,9 @@ async def session_summary(loop: MemoryLoop, session: str) -> None:
             try:
                 text = _answer(await loop.llm(prompt, loop.profile.worker_max_tokens), 1_000)
             except Exception as e:  # noqa: BLE001 - falls back to the extractive summary
-                loop._failed("session summary", e)
+                loop.failed("session summary", e)
         text = text or extractive_summary(session, turns)
-        now = loop.core.store._clock()
+        now = loop.core.store.clock()
         row = v.build_row(
             text,
             now=now,
@@ -287,7 +287,7 @@ async def consolidate(loop: MemoryLoop) -> None:
 async def _maintain_graph(loop: MemoryLoop) -> None:
     """Graph decay (rows whose confidence faded are deleted: the graph keeps no audit trail), then clusters."""
     graph = loop.store.graph
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     if loop.config.forgetting:
         entities, relations = await graph.decayed(
             loop.agent_id, now=now, half_life=half_life_for("semantic"), floor=GRAPH_FLOOR
@@ -314,7 +314,7 @@ async def _ask(loop: MemoryLoop, prompt: str) -> str | None:
     try:
         return await loop.llm(prompt, loop.profile.worker_max_tokens)
     except Exception as e:  # noqa: BLE001 - a maintenance question is optional
-        loop._failed("graph maintenance", e)
+        loop.failed("graph maintenance", e)
         return None
 
 
@@ -371,7 +371,7 @@ async def _label_clusters(loop: MemoryLoop, clusters: list[tuple[int, list[int]]
 
 async def _decay_facts(loop: MemoryLoop) -> None:
     """Archive automatically captured facts that were never shown and have decayed."""
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     half_life = half_life_for("semantic")
     stale = [
         f.id
@@ -389,7 +389,7 @@ async def _decay_facts(loop: MemoryLoop) -> None:
 async def _merge_contradictions(loop: MemoryLoop) -> None:
     """FULL: ask the llm to reconcile keys whose value changed this week (the result is a new version)."""
     assert loop.llm is not None
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     policy = loop.config.extraction
     for key in (await loop.store.recently_changed_keys(loop.agent_id, now - MERGE_WINDOW))[:MERGES_PER_SWEEP]:
         history = await loop.store.fact_history(loop.agent_id, key)
@@ -408,7 +408,7 @@ async def _merge_contradictions(loop: MemoryLoop) -> None:
         try:
             value = _answer(await loop.llm(prompt, loop.profile.worker_max_tokens), policy.max_value_chars)
         except Exception as e:  # noqa: BLE001 - the newer version stays
-            loop._failed("contradiction merge", e)
+            loop.failed("contradiction merge", e)
             return
         if value and value != current.value:
             write = FactWrite(
@@ -430,7 +430,7 @@ async def _merge_near_duplicates(loop: MemoryLoop) -> None:
     by_type: dict[str, list[tuple[str, str, float, int]]] = {}
     for mid, content, mtype, weight, seq in candidates:
         by_type.setdefault(mtype, []).append((mid, content, weight, seq))
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     for mtype, items in by_type.items():
         vectors = await loop.store.vectors_for({mid: seq for mid, _, _, seq in items})
         texts = {mid: content for mid, content, _, _ in items}
@@ -458,7 +458,7 @@ async def _merge_near_duplicates(loop: MemoryLoop) -> None:
 
 async def _forget_chunks(loop: MemoryLoop) -> None:
     """Archive chunks whose retention decayed below the floor: unimportant and never recalled."""
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     half_life = half_life_for("episodic")
     doomed = [
         mid
@@ -477,7 +477,7 @@ async def _forget_chunks(loop: MemoryLoop) -> None:
 
 async def _evict_beyond(loop: MemoryLoop, cap: int) -> None:
     """Archive the lowest-priority live chunks beyond ``cap`` (seed 002's priority score)."""
-    now = loop.core.store._clock()
+    now = loop.core.store.clock()
     half_life = half_life_for("episodic")
     rows = await loop.store.chunk_priorities(loop.agent_id)
     if len(rows) <= cap:

@@ -1,9 +1,20 @@
 """Storage: the SQLite store (aiosqlite + FTS5 + sqlite-vec), the PostgreSQL store, and their parts."""
 
+from .backend import Backend, Capabilities, EmbeddingPin, Transaction
 from .postgres import PostgresStore, is_url
-from .sqlite import KEEP, EmbeddingPin, SQLiteStore
+from .sqlite import KEEP, SQLiteStore
 
-#: Either backend: the same methods for the memories.
-Store = SQLiteStore | PostgresStore
+#: Either backend, as the rest of the library sees it: the declared contract.
+Store = Backend
 
-__all__ = ["KEEP", "EmbeddingPin", "PostgresStore", "SQLiteStore", "Store", "is_url"]
+__all__ = [
+    "KEEP",
+    "Backend",
+    "Capabilities",
+    "EmbeddingPin",
+    "PostgresStore",
+    "SQLiteStore",
+    "Store",
+    "Transaction",
+    "is_url",
+]

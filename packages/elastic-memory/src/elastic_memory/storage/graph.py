@@ -1,4 +1,4 @@
-"""I/O of the knowledge graph (entities, relations, mentions, memory edges) on a store's connection.
+"""I/O of the knowledge graph (entities, relations, mentions, memory edges) through a storage backend.
 
 Writes run inside a caller's transaction (``put``) or in their own (``GraphStore`` methods);
 reads are plain queries. Deduplication happens at write time with ``ON CONFLICT DO
@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .._validate import check_text
 from ..errors import UsageError
 from ..graph.names import canonical
 from ..types import Edge, Entity, Relation
+from .backend import Backend, Transaction
+from .loop_queries import DIALECTS
 from .queries import MAX_PARAMS, encode_json, in_list
-from .sqlite import SQLiteStore
 from .vectors import chunks
 
 __all__ = ["EntityWrite", "GraphStore", "GraphWrite", "RelationWrite", "Step"]
+
+T = TypeVar("T")
 
 #: Entities and relations an agent may hold; beyond, new ones are dropped at write (existing
 #: ones are still reinforced).
@@ -47,28 +50,6 @@ _UPSERT_RELATION = (
     "reinforced_at = excluded.reinforced_at"
 )
 _ENTITY_COLUMNS = "e.id, e.name, e.type, e.aliases, e.confidence, e.mention_count, e.cluster_id, e.cluster_label"
-# One step of a walk along relations in either direction. Each node expands through at most
-# ``fanout`` relations per direction (an index range that stops at the limit, so a hub with
-# 50,000 relations costs no more than a leaf), and the CTE's LIMIT bounds the rows in all.
-_TRAVERSE = """
-WITH RECURSIVE walk(id, hops, path, rel) AS (
-    SELECT j.value, 0, '', '' FROM json_each(?) AS j
-    UNION
-    SELECT r.dst, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.id IN (
-        SELECT x.id FROM relations AS x WHERE x.src = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
-    )
-    WHERE w.hops < ?
-    UNION
-    SELECT r.src, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.id IN (
-        SELECT x.id FROM relations AS x WHERE x.dst = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
-    )
-    WHERE w.hops < ?
-    LIMIT ?
-)
-SELECT id, min(hops), path, rel FROM walk GROUP BY id ORDER BY min(hops), id
-"""
 
 
 @dataclass(frozen=True)
@@ -119,17 +100,17 @@ Fetch = Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 
 
 class GraphStore:
-    """The graph's reads and writes for one store (shares its connection, lock and transactions)."""
+    """The graph's reads and writes for one store (in its transactions)."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: Backend) -> None:
         self.store = store
+        self.dialect = DIALECTS[store.capabilities.engine]
         self._entity_count: dict[str, int] = {}
         self._relation_count: dict[str, int] = {}
 
     # ------------------------------------------------------------------- writes
-    async def put(self, agent_id: str, write: GraphWrite, now: float) -> None:
-        """Store ``write`` inside the caller's open transaction: a fixed number of statements."""
-        conn = self.store._conn
+    async def put(self, tx: Transaction, agent_id: str, write: GraphWrite, now: float) -> None:
+        """Store ``write`` inside the caller's transaction ``tx``: a fixed number of statements."""
         named: dict[str, EntityWrite] = {}
         for e in write.entities:
             key = canonical(e.name)
@@ -144,34 +125,34 @@ class GraphStore:
             return
         count = self._entity_count.get(agent_id)
         if count is None:
-            rows = await self.store._all("SELECT count(*) FROM entities WHERE agent_id = ?", [agent_id])
+            rows = await tx.fetch("SELECT count(*) FROM entities WHERE agent_id = ?", [agent_id])
             count = int(rows[0][0])
-        known = await self._resolve(agent_id, list(named))  # names and aliases (merges, alias())
+        known = await self._resolve(tx, agent_id, list(named))  # names and aliases (merges, alias())
         fresh = [k for k in named if k not in known]
         if count + len(fresh) > ENTITY_CAP:  # full: only reinforce what exists
             fresh = []
-        await conn.executemany(
+        await tx.executemany(
             _UPSERT_ENTITY,
             [(agent_id, k, named[k].name[:200], named[k].type, _unit(named[k].confidence), now, now) for k in fresh],
         )
         reinforced = {known[k]: named[k] for k in named if k in known}  # one bump per entity, by id
-        await conn.executemany(_REINFORCE_ENTITY, [(_unit(e.confidence), now, i) for i, e in reinforced.items()])
+        await tx.executemany(_REINFORCE_ENTITY, [(_unit(e.confidence), now, i) for i, e in reinforced.items()])
         self._entity_count[agent_id] = count + len(fresh)
-        ids = {**known, **(await self._ids(agent_id, fresh) if fresh else {})}
-        await conn.executemany(
-            "INSERT OR IGNORE INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?)",
+        ids = {**known, **(await self._ids(tx, agent_id, fresh) if fresh else {})}
+        await tx.executemany(
+            "INSERT INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [(agent_id, k, ids[k]) for k in fresh if k in ids],
         )
-        await conn.executemany(
-            "INSERT OR IGNORE INTO entity_mentions (entity_id, memory_id) VALUES (?, ?)",
+        await tx.executemany(
+            "INSERT INTO entity_mentions (entity_id, memory_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(ids[canonical(e.name)], m) for e in write.entities if canonical(e.name) in ids for m in write.memory_ids],
         )
         relation_count = self._relation_count.get(agent_id)
         if relation_count is None:
-            rows = await self.store._all("SELECT count(*) FROM relations WHERE agent_id = ?", [agent_id])
+            rows = await tx.fetch("SELECT count(*) FROM relations WHERE agent_id = ?", [agent_id])
             relation_count = int(rows[0][0])
         if relation_count >= RELATION_CAP:  # full: only relations that exist are reinforced
-            await conn.executemany(
+            await tx.executemany(
                 "UPDATE relations SET confidence = (confidence * mention_count + ?) / (mention_count + 1), "
                 "mention_count = mention_count + 1, reinforced_at = ? WHERE src = ? AND dst = ? AND type = ?",
                 [
@@ -186,15 +167,15 @@ class GraphStore:
             src, dst = ids.get(canonical(r.source)), ids.get(canonical(r.target))
             if src is not None and dst is not None and src != dst and r.relation:
                 relations.append((agent_id, src, dst, r.relation[:100], _unit(r.confidence), r.provenance, now, now))
-        await conn.executemany(_UPSERT_RELATION, relations)
+        await tx.executemany(_UPSERT_RELATION, relations)
         self._relation_count[agent_id] = relation_count + len(relations)  # an upper bound (some reinforce)
 
-    async def _resolve(self, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
+    async def _resolve(self, tx: Transaction, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
         """The entity each key (a canonical name or alias) refers to; the most mentioned one if several."""
         out: dict[str, tuple[int, int]] = {}
         for chunk in chunks(list(keys)):
             sql, params = in_list("k.key", chunk)
-            rows = await self.store._all(
+            rows = await tx.fetch(
                 "SELECT k.key, k.entity_id, e.mention_count FROM entity_keys AS k "
                 f"JOIN entities AS e ON e.id = k.entity_id WHERE k.agent_id = ? AND {sql}",
                 [agent_id, *params],
@@ -204,31 +185,29 @@ class GraphStore:
                     out[key] = (int(entity_id), int(mentions))
         return {k: v[0] for k, v in out.items()}
 
-    async def _ids(self, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
+    async def _ids(self, tx: Transaction, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in chunks(list(keys)):
             sql, params = in_list("key", chunk)
-            rows = await self.store._all(
-                f"SELECT key, id FROM entities WHERE agent_id = ? AND {sql}", [agent_id, *params]
-            )
+            rows = await tx.fetch(f"SELECT key, id FROM entities WHERE agent_id = ? AND {sql}", [agent_id, *params])
             out.update((k, int(i)) for k, i in rows)
         return out
 
-    async def _write(self, what: str, work: Callable[[], Awaitable[Any]]) -> Any:
-        s = self.store
-        s._check_open()
-        async with s._lock:
-            await s._sync_foreign()
-            with s._errors(what):
-                async with s._transaction(bump=False):
-                    return await work()
+    async def _write(self, what: str, work: Callable[[Transaction], Awaitable[T]]) -> T:
+        async with self.store.transaction(what, bump=False) as tx:
+            return await work(tx)
+
+    def forget_counts(self, agent_id: str) -> None:
+        """Drop the cached entity and relation counts of an agent (after a write was rolled back)."""
+        self._entity_count.pop(agent_id, None)
+        self._relation_count.pop(agent_id, None)
 
     async def add(self, agent_id: str, write: GraphWrite) -> None:
         """Store entities, relations and mentions in their own transaction."""
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> None:
-            await self.put(agent_id, write, now)
+        async def work(tx: Transaction) -> None:
+            await self.put(tx, agent_id, write, now)
 
         await self._write("write the graph", work)
 
@@ -236,18 +215,17 @@ class GraphStore:
         """Let ``alias`` name the entity ``name``; ``False`` if there is no such entity."""
         key, alias_key = canonical(name), canonical(alias)
 
-        async def work() -> bool:
-            ids = await self._ids(agent_id, [key])
+        async def work(tx: Transaction) -> bool:
+            ids = await self._ids(tx, agent_id, [key])
             if key not in ids or not alias_key:
                 return False
-            conn = self.store._conn
-            await conn.execute(
-                "INSERT OR IGNORE INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?)",
+            await tx.execute(
+                "INSERT INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 [agent_id, alias_key, ids[key]],
             )
-            rows = await self.store._all("SELECT aliases FROM entities WHERE id = ?", [ids[key]])
+            rows = await tx.fetch("SELECT aliases FROM entities WHERE id = ?", [ids[key]])
             aliases = list(dict.fromkeys([*json.loads(rows[0][0]), alias[:200]]))
-            await conn.execute("UPDATE entities SET aliases = ? WHERE id = ?", [encode_json(aliases), ids[key]])
+            await tx.execute("UPDATE entities SET aliases = ? WHERE id = ?", [encode_json(aliases), ids[key]])
             return True
 
         result: bool = await self._write("add an alias", work)
@@ -256,10 +234,10 @@ class GraphStore:
     # -------------------------------------------------------------------- edges
     async def upsert_edges(self, edges: Iterable[Edge]) -> int:
         """Insert or update memory edges (idempotent on ``(src_id, dst_id, relation)``)."""
-        rows = [_edge_row(e, self.store._clock()) for e in edges]
+        rows = [_edge_row(e, self.store.clock()) for e in edges]
 
-        async def work() -> int:
-            await self.store._conn.executemany(
+        async def work(tx: Transaction) -> int:
+            await tx.executemany(
                 "INSERT INTO memory_edges (src_id, dst_id, relation, source, confidence, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (src_id, dst_id, relation) DO UPDATE SET "
                 "source = excluded.source, confidence = excluded.confidence",
@@ -272,17 +250,18 @@ class GraphStore:
 
     async def replace_source(self, source: str, edges: Iterable[Edge]) -> int:
         """Atomically replace every edge ``source`` owns with ``edges`` (whose source must match)."""
-        now = self.store._clock()
+        now = self.store.clock()
         rows = [_edge_row(e, now) for e in edges]
         if any(r[3] != source for r in rows):
             msg = f"replace_source({source!r}, ...) got edges of another source; every edge must have source={source!r}"
             raise UsageError(msg)
 
-        async def work() -> int:
-            await self.store._conn.execute("DELETE FROM memory_edges WHERE source = ?", [source])
-            await self.store._conn.executemany(
-                "INSERT OR REPLACE INTO memory_edges (src_id, dst_id, relation, source, confidence, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+        async def work(tx: Transaction) -> int:
+            await tx.execute("DELETE FROM memory_edges WHERE source = ?", [source])
+            await tx.executemany(
+                "INSERT INTO memory_edges (src_id, dst_id, relation, source, confidence, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (src_id, dst_id, relation) DO UPDATE SET "
+                "source = excluded.source, confidence = excluded.confidence, created_at = excluded.created_at",
                 rows,
             )
             return len(rows)
@@ -292,9 +271,10 @@ class GraphStore:
 
     async def neighbors(self, node_id: str, relation: str | None = None, limit: int = 1_000) -> list[str]:
         """Node ids one edge away in either direction, deduped, outgoing first then incoming."""
-        rows = await self.store._read(
-            "SELECT dst_id, 0 AS o, relation FROM memory_edges WHERE src_id = ? AND (? IS NULL OR relation = ?) "
-            "UNION ALL SELECT src_id, 1, relation FROM memory_edges WHERE dst_id = ? AND (? IS NULL OR relation = ?) "
+        rows = await self.store.read(
+            "SELECT dst_id, 0 AS o, relation FROM memory_edges WHERE src_id = ? "
+            "AND (CAST(? AS TEXT) IS NULL OR relation = ?) UNION ALL SELECT src_id, 1, relation FROM memory_edges "
+            "WHERE dst_id = ? AND (CAST(? AS TEXT) IS NULL OR relation = ?) "
             "ORDER BY o, 1 LIMIT ?",
             [node_id, relation, relation, node_id, relation, relation, limit],
         )
@@ -308,11 +288,11 @@ class GraphStore:
         for chunk in chunks(list(dict.fromkeys(node_ids)), MAX_PARAMS // 2):
             src, params = in_list("src_id", chunk)
             dst, more = in_list("dst_id", chunk)
-            rows = await self.store._read(
+            rows = await self.store.read(
                 "SELECT node, other FROM (SELECT node, other, o, "
                 "row_number() OVER (PARTITION BY node ORDER BY o, other) AS r FROM ("
                 f"SELECT src_id AS node, dst_id AS other, 0 AS o FROM memory_edges WHERE {src} "
-                f"UNION ALL SELECT dst_id, src_id, 1 FROM memory_edges WHERE {dst})) "
+                f"UNION ALL SELECT dst_id, src_id, 1 FROM memory_edges WHERE {dst}) AS edges) AS ranked "
                 "WHERE r <= ? ORDER BY node, o, other",
                 [*params, *more, limit],
             )
@@ -323,7 +303,7 @@ class GraphStore:
 
     async def edges_of(self, node_id: str) -> list[Edge]:
         """Every memory edge touching ``node_id``."""
-        rows = await self.store._read(
+        rows = await self.store.read(
             "SELECT src_id, dst_id, relation, source, confidence FROM memory_edges WHERE src_id = ? OR dst_id = ? "
             "ORDER BY src_id, dst_id, relation",
             [node_id, node_id],
@@ -333,7 +313,7 @@ class GraphStore:
     # -------------------------------------------------------------------- reads
     async def entity(self, agent_id: str, name: str) -> Entity | None:
         """The entity ``name`` (or an alias) refers to."""
-        rows = await self.store._read(
+        rows = await self.store.read(
             f"SELECT {_ENTITY_COLUMNS} FROM entity_keys AS k JOIN entities AS e ON e.id = k.entity_id "
             "WHERE k.agent_id = ? AND k.key = ? ORDER BY e.mention_count DESC LIMIT 1",
             [agent_id, canonical(name)],
@@ -342,7 +322,7 @@ class GraphStore:
 
     async def entities(self, agent_id: str, limit: int = 100) -> list[Entity]:
         """The most mentioned entities first."""
-        rows = await self.store._read(
+        rows = await self.store.read(
             f"SELECT {_ENTITY_COLUMNS} FROM entities AS e WHERE e.agent_id = ? "
             "ORDER BY e.mention_count DESC, e.id LIMIT ?",
             [agent_id, limit],
@@ -356,7 +336,7 @@ class GraphStore:
             sql, params = in_list("e.id", chunk)
             out.update(
                 (int(r[0]), _entity(r))
-                for r in await self.store._read(f"SELECT {_ENTITY_COLUMNS} FROM entities AS e WHERE {sql}", params)
+                for r in await self.store.read(f"SELECT {_ENTITY_COLUMNS} FROM entities AS e WHERE {sql}", params)
             )
         return out
 
@@ -370,7 +350,7 @@ class GraphStore:
                 return []
             where += " AND (r.src = ? OR r.dst = ?)"
             params_any += [found.id, found.id]
-        rows = await self.store._read(
+        rows = await self.store.read(
             "SELECT s.name, d.name, r.type, r.confidence, r.mention_count, r.provenance FROM relations AS r "
             f"JOIN entities AS s ON s.id = r.src JOIN entities AS d ON d.id = r.dst WHERE {where} "
             "ORDER BY r.mention_count DESC, r.id LIMIT ?",
@@ -383,7 +363,7 @@ class GraphStore:
         out: list[tuple[Entity, str]] = []
         for chunk in chunks(list(keys)):
             sql, params = in_list("k.key", chunk)
-            rows = await self.store._read(
+            rows = await self.store.read(
                 f"SELECT {_ENTITY_COLUMNS}, k.key FROM entity_keys AS k JOIN entities AS e ON e.id = k.entity_id "
                 f"WHERE k.agent_id = ? AND {sql}",
                 [agent_id, *params],
@@ -396,14 +376,7 @@ class GraphStore:
         if not seeds or limit <= 0:
             return []
         fanout = max(8, limit // 4)
-        rows = await self.store._read(
-            _TRAVERSE,
-            [
-                json.dumps([int(s) for s in seeds]),
-                *(relation, relation, fanout, hops) * 2,
-                limit,
-            ],
-        )
+        rows = await self.store.read(*self.dialect.traverse(seeds, relation, fanout, hops, limit))
         return [Step(int(r[0]), int(r[1]), tuple(int(p) for p in r[2].split(",") if p), r[3]) for r in rows]
 
     async def mentions(self, entity_ids: Sequence[int], limit: int) -> dict[int, list[str]]:
@@ -412,7 +385,7 @@ class GraphStore:
         if not entity_ids:
             return out
         sql, params = in_list("entity_id", list(entity_ids)[:900])
-        rows = await self.store._read(
+        rows = await self.store.read(
             f"SELECT entity_id, memory_id FROM entity_mentions WHERE {sql} LIMIT ?", [*params, limit]
         )
         for entity_id, memory_id in rows:
@@ -431,10 +404,10 @@ class GraphStore:
         def faded(confidence: float, reinforced_at: float) -> bool:
             return bool(confidence * 2.0 ** (-max(0.0, now - reinforced_at) / half_life) < floor)
 
-        entities = await self.store._read(
+        entities = await self.store.read(
             "SELECT id, confidence, reinforced_at FROM entities WHERE agent_id = ?", [agent_id]
         )
-        relations = await self.store._read(
+        relations = await self.store.read(
             "SELECT id, confidence, reinforced_at FROM relations WHERE agent_id = ?", [agent_id]
         )
         return (
@@ -445,38 +418,36 @@ class GraphStore:
     async def delete(self, agent_id: str, entity_ids: Sequence[int], relation_ids: Sequence[int]) -> None:
         """Hard-delete entities (with their names, mentions and relations) and relations."""
 
-        async def work() -> None:
-            conn = self.store._conn
+        async def work(tx: Transaction) -> None:
             for chunk in chunks(list(relation_ids)):
                 sql, params = in_list("id", chunk)
-                await conn.execute(f"DELETE FROM relations WHERE {sql}", params)
+                await tx.execute(f"DELETE FROM relations WHERE {sql}", params)
             for chunk in chunks(list(entity_ids)):
                 for table, column in (("entity_keys", "entity_id"), ("entity_mentions", "entity_id")):
                     sql, params = in_list(column, chunk)
-                    await conn.execute(f"DELETE FROM {table} WHERE {sql}", params)
+                    await tx.execute(f"DELETE FROM {table} WHERE {sql}", params)
                 sql, params = in_list("src", chunk)
-                await conn.execute(f"DELETE FROM relations WHERE {sql}", params)
+                await tx.execute(f"DELETE FROM relations WHERE {sql}", params)
                 sql, params = in_list("dst", chunk)
-                await conn.execute(f"DELETE FROM relations WHERE {sql}", params)
+                await tx.execute(f"DELETE FROM relations WHERE {sql}", params)
                 sql, params = in_list("id", chunk)
-                await conn.execute(f"DELETE FROM entities WHERE {sql}", params)
-            self._entity_count.pop(agent_id, None)
-            self._relation_count.pop(agent_id, None)
+                await tx.execute(f"DELETE FROM entities WHERE {sql}", params)
+            self.forget_counts(agent_id)
 
         if entity_ids or relation_ids:
             await self._write("forget graph rows", work)
 
     async def links(self, agent_id: str) -> tuple[list[tuple[int, str, int]], list[tuple[int, int]]]:
         """``(id, name, mention_count)`` of every entity and ``(src, dst)`` of every relation."""
-        entities = await self.store._read("SELECT id, name, mention_count FROM entities WHERE agent_id = ?", [agent_id])
-        relations = await self.store._read("SELECT src, dst FROM relations WHERE agent_id = ?", [agent_id])
+        entities = await self.store.read("SELECT id, name, mention_count FROM entities WHERE agent_id = ?", [agent_id])
+        relations = await self.store.read("SELECT src, dst FROM relations WHERE agent_id = ?", [agent_id])
         return [(int(a), b, int(c)) for a, b, c in entities], [(int(a), int(b)) for a, b in relations]
 
     async def set_clusters(self, assignments: Sequence[tuple[int | None, str | None, int]]) -> None:
         """Store ``(cluster_id, cluster_label, entity_id)`` for each entity."""
 
-        async def work() -> None:
-            await self.store._conn.executemany(
+        async def work(tx: Transaction) -> None:
+            await tx.executemany(
                 "UPDATE entities SET cluster_id = ?, cluster_label = ? WHERE id = ?", list(assignments)
             )
 
@@ -484,7 +455,7 @@ class GraphStore:
 
     async def clusters(self, agent_id: str, limit: int = 100) -> list[tuple[int, str, list[str]]]:
         """``(cluster_id, label, member names)``, largest first."""
-        rows = await self.store._read(
+        rows = await self.store.read(
             "SELECT cluster_id, cluster_label, name FROM entities WHERE agent_id = ? AND cluster_id IS NOT NULL "
             "ORDER BY cluster_id, mention_count DESC, id",
             [agent_id],
@@ -498,24 +469,34 @@ class GraphStore:
     async def merge_entities(self, keep: int, drop: int) -> None:
         """Fold entity ``drop`` into ``keep``: names, mentions and relations re-pointed, then ``drop`` deleted."""
 
-        async def work() -> None:
-            conn, fetch = self.store._conn, self.store._all
-            rows = await fetch("SELECT id, name, aliases, mention_count FROM entities WHERE id IN (?, ?)", [keep, drop])
+        async def work(tx: Transaction) -> None:
+            rows = await tx.fetch(
+                "SELECT id, name, aliases, mention_count FROM entities WHERE id IN (?, ?)", [keep, drop]
+            )
             found = {int(r[0]): r for r in rows}
             if keep not in found or drop not in found or keep == drop:
                 return
             aliases = [*json.loads(found[keep][2]), found[drop][1], *json.loads(found[drop][2])]
-            await conn.execute(
+            await tx.execute(
                 "UPDATE entities SET aliases = ?, mention_count = mention_count + ? WHERE id = ?",
                 [encode_json(list(dict.fromkeys(aliases))[:50]), int(found[drop][3]), keep],
             )
-            for table in ("entity_keys", "entity_mentions"):
-                await conn.execute(f"UPDATE OR IGNORE {table} SET entity_id = ? WHERE entity_id = ?", [keep, drop])
-                await conn.execute(f"DELETE FROM {table} WHERE entity_id = ?", [drop])
-            for column in ("src", "dst"):
-                await conn.execute(f"UPDATE OR IGNORE relations SET {column} = ? WHERE {column} = ?", [keep, drop])
-            await conn.execute("DELETE FROM relations WHERE src = ? OR dst = ? OR src = dst", [drop, drop])
-            await conn.execute("DELETE FROM entities WHERE id = ?", [drop])
+            # Re-point what ``keep`` does not have yet; the rest (already ``keep``'s) goes with ``drop``.
+            for table, other in (("entity_keys", "agent_id, key"), ("entity_mentions", "memory_id")):
+                await tx.execute(
+                    f"UPDATE {table} SET entity_id = ? WHERE entity_id = ? AND ({other}) NOT IN "
+                    f"(SELECT {other} FROM {table} WHERE entity_id = ?)",
+                    [keep, drop, keep],
+                )
+                await tx.execute(f"DELETE FROM {table} WHERE entity_id = ?", [drop])
+            for column, other in (("src", "dst"), ("dst", "src")):
+                await tx.execute(
+                    f"UPDATE relations SET {column} = ? WHERE {column} = ? AND ({other}, type) NOT IN "
+                    f"(SELECT {other}, type FROM relations WHERE {column} = ?)",
+                    [keep, drop, keep],
+                )
+            await tx.execute("DELETE FROM relations WHERE src = ? OR dst = ? OR src = dst", [drop, drop])
+            await tx.execute("DELETE FROM entities WHERE id = ?", [drop])
             self._entity_count.clear()
 
         await self._write("merge entities", work)
@@ -523,17 +504,15 @@ class GraphStore:
     async def set_label(self, cluster_id: int, label: str) -> None:
         """Name a cluster (every member carries the label)."""
 
-        async def work() -> None:
-            await self.store._conn.execute(
-                "UPDATE entities SET cluster_label = ? WHERE cluster_id = ?", [label[:80], cluster_id]
-            )
+        async def work(tx: Transaction) -> None:
+            await tx.execute("UPDATE entities SET cluster_label = ? WHERE cluster_id = ?", [label[:80], cluster_id])
 
         await self._write("label a cluster", work)
 
     async def stats(self, agent_id: str) -> dict[str, int]:
         """Counts of the agent's graph."""
         row = (
-            await self.store._read(
+            await self.store.read(
                 "SELECT (SELECT count(*) FROM entities WHERE agent_id = ?), "
                 "(SELECT count(*) FROM relations WHERE agent_id = ?), "
                 "(SELECT count(DISTINCT cluster_id) FROM entities WHERE agent_id = ? AND cluster_id IS NOT NULL), "

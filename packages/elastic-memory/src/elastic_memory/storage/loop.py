@@ -1,4 +1,4 @@
-"""I/O for the memory loop's tables, on the connection (and lock) of a :class:`SQLiteStore`.
+"""I/O for the memory loop's tables, through a storage :class:`~.backend.Backend`.
 
 Every method is one transaction, so a turn, its chunks, its facts and its quarantined
 candidates are stored together or not at all.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,13 +20,14 @@ from ..filters import Filters
 from ..types import Fact, MemoryId, QuarantinedItem, Source
 from . import loop_queries as lq
 from . import queries as q
+from .backend import Backend, EmbeddingPin, Transaction
 from .graph import GraphStore, GraphWrite
 from .queries import encode_json
-from .rows import from_blob, to_blob
-from .sqlite import EmbeddingPin, SQLiteStore
 from .vectors import chunks
 
 __all__ = ["FactWrite", "LoopStore", "Quarantined", "SessionState", "TurnRow"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("elastic_memory")
 
@@ -153,29 +154,38 @@ def _turn(row: Sequence[Any]) -> TurnRow:
     return TurnRow(int(seq), session, int(turn), user, reply, float(created), float(importance))
 
 
+def _same_space(stored: EmbeddingPin, pin: EmbeddingPin) -> EmbeddingPin:
+    """The pin to keep when ``pin``'s vectors meet the ``stored`` one another connection wrote meanwhile.
+
+    A pin of another model (other width, or neither model nor family the same) refuses the
+    vectors with :class:`EmbeddingMismatchError`: they would mix two embedding spaces.
+    """
+    if stored.dimension != pin.dimension or (stored.model_id != pin.model_id and stored.family != pin.family):
+        msg = (
+            f"vectors of {pin.model_id!r} ({pin.dimension}-d) refused: another connection pinned the "
+            f"database to {stored.model_id!r} ({stored.dimension}-d, family {stored.family!r}) meanwhile; "
+            "open it with that model"
+        )
+        raise EmbeddingMismatchError(msg)
+    return stored
+
+
 class LoopStore:
     """The loop's reads and writes. Shares ``store``'s connection, lock and transactions."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: Backend) -> None:
         self.store = store
+        self.dialect = lq.DIALECTS[store.capabilities.engine]
         self.graph = GraphStore(store)
 
     # ------------------------------------------------------------------ helpers
     async def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        return await self.store._read(sql, params)
+        return await self.store.read(sql, params)
 
-    async def _write(self, what: str, work: Any, *, bump: bool = True) -> Any:
-        """Run ``await work()`` in one transaction under the store lock."""
-        s = self.store
-        s._check_open()
-        async with s._lock:
-            await s._sync_foreign()
-            with s._errors(what):
-                async with s._transaction(bump=bump):
-                    return await work()
-
-    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return await self.store._all(sql, params)
+    async def _write(self, what: str, work: Callable[[Transaction], Awaitable[T]], *, bump: bool = True) -> T:
+        """Run ``await work(tx)`` in one transaction under the store's writer lock."""
+        async with self.store.transaction(what, bump=bump) as tx:
+            return await work(tx)
 
     # ------------------------------------------------------------------- turns
     async def record_turn(
@@ -198,13 +208,12 @@ class LoopStore:
         the background extraction. Returns the turn number in its session, the memory ids
         (in the order of ``rows``) and each fact's outcome.
         """
-        now = self.store._clock()
-        changed: list[Any] = []
+        now = self.store.clock()
 
-        async def work() -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
-            turn = int((await self._all(*lq.upsert_session(agent_id, session_id, now)))[0][0])
+        async def work(tx: Transaction) -> tuple[int, list[MemoryId], list[tuple[FactWrite, str]]]:
+            turn = int((await tx.fetch(*lq.upsert_session(agent_id, session_id, now)))[0][0])
             prepared = lq.insert_turn(agent_id, session_id, turn, user, reply, now, importance, extracted=extracted)
-            turn_seq = int((await self._all(*prepared))[0][0])
+            turn_seq = int((await tx.fetch(*prepared))[0][0])
             numbered = [
                 {**r, "metadata": encode_json({**json.loads(r["metadata"]), "turn": turn})}
                 if r["kind"] == "chunk"
@@ -214,20 +223,15 @@ class LoopStore:
             # Each exchange is its own moment (a repeated "thanks" on Friday is not Monday's): chunks
             # are never deduplicated; the memories extracted from them are.
             dedupe = [r["kind"] != "chunk" for r in numbered]
-            ids, written = await self.store._write_batch(
-                numbered, [None] * len(numbered), dedupe, mode="upsert", pinned=False
-            )
-            changed.extend(written)
-            outcomes = [(f, await self._put_fact(agent_id, f, now, turn_seq)) for f in facts]
-            await self._quarantine(agent_id, session_id, quarantine, now, turn_seq)
+            ids = await tx.write_rows(numbered, [None] * len(numbered), dedupe, mode="upsert")
+            outcomes = [(f, await self._put_fact(tx, agent_id, f, now, turn_seq)) for f in facts]
+            await self._quarantine(tx, agent_id, session_id, quarantine, now, turn_seq)
             if graph is not None:  # the entities are mentioned by this exchange's chunks
                 chunk_ids = tuple(str(i) for i, r in zip(ids, numbered, strict=True) if r["kind"] == "chunk")
-                await self._put_graph(agent_id, replace(graph, memory_ids=chunk_ids), now)
+                await self._put_graph(tx, agent_id, replace(graph, memory_ids=chunk_ids), now)
             return turn, ids, outcomes
 
-        result: tuple[int, list[MemoryId], list[tuple[FactWrite, str]]] = await self._write("record a turn", work)
-        await self.store._apply_to_index(changed)
-        return result
+        return await self._write("record a turn", work)
 
     async def session(self, agent_id: str, session_id: str) -> SessionState | None:
         """The session's state, or ``None`` if it never had a turn."""
@@ -252,34 +256,33 @@ class LoopStore:
 
     async def set_rolling_summary(self, agent_id: str, session_id: str, text: str, evicted: int) -> None:
         """Replace a session's rolling summary (``evicted``: messages the host dropped so far)."""
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> None:
-            await self.store._conn.execute(lq.ENSURE_SESSION, [agent_id, session_id, now, now])
-            await self.store._conn.execute(lq.SET_ROLLING_SUMMARY, [text, evicted, agent_id, session_id])
+        async def work(tx: Transaction) -> None:
+            await tx.execute(lq.ENSURE_SESSION, [agent_id, session_id, now, now])
+            await tx.execute(*lq.set_rolling_summary(agent_id, session_id, text, evicted))
 
         await self._write("store the rolling summary", work, bump=False)
 
     async def end_session(self, agent_id: str, session_id: str, summary_id: str | None, last_turn_at: float) -> None:
         """Mark a session ended (with its summary memory's id) unless it had a turn after ``last_turn_at``."""
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> None:
-            await self.store._conn.execute(lq.END_SESSION, [now, summary_id, agent_id, session_id, last_turn_at])
+        async def work(tx: Transaction) -> None:
+            await tx.execute(lq.END_SESSION, [now, summary_id, agent_id, session_id, last_turn_at])
 
         await self._write("end the session", work, bump=False)
 
     # ------------------------------------------------------------------- facts
-    async def _put_fact(self, agent_id: str, fact: FactWrite, now: float, turn_seq: int | None) -> str:
-        """Write inside the open transaction: ``created``, ``superseded``, ``unchanged`` or ``outranked``."""
-        conn = self.store._conn
-        rows = await self._all(lq.CURRENT_FACT, [agent_id, fact.key])
+    async def _put_fact(self, tx: Transaction, agent_id: str, fact: FactWrite, now: float, turn_seq: int | None) -> str:
+        """Write inside ``tx``: ``created``, ``superseded``, ``unchanged`` or ``outranked``."""
+        rows = await tx.fetch(lq.CURRENT_FACT, [agent_id, fact.key])
         current = fact_from_row(rows[0]) if rows else None
         explicit = fact.origin == "explicit"
         if current is not None and not current.forgotten and not fact.forgotten and current.value == fact.value:
             same = not explicit or (current.origin == "explicit" and fact.category == current.category)
             if same:  # a repetition reinforces (and brings a decayed fact back into view)
-                await conn.execute(lq.REINFORCE_FACT, [fact.confidence, fact.importance, now, current.id])
+                await tx.execute(*lq.reinforce_fact(current.id, fact.confidence, fact.importance, now))
                 return "unchanged"
         if fact.forgotten and (current is None or current.forgotten):
             return "unchanged"
@@ -311,22 +314,21 @@ class LoopStore:
             "accessed_at": now,
         }
         if current is not None:  # the partial unique index allows one current version
-            await conn.execute(lq.INVALIDATE_FACT, [now, None, valid_from, current.id])
-        seq = int((await self._all(*lq.insert_fact(values)))[0][0])
+            await tx.execute(*lq.invalidate_fact(current.id, now, valid_from))
+        seq = int((await tx.fetch(*lq.insert_fact(values)))[0][0])
         if current is not None:
-            await conn.execute("UPDATE facts SET invalidated_by = ? WHERE seq = ?", [seq, current.id])
+            await tx.execute("UPDATE facts SET invalidated_by = ? WHERE seq = ?", [seq, current.id])
             return "superseded"
         return "created"
 
     async def put_facts(self, agent_id: str, facts: Sequence[FactWrite]) -> list[str]:
         """Write facts in one transaction; each outcome as in :meth:`_put_fact`."""
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> list[str]:
-            return [await self._put_fact(agent_id, f, now, None) for f in facts]
+        async def work(tx: Transaction) -> list[str]:
+            return [await self._put_fact(tx, agent_id, f, now, None) for f in facts]
 
-        outcomes: list[str] = await self._write("write facts", work, bump=False)
-        return outcomes
+        return await self._write("write facts", work, bump=False)
 
     async def current_fact(self, agent_id: str, key: str) -> Fact | None:
         """The current version of ``key`` (``None`` when unknown or forgotten)."""
@@ -349,18 +351,18 @@ class LoopStore:
 
     async def search_facts(self, agent_id: str, match: str, limit: int) -> list[tuple[Fact, float]]:
         """Current facts matching an FTS5 expression, with their BM25 relevance (higher is better)."""
-        rows = await self._read(*lq.fact_search(agent_id, match, limit))
+        rows = await self._read(*self.dialect.fact_search(agent_id, match, limit))
         return [(fact_from_row(r), float(r[-1])) for r in rows]
 
     async def touch_facts(self, seqs: Sequence[int]) -> None:
         """Count that these facts were shown to the model (no generation bump)."""
         if not seqs:
             return
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> None:
+        async def work(tx: Transaction) -> None:
             for chunk in chunks(list(seqs)):
-                await self.store._conn.execute(*lq.touch_facts(chunk, now))
+                await tx.execute(*lq.touch_facts(chunk, now))
 
         await self._write("record fact access", work, bump=False)
 
@@ -369,10 +371,10 @@ class LoopStore:
         if not seqs:
             return
 
-        async def work() -> None:
+        async def work(tx: Transaction) -> None:
             for chunk in chunks(list(seqs)):
                 sql, params = q.in_list("seq", chunk)
-                await self.store._conn.execute(f"UPDATE facts SET archived = 1 WHERE {sql}", params)
+                await tx.execute(f"UPDATE facts SET archived = 1 WHERE {sql}", params)
 
         await self._write("archive facts", work, bump=False)
 
@@ -387,16 +389,16 @@ class LoopStore:
     # --------------------------------------------------------------- quarantine
     async def _quarantine(
         self,
+        tx: Transaction,
         agent_id: str,
         session_id: str | None,
         items: Sequence[Quarantined],
         now: float,
         turn_seq: int | None = None,
     ) -> None:
-        conn = self.store._conn
         for item in items:
             values = [agent_id, item.reason, item.what, item.text[:4000], item.origin, session_id, now]
-            await conn.execute(lq.INSERT_QUARANTINE, [*values, turn_seq, item.payload])
+            await tx.execute(lq.INSERT_QUARANTINE, [*values, turn_seq, item.payload])
 
     async def add_quarantine(
         self, agent_id: str, session_id: str | None, items: Sequence[Quarantined], turn_seq: int | None = None
@@ -404,10 +406,10 @@ class LoopStore:
         """Keep refused candidates for review."""
         if not items:
             return
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> None:
-            await self._quarantine(agent_id, session_id, items, now, turn_seq)
+        async def work(tx: Transaction) -> None:
+            await self._quarantine(tx, agent_id, session_id, items, now, turn_seq)
 
         await self._write("quarantine candidates", work, bump=False)
 
@@ -423,47 +425,37 @@ class LoopStore:
     async def discard_quarantined(self, agent_id: str, item_id: int) -> bool:
         """Delete one quarantined item; whether it existed."""
 
-        async def work() -> bool:
-            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
-            return bool(cur.rowcount)
+        async def work(tx: Transaction) -> bool:
+            return await tx.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id]) > 0
 
-        done: bool = await self._write("discard a quarantined item", work, bump=False)
-        return done
+        return await self._write("discard a quarantined item", work, bump=False)
 
     async def release_fact(self, agent_id: str, item_id: int, fact: FactWrite, turn_seq: int | None) -> str | None:
         """Write the fact a guard stopped and drop its quarantine item, atomically; the outcome, or ``None`` if gone."""
-        now = self.store._clock()
+        now = self.store.clock()
 
-        async def work() -> str | None:
-            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
-            if not cur.rowcount:
+        async def work(tx: Transaction) -> str | None:
+            if not await tx.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id]):
                 return None  # released or discarded meanwhile
-            return await self._put_fact(agent_id, fact, now, turn_seq)
+            return await self._put_fact(tx, agent_id, fact, now, turn_seq)
 
-        outcome: str | None = await self._write("release a quarantined fact", work)
-        return outcome
+        return await self._write("release a quarantined fact", work)
 
     async def release_memory(self, agent_id: str, item_id: int, row: dict[str, Any]) -> MemoryId | None:
         """Write the memory a guard stopped and drop its quarantine item, atomically; its id, or ``None`` if gone."""
-        changed: list[Any] = []
 
-        async def work() -> MemoryId | None:
-            cur = await self.store._conn.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id])
-            if not cur.rowcount:
+        async def work(tx: Transaction) -> MemoryId | None:
+            if not await tx.execute(lq.DISCARD_QUARANTINED, [agent_id, item_id]):
                 return None
-            ids, written = await self.store._write_batch([row], [None], [True], mode="upsert", pinned=False)
-            changed.extend(written)
-            return ids[0]
+            return (await tx.write_rows([row], [None], [True], mode="upsert"))[0]
 
-        mid: MemoryId | None = await self._write("release a quarantined memory", work)
-        await self.store._apply_to_index(changed)
-        return mid
+        return await self._write("release a quarantined memory", work)
 
     async def cap_quarantine(self, agent_id: str, keep: int) -> None:
         """Keep only the ``keep`` most recent quarantined items."""
 
-        async def work() -> None:
-            await self.store._conn.execute(lq.CAP_QUARANTINE, [agent_id, agent_id, keep])
+        async def work(tx: Transaction) -> None:
+            await tx.execute(lq.CAP_QUARANTINE, [agent_id, agent_id, keep])
 
         await self._write("cap the quarantine", work, bump=False)
 
@@ -480,49 +472,43 @@ class LoopStore:
         graph: GraphWrite | None = None,
     ) -> tuple[list[MemoryId], list[str]]:
         """Store what an extraction produced and mark its turns done, atomically."""
-        now = self.store._clock()
-        changed: list[Any] = []
+        now = self.store.clock()
 
-        async def work() -> tuple[list[MemoryId], list[str]]:
+        async def work(tx: Transaction) -> tuple[list[MemoryId], list[str]]:
             dedupe = [r["kind"] != "summary" for r in rows]
-            ids, written = await self.store._write_batch(rows, [None] * len(rows), dedupe, mode="upsert", pinned=False)
-            changed.extend(written)
-            outcomes = [await self._put_fact(agent_id, f, now, None) for f in facts]
+            ids = await tx.write_rows(rows, [None] * len(rows), dedupe, mode="upsert")
+            outcomes = [await self._put_fact(tx, agent_id, f, now, None) for f in facts]
             source = turn_seqs[-1] if len(turn_seqs) == 1 else None  # a group of turns has no single source
-            await self._quarantine(agent_id, session_id, quarantine, now, source)
+            await self._quarantine(tx, agent_id, session_id, quarantine, now, source)
             if turn_seqs:
-                await self.store._conn.execute(*lq.mark_extracted(turn_seqs, now))
+                await tx.execute(*lq.mark_extracted(turn_seqs, now))
             if graph is not None:
-                mentioned = await self._chunks_of(turn_seqs) + [str(i) for i in ids]
-                await self._put_graph(agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
+                mentioned = await self._chunks_of(tx, turn_seqs) + [str(i) for i in ids]
+                await self._put_graph(tx, agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
             return ids, outcomes
 
-        result: tuple[list[MemoryId], list[str]] = await self._write("store extracted memories", work)
-        await self.store._apply_to_index(changed)
-        return result
+        return await self._write("store extracted memories", work)
 
-    async def _put_graph(self, agent_id: str, graph: GraphWrite, now: float) -> None:
+    async def _put_graph(self, tx: Transaction, agent_id: str, graph: GraphWrite, now: float) -> None:
         """The graph write inside a savepoint: if it fails, the turn is stored without it."""
-        conn = self.store._conn
-        await conn.execute("SAVEPOINT graph_write")
+        await tx.execute("SAVEPOINT graph_write")
         try:
-            await self.graph.put(agent_id, graph, now)
+            await self.graph.put(tx, agent_id, graph, now)
         except Exception as e:  # noqa: BLE001 - the graph is an index: the turn is kept without it
-            await conn.execute("ROLLBACK TO graph_write")
-            self.graph._entity_count.pop(agent_id, None)
-            self.graph._relation_count.pop(agent_id, None)
+            await tx.execute("ROLLBACK TO SAVEPOINT graph_write")
+            self.graph.forget_counts(agent_id)
             log.warning("elastic-memory: the graph write of a turn failed and was skipped: %s", e)
         finally:
-            await conn.execute("RELEASE graph_write")
+            await tx.execute("RELEASE SAVEPOINT graph_write")
 
-    async def _chunks_of(self, turn_seqs: Sequence[int]) -> list[str]:
-        """Ids of the chunks recorded for these turns (inside the open transaction)."""
+    async def _chunks_of(self, tx: Transaction, turn_seqs: Sequence[int]) -> list[str]:
+        """Ids of the chunks recorded for these turns (inside ``tx``)."""
         if not turn_seqs:
             return []
         sql, params = q.in_list("t.seq", list(turn_seqs))
-        rows = await self._all(
+        rows = await tx.fetch(
             "SELECT m.id FROM turns AS t JOIN memories AS m ON m.session_id = t.session_id AND m.kind = 'chunk' "
-            f"AND m.agent_id = t.agent_id AND json_extract(m.metadata, '$.turn') = t.turn WHERE {sql}",
+            f"AND m.agent_id = t.agent_id AND {self.dialect.chunk_turn} = t.turn WHERE {sql}",
             params,
         )
         return [r[0] for r in rows]
@@ -531,27 +517,17 @@ class LoopStore:
     async def merge(self, row: dict[str, Any], originals: Sequence[str], vector: F32 | None) -> MemoryId:
         """Write a merged memory, link it to ``originals`` and archive them, atomically."""
         s = self.store
-        now = s._clock()
-        changed: list[Any] = []
+        now = s.clock()
         pin_ok = s.has_vec and s.pin is not None and vector is not None
 
-        async def work() -> MemoryId:
-            ids, written = await s._write_batch(
-                [row], [vector if pin_ok else None], [False], mode="upsert", pinned=pin_ok
-            )
-            changed.extend(written)
+        async def work(tx: Transaction) -> MemoryId:
+            ids = await tx.write_rows([row], [vector if pin_ok else None], [False], mode="upsert")
             for original in originals:
-                await s._conn.execute(lq.INSERT_EDGE, [ids[0], original, "consolidates", "consolidation", 1.0, now])
-            sql, params = q.in_list("id", list(originals))
-            hidden = await self._all(
-                f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql} RETURNING seq", [now, *params]
-            )
-            changed.extend((int(r[0]), {"archived": 1}, None) for r in hidden)
+                await tx.execute(lq.INSERT_EDGE, [ids[0], original, "consolidates", "consolidation", 1.0, now])
+            await tx.archive(originals)
             return ids[0]
 
-        merged: MemoryId = await self._write("merge memories", work)
-        await s._apply_to_index(changed)
-        return merged
+        return await self._write("merge memories", work)
 
     async def links(self, memory_id: str) -> list[tuple[str, str]]:
         """``(dst_id, relation)`` of the edges leaving ``memory_id``."""
@@ -560,7 +536,7 @@ class LoopStore:
     # ------------------------------------------------------------------ vectors
     async def pending_vectors(self, agent_id: str, limit: int) -> list[tuple[str, str, str]]:
         """``(id, content, content_hash)`` of live memories without a vector, oldest first."""
-        now = self.store._clock()
+        now = self.store.clock()
         return [(r[1], r[2], r[3]) for r in await self._read(*lq.pending_vectors(agent_id, now, limit))]
 
     async def attach_vectors(self, items: Sequence[tuple[str, str, F32]], pin: EmbeddingPin) -> int:
@@ -574,19 +550,18 @@ class LoopStore:
             return 0
         for _, _, vector in items:
             s.check_vector(vector)
-        changed: list[Any] = []
         new_pin = pin if s.pin is None else None
         if new_pin is None and s.pin is not None and (s.pin.dimension != pin.dimension):
             msg = f"vectors of width {pin.dimension} do not fit the database's pin {s.pin.model_id!r}"
             raise UsageError(msg)
 
-        async def work() -> int:
+        async def work(tx: Transaction) -> int:
             nonlocal new_pin
             if new_pin is not None:
-                new_pin = await self._settle_pin(new_pin)
+                new_pin = _same_space(await tx.settle_pin(new_pin), new_pin)
             stored = 0
             for mid, content_hash, vector in items:
-                rows = await self._all(
+                rows = await tx.fetch(
                     "SELECT seq, agent_id, scope, pool, type, session_id, content_hash, deleted_at, archived "
                     "FROM memories WHERE id = ?",
                     [mid],
@@ -594,12 +569,6 @@ class LoopStore:
                 if not rows or rows[0][6] != content_hash:
                     continue
                 seq, agent, scope, pool, mtype, session, _, deleted_at, archived = rows[0]
-                await s._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", [seq])
-                await s._conn.execute(
-                    "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
-                    [seq, agent, to_blob(vector), scope, mtype],
-                )
-                await s._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = ?", [seq])
                 row = {
                     "agent_id": agent,
                     "scope": scope,
@@ -608,38 +577,15 @@ class LoopStore:
                     "session_id": session,
                     "deleted_at": deleted_at,
                     "archived": archived,
-                    "has_vector": 1,
                 }
-                changed.append((int(seq), row, vector))
+                await tx.put_vector(int(seq), row, vector)
                 stored += 1
             return stored
 
-        count: int = await self._write("store vectors", work)
+        count = await self._write("store vectors", work)
         if new_pin is not None:
             s.pin = new_pin
-        await s._apply_to_index(changed)
         return count
-
-    async def _settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
-        """Inside the write: pin ``pin``, or accept the pin another connection wrote meanwhile if it is ``pin``'s model.
-
-        A pin of another model (other width, or neither model nor family the same) refuses
-        the vectors with :class:`EmbeddingMismatchError`: they would mix two embedding spaces.
-        """
-        s = self.store
-        row = await s._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
-        if row is None:
-            await s._write_pin(pin)
-            return pin
-        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
-        if stored.dimension != pin.dimension or (stored.model_id != pin.model_id and stored.family != pin.family):
-            msg = (
-                f"vectors of {pin.model_id!r} ({pin.dimension}-d) refused: another connection pinned the "
-                f"database to {stored.model_id!r} ({stored.dimension}-d, family {stored.family!r}) meanwhile; "
-                "open it with that model"
-            )
-            raise EmbeddingMismatchError(msg)
-        return stored
 
     # -------------------------------------------------------------- forgetting
     async def touch_memories(self, ids: Sequence[str]) -> None:
@@ -656,7 +602,7 @@ class LoopStore:
         self, agent_id: str, kinds: Sequence[str], limit: int
     ) -> list[tuple[str, str, str, float, int]]:
         """``(id, content, type, importance, seq)`` of live, unpinned memories of ``kinds``."""
-        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=tuple(kinds)), now=self.store._clock())
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=tuple(kinds)), now=self.store.clock())
         rows = await self._read(
             f"SELECT m.id, m.content, m.type, m.importance, m.seq FROM memories AS m WHERE {live} AND m.pinned = 0 "
             "ORDER BY m.seq LIMIT ?",
@@ -666,19 +612,11 @@ class LoopStore:
 
     async def vectors_for(self, seqs: dict[str, int]) -> dict[str, F32]:
         """The stored vectors of memories ``{id: seq}`` that have one."""
-        s = self.store
-        if not s.has_vec or s.pin is None or not seqs:
-            return {}
-        by_seq = {seq: mid for mid, seq in seqs.items()}
-        out: dict[str, F32] = {}
-        for chunk in chunks(list(by_seq)):
-            for rowid, blob in await self._read(*q.vec_by_rowids(list(chunk))):
-                out[by_seq[int(rowid)]] = from_blob(blob)
-        return out
+        return await self.store.vectors_of(list(seqs)) if seqs else {}
 
     async def chunk_priorities(self, agent_id: str) -> list[tuple[str, float, float, float, int, float]]:
         """``(id, importance, created_at, accessed_at, access_count, retention_strength)`` of live unpinned chunks."""
-        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store._clock())
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store.clock())
         rows = await self._read(
             "SELECT m.id, m.importance, m.created_at, m.accessed_at, m.access_count, m.retention_strength "
             f"FROM memories AS m WHERE {live} AND m.pinned = 0",
@@ -695,7 +633,7 @@ class LoopStore:
 
     async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
         """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""
-        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=(kind,)), now=self.store._clock())
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=(kind,)), now=self.store.clock())
         rows = await self._read(f"SELECT m.id FROM memories AS m WHERE {live} AND m.pinned = 0 ORDER BY m.seq", params)
         return [r[0] for r in rows]
 
@@ -704,7 +642,7 @@ class LoopStore:
 
         Only live, unpinned chunks below importance 0.5 that were never recalled qualify.
         """
-        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store._clock())
+        live, params = q.live_filter(Filters(agent_ids=(agent_id,), kinds=("chunk",)), now=self.store.clock())
         rows = await self._read(
             f"SELECT m.id, m.importance, m.accessed_at, m.retention_strength FROM memories AS m WHERE {live} "
             "AND m.pinned = 0 AND m.importance < 0.5 AND m.access_count = 0 ORDER BY m.accessed_at LIMIT ?",

@@ -1,7 +1,10 @@
 """SQL of the memory loop's tables (transcript, sessions, facts, quarantine, links), sans-IO.
 
 Like :mod:`.queries`: every function returns ``(sql, params)`` or a constant string;
-values are always bound.
+values are always bound. Every statement is written once, in SQL that SQLite and
+PostgreSQL both run (``?`` placeholders; a backend translates them); where the engines
+differ (full-text search of facts, a number inside JSON, graph traversal) a
+:class:`LoopDialect` holds each engine's version (:data:`SQLITE`, :data:`POSTGRES`).
 
 >>> sql, params = current_facts("a", category="profile", limit=5)
 >>> params
@@ -10,17 +13,23 @@ values are always bound.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from . import pg_queries as pq
 from .queries import Prepared, in_list
 
 __all__ = [
     "FACT_COLUMNS",
+    "POSTGRES",
+    "SQLITE",
+    "LoopDialect",
     "current_facts",
     "fact_as_of",
     "fact_history",
-    "fact_search",
+    "DIALECTS",
     "insert_fact",
     "insert_turn",
     "pending_turns",
@@ -78,15 +87,29 @@ def insert_fact(values: dict[str, Any]) -> Prepared:
 
 
 CURRENT_FACT = f"SELECT {_FACTS} FROM facts AS f WHERE f.agent_id = ? AND f.key = ? AND f.invalidated_at IS NULL"
-#: A backdated successor ends the old version where it began (its validity never runs backwards).
-INVALIDATE_FACT = (
-    "UPDATE facts SET invalidated_at = ?, invalidated_by = ?, valid_to = coalesce(valid_to, max(valid_from, ?)) "
-    "WHERE seq = ?"
-)
-REINFORCE_FACT = (
-    "UPDATE facts SET confidence = max(confidence, ?), importance = max(importance, ?), archived = 0, "
-    "accessed_at = ? WHERE seq = ?"
-)
+
+
+def _greater(column: str, other: str = "?") -> str:
+    """The larger of ``column`` and ``other`` (SQLite's two-argument ``max``, PostgreSQL's ``greatest``)."""
+    return f"CASE WHEN {column} > {other} THEN {column} ELSE {other} END"
+
+
+def invalidate_fact(seq: int, now: float, valid_from: float) -> Prepared:
+    """Close the current version ``seq``: a backdated successor ends it where it began (validity never runs back)."""
+    sql = (
+        f"UPDATE facts SET invalidated_at = ?, invalidated_by = NULL, "
+        f"valid_to = coalesce(valid_to, {_greater('valid_from')}) WHERE seq = ?"
+    )
+    return sql, [now, valid_from, valid_from, seq]
+
+
+def reinforce_fact(seq: int, confidence: float, importance: float, now: float) -> Prepared:
+    """A repetition: confidence and importance rise to the new statement's, and the fact is back in view."""
+    sql = (
+        f"UPDATE facts SET confidence = {_greater('confidence')}, importance = {_greater('importance')}, "
+        "archived = 0, accessed_at = ? WHERE seq = ?"
+    )
+    return sql, [confidence, confidence, importance, importance, now, seq]
 
 
 def current_facts(agent_id: str, *, category: str | None = None, limit: int = 1000) -> Prepared:
@@ -118,14 +141,23 @@ def fact_as_of(agent_id: str, key: str, when: float) -> Prepared:
     return sql, [agent_id, key, when, when]
 
 
-def fact_search(agent_id: str, match: str, limit: int) -> Prepared:
-    """Current note-or-profile facts matching an FTS5 ``match``: ``(columns..., bm25)``, best first."""
+_CURRENT = "f.agent_id = ? AND f.invalidated_at IS NULL AND f.forgotten = 0 AND f.archived = 0"
+
+
+def _fact_search_fts5(agent_id: str, match: str, limit: int) -> Prepared:
     sql = (
         f"SELECT {_FACTS}, -bm25(facts_fts) AS score FROM facts_fts JOIN facts AS f ON f.seq = facts_fts.rowid "
-        "WHERE facts_fts MATCH ? AND f.agent_id = ? AND f.invalidated_at IS NULL AND f.forgotten = 0 "
-        "AND f.archived = 0 ORDER BY score DESC LIMIT ?"
+        f"WHERE facts_fts MATCH ? AND {_CURRENT} ORDER BY score DESC LIMIT ?"
     )
     return sql, [match, agent_id, limit]
+
+
+def _fact_search_tsvector(agent_id: str, match: str, limit: int) -> Prepared:
+    sql = (
+        f"SELECT {_FACTS}, ts_rank(f.fts, query) AS score FROM facts AS f, to_tsquery('{pq.TS_CONFIG}', ?) AS query "
+        f"WHERE f.fts @@ query AND {_CURRENT} ORDER BY score DESC, f.seq LIMIT ?"
+    )
+    return sql, [pq.tsquery(match), agent_id, limit]
 
 
 def touch_facts(seqs: Sequence[int], now: float) -> Prepared:
@@ -160,7 +192,7 @@ def upsert_session(agent_id: str, session_id: str, now: float) -> Prepared:
     sql = (
         "INSERT INTO sessions (agent_id, session_id, started_at, last_turn_at, turns) VALUES (?, ?, ?, ?, 1) "
         "ON CONFLICT (agent_id, session_id) DO UPDATE SET last_turn_at = excluded.last_turn_at, "
-        "turns = turns + 1, ended_at = NULL RETURNING turns"
+        "turns = sessions.turns + 1, ended_at = NULL RETURNING turns"
     )
     return sql, [agent_id, session_id, now, now]
 
@@ -169,7 +201,7 @@ def session_turns(agent_id: str, session_id: str, *, limit: int = 1000) -> Prepa
     """The latest ``limit`` turns of a session, in order."""
     sql = (
         f"SELECT * FROM (SELECT {_TURNS} FROM turns WHERE agent_id = ? AND session_id = ? "
-        "ORDER BY turn DESC, seq DESC LIMIT ?) ORDER BY turn, seq"
+        "ORDER BY turn DESC, seq DESC LIMIT ?) AS recent ORDER BY turn, seq"
     )
     return sql, [agent_id, session_id, limit]
 
@@ -201,10 +233,17 @@ OPEN_SESSIONS = (
     "AND last_turn_at <= (SELECT started_at FROM sessions WHERE agent_id = ? AND session_id = ?) "
     "ORDER BY last_turn_at"
 )
-SET_ROLLING_SUMMARY = (
-    "UPDATE sessions SET rolling_summary = ?, evicted_messages = max(evicted_messages, ?) "
-    "WHERE agent_id = ? AND session_id = ?"
-)
+
+
+def set_rolling_summary(agent_id: str, session_id: str, text: str, evicted: int) -> Prepared:
+    """Replace a session's rolling summary; the count of evicted messages only grows."""
+    sql = (
+        f"UPDATE sessions SET rolling_summary = ?, evicted_messages = {_greater('evicted_messages')} "
+        "WHERE agent_id = ? AND session_id = ?"
+    )
+    return sql, [text, evicted, evicted, agent_id, session_id]
+
+
 #: Ends a session unless a turn arrived since ``last_turn_at`` was read (it resumed).
 END_SESSION = (
     "UPDATE sessions SET ended_at = ?, summary_id = coalesce(?, summary_id) "
@@ -231,7 +270,8 @@ CAP_QUARANTINE = (
 )
 INSERT_EDGE = (
     "INSERT INTO memory_edges (src_id, dst_id, relation, source, confidence, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (src_id, dst_id, relation) DO UPDATE SET confidence = max(confidence, excluded.confidence)"
+    "ON CONFLICT (src_id, dst_id, relation) DO UPDATE SET "
+    f"confidence = {_greater('memory_edges.confidence', 'excluded.confidence')}"
 )
 EDGES_FROM = "SELECT dst_id, relation FROM memory_edges WHERE src_id = ? ORDER BY dst_id, relation"
 
@@ -243,3 +283,82 @@ def pending_vectors(agent_id: str, now: float, limit: int) -> Prepared:
         "AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) ORDER BY seq LIMIT ?"
     )
     return sql, [agent_id, now, limit]
+
+
+# ------------------------------------------------------------------------ the graph's walk
+# One step of a walk along relations in either direction. Each node expands through at most
+# ``fanout`` relations per direction (an index range that stops at the limit, so a hub with
+# 50,000 relations costs no more than a leaf), and the rows of the walk are bounded in all.
+_TRAVERSE_SQLITE = """
+WITH RECURSIVE walk(id, hops, path, rel) AS (
+    SELECT j.value, 0, '', '' FROM json_each(?) AS j
+    UNION
+    SELECT r.dst, w.hops + 1, w.path || w.id || ',', r.type
+    FROM walk AS w JOIN relations AS r ON r.id IN (
+        SELECT x.id FROM relations AS x WHERE x.src = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
+    )
+    WHERE w.hops < ?
+    UNION
+    SELECT r.src, w.hops + 1, w.path || w.id || ',', r.type
+    FROM walk AS w JOIN relations AS r ON r.id IN (
+        SELECT x.id FROM relations AS x WHERE x.dst = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
+    )
+    WHERE w.hops < ?
+    LIMIT ?
+)
+SELECT id, min(hops), path, rel FROM walk GROUP BY id ORDER BY min(hops), id
+"""
+# PostgreSQL allows one recursive reference (both directions in one LATERAL step) and no
+# LIMIT inside the recursion: the walk is evaluated lazily, as far as ``bounded`` reads it.
+_TRAVERSE_POSTGRES = """
+WITH RECURSIVE walk(id, hops, path, rel) AS (
+    SELECT s.id, 0, '', '' FROM unnest(CAST(? AS BIGINT[])) AS s(id)
+    UNION
+    SELECT n.id, w.hops + 1, w.path || w.id || ',', n.type
+    FROM walk AS w CROSS JOIN LATERAL (
+        (SELECT x.dst AS id, x.type FROM relations AS x
+         WHERE x.src = w.id AND (CAST(? AS TEXT) IS NULL OR x.type = ?) LIMIT ?)
+        UNION ALL
+        (SELECT x.src AS id, x.type FROM relations AS x
+         WHERE x.dst = w.id AND (CAST(? AS TEXT) IS NULL OR x.type = ?) LIMIT ?)
+    ) AS n
+    WHERE w.hops < ?
+), bounded AS (SELECT * FROM walk LIMIT ?)
+SELECT id, hops, path, rel FROM (
+    SELECT DISTINCT ON (id) id, hops, path, rel FROM bounded ORDER BY id, hops
+) AS nearest ORDER BY hops, id
+"""
+
+
+def _traverse_sqlite(seeds: Sequence[int], relation: str | None, fanout: int, hops: int, limit: int) -> Prepared:
+    return _TRAVERSE_SQLITE, [json.dumps([int(s) for s in seeds]), *(relation, relation, fanout, hops) * 2, limit]
+
+
+def _traverse_postgres(seeds: Sequence[int], relation: str | None, fanout: int, hops: int, limit: int) -> Prepared:
+    return _TRAVERSE_POSTGRES, [[int(s) for s in seeds], *(relation, relation, fanout) * 2, hops, limit]
+
+
+@dataclass(frozen=True)
+class LoopDialect:
+    """Where the loop's and the graph's SQL differ between engines; the rest is written once."""
+
+    #: ``(agent_id, match, limit)`` -> current facts matching a full-text expression: ``(columns..., score)``.
+    fact_search: Callable[[str, str, int], Prepared]
+    #: The turn number a chunk (``m``) stores in its metadata, as an SQL expression.
+    chunk_turn: str
+    #: ``(seeds, relation, fanout, hops, limit)`` -> ``(entity id, hops, path, relation)``, nearest first.
+    traverse: Callable[[Sequence[int], str | None, int, int, int], Prepared]
+
+
+SQLITE = LoopDialect(
+    fact_search=_fact_search_fts5,
+    chunk_turn="json_extract(m.metadata, '$.turn')",
+    traverse=_traverse_sqlite,
+)
+POSTGRES = LoopDialect(
+    fact_search=_fact_search_tsvector,
+    chunk_turn="CAST(m.metadata ->> 'turn' AS BIGINT)",
+    traverse=_traverse_postgres,
+)
+#: The dialect of each :attr:`.Capabilities.engine`.
+DIALECTS = {"sqlite": SQLITE, "postgresql": POSTGRES}

@@ -8,8 +8,9 @@ write that fails (a dropped connection included) is rolled back by the server: n
 half-applied. Each store lives in its own schema (``?schema=`` in the URL, default
 ``elastic_memory``): stores sharing a database never see each other's rows.
 
-The memory loop's tables and the knowledge graph are not on PostgreSQL yet (see
-``docs/scaling-out.md``).
+The memory loop's tables (turns, sessions, versioned facts with a ``tsvector``,
+quarantine) and the knowledge graph live in the same schema (migration 2); the loop and
+the graph reach them through the :class:`~.backend.Backend` protocol, as on SQLite.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -33,11 +34,11 @@ from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneRepor
 from . import pg_queries as pq
 from . import pg_schema, write_plan
 from . import queries as q
+from .backend import Capabilities, EmbeddingPin, Transaction
 from .migrations import Migration
 from .pg_text import JsonText
 from .record_reads import Dialect, RecordReads
 from .rows import record_from_row, seq_of
-from .sqlite import EmbeddingPin
 from .vectors import chunks, verified
 from .write_plan import WriteMode
 
@@ -54,7 +55,7 @@ _SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _SECRETS = frozenset({"password", "sslpassword"})
 _DEFAULT_SCHEMA = "elastic_memory"
 #: Advisory lock namespace ("EM"); the second key is the schema's hash.
-_LOCK_SPACE = 0x454D
+LOCK_SPACE = 0x454D
 _NO_FILTERS = Filters()
 _HNSW_VALID = (
     "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
@@ -120,7 +121,7 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=rest)), schema
 
 
-def _psycopg() -> Any:
+def psycopg_module() -> Any:
     try:
         import psycopg  # noqa: PLC0415 - optional: the postgres extra
         import psycopg_pool  # noqa: PLC0415, F401
@@ -133,7 +134,7 @@ def _psycopg() -> Any:
 class PostgresStore(RecordReads):
     """Async storage in one schema of a PostgreSQL database. Create with :meth:`open`."""
 
-    _dialect: ClassVar[Dialect] = pq
+    dialect: ClassVar[Dialect] = pq
 
     def __init__(
         self,
@@ -147,12 +148,12 @@ class PostgresStore(RecordReads):
         timeout: float = 5.0,
     ) -> None:
         self._pool = pool
-        self._psycopg = _psycopg()
+        self._psycopg = psycopg_module()
         #: Where the store lives, without the password (``postgresql://user@host/db?schema=...``).
         base = split_url(redact(url))[0]
         self.path = f"{base}{'&' if '?' in base else '?'}schema={schema}"
         self.schema = schema
-        self._clock = clock
+        self.clock = clock
         self._tier: PgTier = tier
         self._pgvector = pgvector
         self._lock_timeout = f"{int(timeout * 1000)}ms"
@@ -183,7 +184,7 @@ class PostgresStore(RecordReads):
         if vector_tier not in ("auto", "ann"):
             msg = f"on PostgreSQL vector_index must be 'auto' (exact scan) or 'ann' (HNSW index), got {vector_tier!r}"
             raise UsageError(msg)
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         from psycopg_pool import AsyncConnectionPool  # noqa: PLC0415 - optional
 
         conninfo, schema = split_url(url)
@@ -193,7 +194,7 @@ class PostgresStore(RecordReads):
                 conninfo, autocommit=True, connect_timeout=max(1, int(timeout))
             )
         except psycopg.Error as e:
-            msg = f"could not connect to {shown}: {_first_line(e)}; check the URL, the server and PGPASSWORD"
+            msg = f"could not connect to {shown}: {first_line(e)}; check the URL, the server and PGPASSWORD"
             raise StorageError(msg) from e
         try:
             server = await _prepare(conn, schema, shown)
@@ -219,7 +220,7 @@ class PostgresStore(RecordReads):
             await pool.open(wait=True, timeout=max(timeout, 1.0))
         except Exception as e:
             await pool.close()
-            msg = f"could not open a connection pool to {shown}: {_first_line(e)}"
+            msg = f"could not open a connection pool to {shown}: {first_line(e)}"
             raise StorageError(msg) from e
         tier: PgTier = "hnsw" if vector_tier == "ann" else "exact"
         store = cls(pool, url, schema, clock=clock, tier=tier, pgvector=server.pgvector, timeout=timeout)
@@ -249,7 +250,7 @@ class PostgresStore(RecordReads):
                 )
 
     async def _build_hnsw(self) -> None:
-        key = [_LOCK_SPACE + 1, self.schema]
+        key = [LOCK_SPACE + 1, self.schema]
         async with self._pool.connection() as conn:
             try:
                 got = await (await conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key)).fetchone()
@@ -289,7 +290,7 @@ class PostgresStore(RecordReads):
                     "nothing was written unless the connection dropped during the commit; writing again is safe "
                     "(the same content is deduplicated, the same ids are updated)"
                 )
-            msg = f"could not {what} on {self.path}: {_first_line(e)}; {hint}"
+            msg = f"could not {what} on {self.path}: {first_line(e)}; {hint}"
             raise StorageError(msg) from e
 
     def _check_open(self) -> None:
@@ -303,9 +304,27 @@ class PostgresStore(RecordReads):
         self._check_open()
         with self._errors(what, write=True):
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_SPACE, self.schema])
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [LOCK_SPACE, self.schema])
                 yield conn
         self.writes += 1
+
+    @contextlib.asynccontextmanager
+    async def transaction(self, what: str, *, bump: bool = True) -> AsyncIterator[Transaction]:
+        """A write transaction holding the store's advisory lock (see :meth:`.Backend.transaction`).
+
+        ``bump`` is accepted for the protocol: PostgreSQL stores keep no RAM index to invalidate.
+        """
+        async with self._transaction(what) as conn:
+            yield _PgTransaction(self, conn)
+
+    async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """One read statement written with ``?`` placeholders: its rows."""
+        return await self._read(pq.pg(sql), params)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """PostgreSQL: vectors when pgvector is installed; no RAM tiers (the server searches)."""
+        return Capabilities(engine="postgresql", vectors=self.has_vec, ram_index=False, loop_tables=True)
 
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """One statement (``%s`` placeholders) on a pooled connection: its rows."""
@@ -368,7 +387,7 @@ class PostgresStore(RecordReads):
                 return None
             await conn.execute(
                 "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, %s, %s, %s, %s)",
-                [pin.model_id, pin.dimension, pin.family, self._clock()],
+                [pin.model_id, pin.dimension, pin.family, self.clock()],
             )
             await conn.execute(pg_schema.vectors_table(pin.dimension))
             return pin
@@ -388,7 +407,7 @@ class PostgresStore(RecordReads):
         mode: WriteMode,
         pinned: bool,
     ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
-        now = self._clock()
+        now = self.clock()
         ids = list(dict.fromkeys(r["id"] for r in rows))
         cur = await conn.execute(f"SELECT {write_plan.EXISTING} FROM memories WHERE id = ANY(%s)", [ids])
         stored = await cur.fetchall()
@@ -437,7 +456,7 @@ class PostgresStore(RecordReads):
         self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
     ) -> list[str]:
         """Soft-delete/restore or archive/unarchive; returns the ids that changed."""
-        now = self._clock()
+        now = self.clock()
         changed: list[str] = []
         async with self._transaction("update memories") as conn:
             for chunk in chunks(list(ids)):
@@ -464,7 +483,7 @@ class PostgresStore(RecordReads):
 
     async def purge(self, older_than: float) -> list[str]:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
-        cutoff = self._clock() - older_than
+        cutoff = self.clock() - older_than
         async with self._transaction("delete memories") as conn:
             cur = await conn.execute(
                 "DELETE FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= %s) "
@@ -475,7 +494,7 @@ class PostgresStore(RecordReads):
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:
         """Archive or purge the victims of ``policy`` in one transaction."""
-        now = self._clock()
+        now = self.clock()
         live, params = pq.live_filter(Filters(), now=now)
         victims: list[tuple[int, str]] = []
         below = over = 0
@@ -534,7 +553,7 @@ class PostgresStore(RecordReads):
                         "UPDATE memories SET access_count = access_count + 1, accessed_at = %s, "
                         "retention_strength = least(%s, retention_strength * %s) WHERE seq IN ("
                         "SELECT seq FROM memories WHERE seq = ANY(%s) ORDER BY seq FOR NO KEY UPDATE SKIP LOCKED)",
-                        [self._clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
+                        [self.clock(), _RETENTION_CAP, _RETENTION_GROWTH, list(seqs)],
                     )
         except StorageError as e:
             log.warning("elastic-memory: access tracking skipped: %s", e)
@@ -542,7 +561,7 @@ class PostgresStore(RecordReads):
     # -------------------------------------------------------------------- reads
     async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """``(seq, relevance)`` best first among live memories matching ``filters`` (``ts_rank``)."""
-        sql, params = pq.keyword_search(match, filters, now=self._clock(), limit=limit)
+        sql, params = pq.keyword_search(match, filters, now=self.clock(), limit=limit)
         return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
@@ -589,7 +608,7 @@ class PostgresStore(RecordReads):
 
     async def stats(self) -> dict[str, Any]:
         """Counts, index and database facts."""
-        now = self._clock()
+        now = self.clock()
         live, params = pq.live_filter(Filters(), now=now)
         counts = await self._read(
             "SELECT count(*), count(*) FILTER (WHERE deleted_at IS NOT NULL), "
@@ -674,7 +693,7 @@ class PostgresStore(RecordReads):
             if not self.has_vec or self.pin is None:
                 return [], {"vector_index": "none"}
         _check_against(vector, self.pin)
-        now = self._clock()
+        now = self.clock()
         hnsw = self._tier == "hnsw"
         if filters == _NO_FILTERS:
             ranking, complete = await self._unfiltered(vector, limit, now, hnsw=hnsw)
@@ -697,7 +716,7 @@ class PostgresStore(RecordReads):
         fetch = limit + 16
         while True:
             candidates = await self._search(*pq.vector_ranking(vector, limit=fetch, exact=not hnsw), ef=fetch)
-            kept = await verified(self._read_qmark, candidates, _NO_FILTERS, now=now)
+            kept = await verified(self.read, candidates, _NO_FILTERS, now=now)
             if len(kept) >= limit:
                 return kept[:limit], True
             if len(candidates) < fetch:  # every vector seen; for HNSW, the index gave up first
@@ -721,9 +740,6 @@ class PostgresStore(RecordReads):
                     rows = await cur.fetchall()
         return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
 
-    async def _read_qmark(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        return await self._read(pq.pg(sql), params)
-
     async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
         if not self.has_vec or self.pin is None or not seqs:
@@ -732,6 +748,51 @@ class PostgresStore(RecordReads):
             "SELECT seq, 1 - (embedding <=> %s) FROM memory_vectors WHERE seq = ANY(%s)", [vector, list(seqs)]
         )
         return {int(r[0]): float(r[1]) for r in rows}
+
+
+class _PgTransaction:
+    """The :class:`.Transaction` of a :class:`PostgresStore`: statements on the connection holding its lock."""
+
+    def __init__(self, store: PostgresStore, conn: Any) -> None:
+        self._store = store
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        cur = await self._conn.execute(pq.pg(sql), list(params))
+        return int(cur.rowcount)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self._conn.cursor() as cur:
+            await cur.executemany(pq.pg(sql), rows)
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        cur = await self._conn.execute(pq.pg(sql), list(params))
+        return list(await cur.fetchall()) if cur.description else []
+
+    async def write_rows(
+        self, rows: Sequence[dict[str, Any]], vectors: Sequence[Any], dedupe: Sequence[bool], *, mode: WriteMode
+    ) -> list[MemoryId]:
+        store = self._store
+        pinned = store.has_vec and store.pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
+        ids, _ = await store._write_batch(self._conn, rows, vectors, dedupe, mode=mode, pinned=pinned)
+        return ids
+
+    async def archive(self, ids: Sequence[str]) -> None:
+        await self._conn.execute(
+            "UPDATE memories SET archived = 1, updated_at = %s WHERE id = ANY(%s)", [self._store.clock(), list(ids)]
+        )
+
+    async def put_vector(self, seq: int, row: Mapping[str, Any], vector: F32) -> None:
+        await self._conn.execute(
+            "INSERT INTO memory_vectors (seq, embedding) VALUES (%s, %s) "
+            "ON CONFLICT (seq) DO UPDATE SET embedding = excluded.embedding",
+            [seq, vector],
+        )
+        await self._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = %s", [seq])
+
+    async def settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
+        settled = await self._store._settle_pin(self._conn, pin, ())
+        return pin if settled is None else settled
 
 
 def _pg(prepared: q.Prepared) -> q.Prepared:
@@ -755,7 +816,7 @@ def _check_against(vector: F32, pin: EmbeddingPin | None) -> None:
         raise EmbeddingMismatchError(msg)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
@@ -765,11 +826,11 @@ async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
     The lock is database-wide: pgvector is one per database, and two processes opening new
     stores at once must not both create it (or the same schema).
     """
-    psycopg = _psycopg()
+    psycopg = psycopg_module()
     ident = q.quote_ident(schema)
     try:
         async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", [_LOCK_SPACE])
+            await conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", [LOCK_SPACE])
             cur = await conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema])
             if await cur.fetchone() is None:  # an administrator may have made it (a role without CREATE)
                 await conn.execute(f"CREATE SCHEMA {ident}")
@@ -778,14 +839,14 @@ async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
             await conn.execute(f"SET LOCAL search_path TO {path}")
             await _migrate(conn, shown)
     except psycopg.Error as e:
-        msg = f"could not prepare schema {schema!r} on {shown}: {_first_line(e)}; check the role's privileges"
+        msg = f"could not prepare schema {schema!r} on {shown}: {first_line(e)}; check the role's privileges"
         raise StorageError(msg) from e
     return _Server(path, vector[1] if vector else None)
 
 
 async def _vector_extension(conn: Any, schema: str) -> tuple[str, tuple[int, ...]] | None:
     """Pgvector's schema and version, creating the extension when the role may; ``None`` without it."""
-    psycopg = _psycopg()
+    psycopg = psycopg_module()
     find = (
         "SELECT n.nspname, e.extversion FROM pg_extension AS e "
         "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"

@@ -1,7 +1,7 @@
 """The record reads both stores share, written once over each store's SQL dialect.
 
-A store mixes in :class:`RecordReads` and supplies ``_read(sql, params)`` (one statement,
-its rows), ``_clock`` and ``_dialect``: the module whose ``select_rows``, ``browse`` and
+A store mixes in :class:`RecordReads` and supplies ``_read(sql, params)`` (one statement in its own placeholders,
+its rows), ``clock`` and ``dialect``: the module whose ``select_rows``, ``browse`` and
 ``tag_counts`` build its SQL (:mod:`.queries` for SQLite, :mod:`.pg_queries` for
 PostgreSQL). Rows come back in :data:`.queries.COLUMNS` order either way.
 """
@@ -41,15 +41,15 @@ class Dialect(Protocol):
 class RecordReads:
     """``get``, ``records_matching``, ``rows_for``, ``browse`` and ``tag_counts`` for a store."""
 
-    _dialect: ClassVar[Dialect]
-    _clock: Callable[[], float]
+    dialect: ClassVar[Dialect]
+    clock: Callable[[], float]
     _read: Callable[[str, Sequence[Any]], Awaitable[list[Any]]]
 
     async def get(self, ids: Sequence[str], *, include_hidden: bool = True) -> dict[str, MemoryRecord]:
         """Records by id (missing ids are absent from the result)."""
         out: dict[str, MemoryRecord] = {}
         for chunk in chunks(list(ids)):
-            for row in await self._read(*self._dialect.select_rows(by="id", values=chunk)):
+            for row in await self._read(*self.dialect.select_rows(by="id", values=chunk)):
                 record = record_from_row(row)
                 if include_hidden or (record.deleted_at is None and not record.archived):
                     out[record.id] = record
@@ -58,9 +58,9 @@ class RecordReads:
     async def records_matching(self, ids: Sequence[str], filters: Filters) -> list[MemoryRecord]:
         """The live records among ``ids`` that match ``filters``."""
         out: list[MemoryRecord] = []
-        now = self._clock()
+        now = self.clock()
         for chunk in chunks(list(ids)):
-            sql, params = self._dialect.select_rows(by="id", values=chunk, filters=filters, now=now)
+            sql, params = self.dialect.select_rows(by="id", values=chunk, filters=filters, now=now)
             out += [record_from_row(row) for row in await self._read(sql, params)]
         return out
 
@@ -69,19 +69,19 @@ class RecordReads:
     ) -> dict[int, MemoryRecord]:
         """The live records among ``seqs`` that match ``filters``, keyed by seq (``known`` ones are not read again)."""
         out: dict[int, MemoryRecord] = {s: known[s] for s in seqs if known and s in known}
-        now = self._clock()
+        now = self.clock()
         for chunk in chunks([s for s in seqs if s not in out]):
-            sql, params = self._dialect.select_rows(by="seq", values=chunk, filters=filters, now=now)
+            sql, params = self.dialect.select_rows(by="seq", values=chunk, filters=filters, now=now)
             for row in await self._read(sql, params):
                 out[seq_of(row)] = record_from_row(row)
         return out
 
     async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
         """Live records, pinned first, then by importance, then newest."""
-        sql, params = self._dialect.browse(filters, now=self._clock(), limit=limit)
+        sql, params = self.dialect.browse(filters, now=self.clock(), limit=limit)
         return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
 
     async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
         """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
-        sql, params = self._dialect.tag_counts(filters, now=self._clock(), prefix=prefix)
+        sql, params = self.dialect.tag_counts(filters, now=self.clock(), prefix=prefix)
         return {str(tag): int(count) for tag, count in await self._read(sql, params)}

@@ -14,8 +14,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import aiosqlite
@@ -33,6 +32,7 @@ from ..filters import Filters
 from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
 from . import migrations, readonly, write_plan
 from . import queries as q
+from .backend import Capabilities, EmbeddingPin, Transaction
 from .driver import Driver, driver
 from .keyword_partitions import KeywordPartitions
 from .record_reads import Dialect, RecordReads
@@ -53,15 +53,6 @@ _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
 
 
-@dataclass(frozen=True)
-class EmbeddingPin:
-    """The model a database is pinned to by its first vector."""
-
-    model_id: str
-    dimension: int
-    family: str
-
-
 _GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
 _NO_FILTERS = Filters()
 #: Where a stored row's agent is among :data:`write_plan.EXISTING`'s columns.
@@ -73,7 +64,7 @@ _CACHE_KIB = 32 * 1024
 class SQLiteStore(RecordReads):
     """Async storage over one SQLite file. Create with :meth:`open`."""
 
-    _dialect: ClassVar[Dialect] = q
+    dialect: ClassVar[Dialect] = q
 
     def __init__(
         self,
@@ -89,7 +80,7 @@ class SQLiteStore(RecordReads):
         self._conn = conn
         self._driver = drv
         self.path = path
-        self._clock = clock
+        self.clock = clock
         self._lock = asyncio.Lock()
         self._vectors = VectorLeg(
             self._all,
@@ -290,6 +281,31 @@ class SQLiteStore(RecordReads):
             self._generation = generation
 
     @contextlib.asynccontextmanager
+    async def transaction(self, what: str, *, bump: bool = True) -> AsyncIterator[Transaction]:
+        """A write transaction under the store lock (see :meth:`.Backend.transaction`).
+
+        Driver errors become :class:`StorageError` naming ``what``; rows written through the
+        transaction reach the RAM index after the commit.
+        """
+        self._check_open()
+        tx = _SQLiteTransaction(self)
+        async with self._lock:
+            await self._sync_foreign()
+            with self._errors(what):
+                async with self._transaction(bump=bump):
+                    yield tx
+        await self._apply_to_index(tx.changed)
+
+    async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """One read statement: its rows."""
+        return await self._read(sql, params)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """SQLite: vectors when sqlite-vec loads, RAM tiers, and the memory loop's tables."""
+        return Capabilities(engine="sqlite", vectors=self.has_vec, ram_index=True, loop_tables=True)
+
+    @contextlib.asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[None]:
         """A read transaction: every query inside sees one state of the file."""
         if self._conn.in_transaction:
@@ -404,7 +420,7 @@ class SQLiteStore(RecordReads):
     async def _write_pin(self, pin: EmbeddingPin) -> None:
         await self._conn.execute(
             "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, ?, ?, ?, ?)",
-            (pin.model_id, pin.dimension, pin.family, self._clock()),
+            (pin.model_id, pin.dimension, pin.family, self.clock()),
         )
         await self._conn.execute(q.vec_create(pin.dimension))
 
@@ -422,7 +438,7 @@ class SQLiteStore(RecordReads):
         Returns the ids (with their status) and ``(seq, row as written, vector)`` per written
         row. Later rows of the batch see earlier ones (same id: update; same text: duplicate).
         """
-        now = self._clock()
+        now = self.clock()
         stored: list[Any] = []
         for chunk in chunks(list(dict.fromkeys(r["id"] for r in rows))):
             sql, params = q.in_list("id", chunk)
@@ -490,7 +506,7 @@ class SQLiteStore(RecordReads):
     ) -> list[str]:
         """Soft-delete/restore or archive/unarchive; returns the ids that changed."""
         self._check_open()
-        now = self._clock()
+        now = self.clock()
         async with self._lock:
             await self._sync_foreign()
             changed_ids: list[str] = []
@@ -563,7 +579,7 @@ class SQLiteStore(RecordReads):
 
     async def purge(self, older_than: float) -> list[str]:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
-        cutoff = self._clock() - older_than
+        cutoff = self.clock() - older_than
 
         async def select() -> list[tuple[int, str]]:
             rows = await self._all(
@@ -578,7 +594,7 @@ class SQLiteStore(RecordReads):
     async def prune(self, policy: PrunePolicy) -> PruneReport:
         """Archive or purge the victims of ``policy`` in one transaction."""
         self._check_open()
-        now = self._clock()
+        now = self.clock()
         async with self._lock:
             await self._sync_foreign()
             live, params = q.live_filter(Filters(), now=now)
@@ -635,7 +651,7 @@ class SQLiteStore(RecordReads):
         if not seqs:
             return
         self._check_open()
-        now = self._clock()
+        now = self.clock()
         async with self._lock:
             try:
                 with self._errors("record access"):
@@ -671,7 +687,7 @@ class SQLiteStore(RecordReads):
         every match to its row. With filters, one joined query applies them before the limit.
         """
         self._check_open()
-        now = self._clock()
+        now = self.clock()
         async with self._lock:
             with self._errors("search keywords"):
                 if len(filters.agent_ids) != 1:
@@ -749,7 +765,7 @@ class SQLiteStore(RecordReads):
 
     async def stats(self) -> dict[str, Any]:
         """Counts, index and file facts."""
-        now = self._clock()
+        now = self.clock()
         live, params = q.live_filter(Filters(), now=now)
         total = int((await self._read("SELECT count(*) FROM memories", []))[0][0])
         by_state = await self._read(
@@ -921,6 +937,60 @@ class SQLiteStore(RecordReads):
         async with self._lock:
             with self._errors("score vectors"):
                 return await self._vectors.scores(vector, seqs)
+
+
+class _SQLiteTransaction:
+    """The :class:`.Transaction` of a :class:`SQLiteStore`: statements on its connection."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        self._conn = store._conn
+        #: ``(seq, row as written, vector)`` for the RAM index, applied after the commit.
+        self.changed: list[tuple[int, dict[str, Any], Any]] = []
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        cur = await self._conn.execute(sql, params)
+        return int(cur.rowcount)
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        await self._conn.executemany(sql, rows)
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self._store._all(sql, params)
+
+    async def write_rows(
+        self, rows: Sequence[dict[str, Any]], vectors: Sequence[Any], dedupe: Sequence[bool], *, mode: WriteMode
+    ) -> list[MemoryId]:
+        store = self._store
+        pinned = store.has_vec and store.pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
+        ids, changed = await store._write_batch(rows, vectors, dedupe, mode=mode, pinned=pinned)
+        self.changed.extend(changed)
+        return ids
+
+    async def archive(self, ids: Sequence[str]) -> None:
+        now = self._store.clock()
+        for chunk in chunks(list(ids)):
+            sql, params = q.in_list("id", chunk)
+            hidden = await self.fetch(
+                f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql} RETURNING seq", [now, *params]
+            )
+            self.changed.extend((int(r[0]), {"archived": 1}, None) for r in hidden)
+
+    async def put_vector(self, seq: int, row: Mapping[str, Any], vector: F32) -> None:
+        await self._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", [seq])
+        await self._conn.execute(
+            "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
+            [seq, row["agent_id"], to_blob(vector), row["scope"], row["type"]],
+        )
+        await self._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = ?", [seq])
+        self.changed.append((seq, {**row, "has_vector": 1}, vector))
+
+    async def settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
+        row = await self._store._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
+        if row is None:
+            await self._store._write_pin(pin)
+            return pin
+        return EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:
