@@ -359,7 +359,7 @@ def write_rows(core: Any, corpus: Corpus, indices: Sequence[int], fields: dict[s
     """Rows ``indices`` of the corpus into ``core`` with their precomputed vectors, batch by batch."""
     for lo in range(0, len(indices), BATCH):
         part = indices[lo : lo + BATCH]
-        rows = [core._row(corpus.texts[i], {"id": corpus.ids[i], "type": corpus.types[i], **fields}) for i in part]
+        rows = [core.make_row(corpus.texts[i], {"id": corpus.ids[i], "type": corpus.types[i], **fields}) for i in part]
         vectors = emb.vectors([corpus.texts[i] for i in part])
         runner.run(core._write_rows(rows, dedupe=[False] * len(rows), vectors=vectors), "write")
 

@@ -61,7 +61,7 @@ from elastic_memory.connectors import MarkdownFolder, WikilinkEdgeExtractor
 from elastic_memory.graph import canonical
 from elastic_memory.ingest import ingest_folder
 from elastic_memory.storage.driver import driver
-from elastic_memory.storage.graph import _TRAVERSE
+from elastic_memory.storage.loop_queries import SQLITE
 from locomo_recall import CATEGORIES, CATEGORY_NAMES, DEFAULT_DATA, MemoEmbedder, load
 
 AGENT = "default"
@@ -267,9 +267,7 @@ def bench_traversal(workdir: Path, n: int, m: int) -> None:
             return lambda i: len(raw.execute(query, [p if p is not None else i for p in params]).fetchall())
 
         def cte(hops: int) -> Callable[[int], int]:  # the library's own query; the seed row is not an answer
-            return lambda i: len(
-                raw.execute(_TRAVERSE, [f"[{i}]", *(None, None, max(8, LIMIT // 4), hops) * 2, LIMIT]).fetchall()
-            )
+            return lambda i: len(raw.execute(*SQLITE.traverse([i], None, max(8, LIMIT // 4), hops, LIMIT)).fetchall())
 
         ops: dict[str, tuple[str, Callable[[int], int]]] = {
             "lib 1": ("mem.graph.traverse(name, hops=1)", lib(1)),
