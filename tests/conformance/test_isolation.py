@@ -296,7 +296,7 @@ async def test_facts_of_one_agent_are_not_the_other_agents(pair: tuple[MemoryDri
 async def test_graph_of_one_agent_is_not_the_other_agents(pair: tuple[MemoryDriver, MemoryDriver]) -> None:
     """Entities and relations extracted from A's turns are A's graph only.
 
-    If B lists them, check storage/graph.py (every query takes agent_id) and the
+    If B lists them, check storage/graph_tables.py (every query takes agent_id) and the
     entity_keys table's key (agent_id, key).
     """
     mine, theirs = pair

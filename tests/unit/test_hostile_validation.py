@@ -137,7 +137,7 @@ LOOP_CALLS: dict[str, Callable[[Memory], Any]] = {
 def test_a_lone_surrogate_in_facts_or_the_graph_is_refused(sqlite_store: Memory, call: str) -> None:
     """Facts and graph edges check their text like memories do, and write nothing.
 
-    If this fails, check check_fact_value, storage.graph._edge_row and graph_api._name.
+    If this fails, check check_fact_value, storage.graph_tables._edge_row and graph_api._name.
     """
     with pytest.raises(UsageError, match="not valid Unicode"):
         LOOP_CALLS[call](sqlite_store)

@@ -1,4 +1,4 @@
-"""The knowledge graph: entity names, the recall nudge (pure); storage lives in ``storage/graph.py``."""
+"""The knowledge graph: entity names, the recall nudge (pure); storage lives in ``storage/graph_tables.py``."""
 
 from .names import canonical, ngrams
 from .nudge import GraphMatch, nudge_scores

@@ -38,7 +38,7 @@ from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
 from ..storage.fts import match_expression
-from ..storage.loop import FactWrite, LoopStore, Quarantined, SessionState
+from ..storage.loop_tables import FactWrite, LoopStore, Quarantined, SessionState
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 from . import graph_recall, jobs
 from .chunking import split_exchange

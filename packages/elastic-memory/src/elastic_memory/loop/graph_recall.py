@@ -15,7 +15,7 @@ from typing import Any
 
 from ..filters import Filters
 from ..graph import GraphMatch, ngrams, nudge_scores
-from ..storage.graph import GraphStore, Step
+from ..storage.graph_tables import GraphStore, Step
 from ..storage.rows import hit_from_record
 from ..types import Entity, Explanation, Hit
 

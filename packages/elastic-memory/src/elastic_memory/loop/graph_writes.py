@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..extraction import Extraction
 from ..graph import canonical
-from ..storage.graph import EntityWrite, GraphWrite, RelationWrite
+from ..storage.graph_tables import EntityWrite, GraphWrite, RelationWrite
 from ..types import Entity
 
 __all__ = ["CO_MENTIONED", "graph_write", "known_in"]

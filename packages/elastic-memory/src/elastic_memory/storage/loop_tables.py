@@ -21,7 +21,7 @@ from ..types import Fact, MemoryId, QuarantinedItem, Source
 from . import loop_queries as lq
 from . import queries as q
 from .backend import Backend, EmbeddingPin, Transaction
-from .graph import GraphStore, GraphWrite
+from .graph_tables import GraphStore, GraphWrite
 from .queries import encode_json
 from .vectors import chunks
 
