@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from elastic_memory import AsyncMemory, SchemaVersionError, StorageError, UsageError
+from elastic_memory import AsyncMemory, LoopConfig, SchemaVersionError, StorageError, UsageError
+from elastic_memory.storage import PostgresStore
 from elastic_memory.testing import FakeEmbedder
 
 pytestmark = pytest.mark.timeout(120)
@@ -282,3 +283,36 @@ async def test_an_export_with_vectors_reimports_into_sqlite(url: str, tmp_path: 
     async with await AsyncMemory.open(tmp_path / "copy.db", embedder=FakeEmbedder()) as copy:
         await copy.import_jsonl(tmp_path / "out.jsonl")
         assert sorted(h.content for h in await copy.recall("note", mode="semantic")) == ["first note", "second note"]
+
+
+async def test_a_claim_is_held_against_another_process_until_released(url: str) -> None:
+    first, second = await PostgresStore.open(url), await PostgresStore.open(url)
+    try:
+        async with first.claim("a:extract") as mine, second.claim("a:extract") as theirs:
+            held = (mine, theirs)
+        async with second.claim("a:extract") as after:
+            freed = after
+    finally:
+        await first.close()
+        await second.close()
+    assert held == (True, False)
+    assert freed
+
+
+async def test_a_background_job_another_process_holds_is_skipped_then_done_later(url: str) -> None:
+    """Two processes serving one agent: the one without the claim leaves the work to the holder."""
+    other = await PostgresStore.open(url)
+    mem = await _open(url, loop=LoopConfig(background=False))
+    try:
+        async with other.claim("default:embed"):
+            await mem.record_turn("My dog is called Biscuit.", "What a lovely name!")
+            await mem.drain()
+            skipped = (await mem.stats())["vectors"]
+        await mem.record_turn("She is a beagle.", "Lovely!")
+        await mem.drain()
+        done = (await mem.stats())["vectors"]
+    finally:
+        await mem.close()
+        await other.close()
+    assert skipped == 0
+    assert done >= 2

@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -211,10 +211,26 @@ class MemoryLoop:
         return self.last_error
 
     def submit(self, kind: str, key: str, run: Callable[[], Any], *, critical: bool = False) -> bool:
-        """Queue a job (or, with ``background=False``, keep it for the next drain/tick)."""
+        """Queue a job (or, with ``background=False``, keep it for the next drain/tick).
+
+        Jobs over the store's shared state (not this process's own access counts) run under
+        the store's claim on ``agent:key``: of two processes serving one agent, one does it.
+        """
         profile = self.profile
+        if kind != "touch":
+            run = self._claimed(key, run)
         job = Job(kind=kind, run=run, key=key, critical=critical)
         return self.worker.submit(job, queue_max=profile.queue_max, headroom_seconds=profile.headroom_seconds)
+
+    def _claimed(self, key: str, run: Callable[[], Any]) -> Callable[[], Awaitable[None]]:
+        async def claimed() -> None:
+            async with self.core.store.claim(f"{self.agent_id}:{key}") as mine:
+                if mine:
+                    await run()
+                else:
+                    log.debug("elastic-memory: job %s skipped, another process is running it", key)
+
+        return claimed
 
     # -------------------------------------------------------------- record_turn
     async def record_turn(self, user: Any, reply: Any, session_id: Any = None, metadata: Any = None) -> TurnReceipt:

@@ -130,6 +130,16 @@ class Backend(Protocol):
         """One read statement (``?`` placeholders): its rows."""
         ...
 
+    def claim(self, name: str) -> AbstractAsyncContextManager[bool]:
+        """Hold ``name`` for the block against other processes on this store; ``False``: another holds it.
+
+        Background jobs take one so that two processes serving one agent do not do the same
+        work twice (an advisory lock on PostgreSQL). A backend whose writers are one process
+        yields ``True``; work two processes did anyway is dropped at write (see
+        ``LoopStore.finish_extraction``).
+        """
+        ...
+
     async def close(self) -> None:
         """Release the connection(s) (idempotent)."""
         ...

@@ -219,9 +219,9 @@ def pending_turns(agent_id: str, limit: int) -> Prepared:
 
 
 def mark_extracted(seqs: Sequence[int], now: float) -> Prepared:
-    """Mark turns as processed by the extraction."""
+    """Mark turns as processed by the extraction (those still pending: the row count tells how many)."""
     sql, params = in_list("seq", list(seqs))
-    return f"UPDATE turns SET extracted_at = ? WHERE {sql}", [now, *params]
+    return f"UPDATE turns SET extracted_at = ? WHERE extracted_at IS NULL AND {sql}", [now, *params]
 
 
 SESSION = (

@@ -154,6 +154,10 @@ def _turn(row: Sequence[Any]) -> TurnRow:
     return TurnRow(int(seq), session, int(turn), user, reply, float(created), float(importance))
 
 
+class _ExtractedElsewhere(Exception):
+    """Rolls back an extraction whose turns another writer marked done first."""
+
+
 def _same_space(stored: EmbeddingPin, pin: EmbeddingPin) -> EmbeddingPin:
     """The pin to keep when ``pin``'s vectors meet the ``stored`` one another connection wrote meanwhile.
 
@@ -471,23 +475,33 @@ class LoopStore:
         session_id: str | None,
         graph: GraphWrite | None = None,
     ) -> tuple[list[MemoryId], list[str]]:
-        """Store what an extraction produced and mark its turns done, atomically."""
+        """Store what an extraction produced and mark its turns done, atomically.
+
+        If another writer marked any of ``turn_seqs`` done meanwhile (two processes on one
+        store), nothing is written and ``([], [])`` comes back.
+        """
         now = self.store.clock()
 
         async def work(tx: Transaction) -> tuple[list[MemoryId], list[str]]:
+            # Another process (or connection) extracted some of these turns first: its result
+            # stands, and this one is rolled back whole (the turns still pending come again).
+            if turn_seqs and await tx.execute(*lq.mark_extracted(turn_seqs, now)) < len(set(turn_seqs)):
+                raise _ExtractedElsewhere
             dedupe = [r["kind"] != "summary" for r in rows]
             ids = await tx.write_rows(rows, [None] * len(rows), dedupe, mode="upsert")
             outcomes = [await self._put_fact(tx, agent_id, f, now, None) for f in facts]
             source = turn_seqs[-1] if len(turn_seqs) == 1 else None  # a group of turns has no single source
             await self._quarantine(tx, agent_id, session_id, quarantine, now, source)
-            if turn_seqs:
-                await tx.execute(*lq.mark_extracted(turn_seqs, now))
             if graph is not None:
                 mentioned = await self._chunks_of(tx, turn_seqs) + [str(i) for i in ids]
                 await self._put_graph(tx, agent_id, replace(graph, memory_ids=tuple(mentioned)), now)
             return ids, outcomes
 
-        return await self._write("store extracted memories", work)
+        try:
+            return await self._write("store extracted memories", work)
+        except _ExtractedElsewhere:
+            log.debug("elastic-memory: turns %s were extracted elsewhere meanwhile; this result is dropped", turn_seqs)
+            return [], []
 
     async def _put_graph(self, tx: Transaction, agent_id: str, graph: GraphWrite, now: float) -> None:
         """The graph write inside a savepoint: if it fails, the turn is stored without it."""

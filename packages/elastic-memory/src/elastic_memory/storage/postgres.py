@@ -321,6 +321,27 @@ class PostgresStore(RecordReads):
         """One read statement written with ``?`` placeholders: its rows."""
         return await self._read(pq.pg(sql), params)
 
+    @contextlib.asynccontextmanager
+    async def claim(self, name: str) -> AsyncIterator[bool]:
+        """A session advisory lock on ``(schema, name)`` for the block, if free (see :meth:`.Backend.claim`).
+
+        The lock lives on one pooled connection held for the block; if that connection
+        drops, the server releases the lock with it.
+        """
+        self._check_open()
+        key = [LOCK_SPACE + 2, f"{self.schema}:{name}"]
+        async with self._pool.connection() as conn:
+            with self._errors("claim background work"):
+                cur = await conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key)
+                row = await cur.fetchone()
+            mine = bool(row and row[0])
+            try:
+                yield mine
+            finally:
+                if mine:
+                    with contextlib.suppress(self._psycopg.Error):
+                        await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
+
     @property
     def capabilities(self) -> Capabilities:
         """PostgreSQL: vectors when pgvector is installed; no RAM tiers (the server searches)."""

@@ -300,6 +300,11 @@ class SQLiteStore(RecordReads):
         """One read statement: its rows."""
         return await self._read(sql, params)
 
+    @contextlib.asynccontextmanager
+    async def claim(self, name: str) -> AsyncIterator[bool]:
+        """Always granted: a file's background jobs run in the process that opened it (see :meth:`.Backend.claim`)."""
+        yield True
+
     @property
     def capabilities(self) -> Capabilities:
         """SQLite: vectors when sqlite-vec loads, RAM tiers, and the memory loop's tables."""
