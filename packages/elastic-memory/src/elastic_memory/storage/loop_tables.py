@@ -639,11 +639,13 @@ class LoopStore:
         return [(r[0], float(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5])) for r in rows]
 
     async def sole_agent(self, agent_id: str) -> bool:
-        """True when no other agent has memories in this file (an index skip-scan)."""
+        """True when no other agent has memories in this store (two index range probes)."""
         rows = await self._read(
-            "SELECT 1 FROM memories WHERE agent_id < ? OR agent_id > ? LIMIT 1", [agent_id, agent_id]
+            "SELECT EXISTS (SELECT 1 FROM memories WHERE agent_id < ?) "
+            "OR EXISTS (SELECT 1 FROM memories WHERE agent_id > ?)",
+            [agent_id, agent_id],
         )
-        return not rows
+        return not rows[0][0]
 
     async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
         """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""

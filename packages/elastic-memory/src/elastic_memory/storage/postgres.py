@@ -211,7 +211,6 @@ class PostgresStore(RecordReads):
             open=False,
             configure=configure,
             check=AsyncConnectionPool.check_connection,
-            reset=_reset,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             timeout=max(timeout, 1.0),
             name=f"elastic-memory:{schema}",
@@ -326,7 +325,8 @@ class PostgresStore(RecordReads):
         """A session advisory lock on ``(schema, name)`` for the block, if free (see :meth:`.Backend.claim`).
 
         The lock lives on one pooled connection held for the block; if that connection
-        drops, the server releases the lock with it.
+        drops, the server releases the lock with it, and a connection that may still hold it
+        is closed, never returned to the pool.
         """
         self._check_open()
         key = [LOCK_SPACE + 2, f"{self.schema}:{name}"]
@@ -339,8 +339,12 @@ class PostgresStore(RecordReads):
                 yield mine
             finally:
                 if mine:
-                    with contextlib.suppress(self._psycopg.Error):
+                    try:
                         await conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
+                    except BaseException as e:
+                        await conn.close()  # a connection that may still hold the lock never goes back to the pool
+                        if not isinstance(e, self._psycopg.Error):
+                            raise
 
     @property
     def capabilities(self) -> Capabilities:
@@ -919,11 +923,6 @@ async def _apply(conn: Any, migration: Migration) -> None:
     for statement in migration.statements:
         await conn.execute(statement)
     await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", [migration.version])
-
-
-async def _reset(conn: Any) -> None:
-    """A connection back in the pool holds no session advisory lock."""
-    await conn.execute("SELECT pg_advisory_unlock_all()")
 
 
 async def _configure(conn: Any, server: _Server, timeout: float) -> None:
