@@ -18,12 +18,11 @@ from ._core import EmbedderSpec, MemoryCore
 from ._validate import check_k as v_limit
 from .config import RecallConfig
 from .context import ContextPlan
-from .federation.assembly import PoolConfig, build_federation
+from .federation.assembly import PoolConfig, open_federated
 from .federation.federation import MemoryFederation
 from .federation.ops import FederatedOps
 from .federation.resilience import DegradedEvent
 from .federation.router import DecayProfile, MemoryWeights
-from .federation.sqlite_tier import SQLiteMemoryStore
 from .governor import MemoryProfile
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
@@ -170,7 +169,18 @@ class AsyncMemory(_Facade):
         narrow it; ``health()`` reports each tier. ``options`` are :meth:`open`'s.
         See ``docs/federation.md``.
         """
-        ops = await _runner.arun(_federated(agent_id, home, pools, embedder, weights, decay, on_degraded, options))
+        ops = await _runner.arun(
+            open_federated(
+                agent_id,
+                home=home,
+                pools=pools,
+                embedder=embedder,
+                weights=weights,
+                decay=decay,
+                on_degraded=on_degraded,
+                **options,
+            )
+        )
         return cls(ops.core, ops)
 
     async def close(self) -> None:
@@ -547,7 +557,17 @@ class Memory(_Facade):
         [('Standup moved to 10:00.', 'shared:team')]
         """
         ops = _runner.run(
-            _federated(agent_id, home, pools, embedder, weights, decay, on_degraded, options), "for_agent"
+            open_federated(
+                agent_id,
+                home=home,
+                pools=pools,
+                embedder=embedder,
+                weights=weights,
+                decay=decay,
+                on_degraded=on_degraded,
+                **options,
+            ),
+            "for_agent",
         )
         return cls(ops.core, ops)
 
@@ -819,28 +839,3 @@ class Memory(_Facade):
     def discard_quarantined(self, item_id: int) -> None:
         """Delete a quarantined item for good."""
         _runner.run(self._core.loop.discard_quarantined(item_id), "discard_quarantined")
-
-
-async def _federated(
-    agent_id: str,
-    home: str | Path,
-    pools: list[str | PoolConfig] | None,
-    embedder: EmbedderSpec,
-    weights: MemoryWeights | None,
-    decay: DecayProfile | None,
-    on_degraded: Callable[[DegradedEvent], None] | None,
-    options: dict[str, Any],
-) -> FederatedOps:
-    federation = await build_federation(
-        agent_id,
-        home=home,
-        pools=pools,
-        embedder=embedder,
-        weights=weights,
-        decay=decay,
-        on_degraded=on_degraded,
-        **options,
-    )
-    private = federation.router.tier("private").store.inner
-    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a file
-    return FederatedOps(federation, private.core)
