@@ -24,9 +24,9 @@ from .federation.ops import FederatedOps
 from .federation.resilience import DegradedEvent
 from .federation.router import DecayProfile, MemoryWeights
 from .governor import MemoryProfile
+from .graph.api import AsyncGraph, Graph
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
-from .loop.graph_api import AsyncGraph, Graph
 from .storage.sqlite import VectorTier
 from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
