@@ -15,8 +15,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .. import _validate as v
@@ -848,6 +848,16 @@ class MemoryLoop:
         finally:
             if acquired:
                 self._foreground_owner = None
+                self.gate.release()
+
+    @asynccontextmanager
+    async def aforeground(self) -> AsyncIterator[None]:
+        """:meth:`foreground` for a coroutine: waits for the gate without blocking the event loop."""
+        acquired = await self.gate.acquire_async()
+        try:
+            yield
+        finally:
+            if acquired:
                 self.gate.release()
 
     async def tick(self) -> MemoryProfile:
