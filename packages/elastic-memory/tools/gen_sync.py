@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import re
 import shutil
 import subprocess
@@ -76,6 +77,11 @@ def rename(text: str) -> str:
     return _WORDS.sub(lambda m: RENAMES[m.group(1)], text)
 
 
+def _lines(text: str) -> list[str]:
+    """``text``'s lines with their ends, split where ast counts lines (not at form feeds)."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _class(tree: ast.Module, name: str) -> ast.ClassDef:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
@@ -86,12 +92,13 @@ def _class(tree: ast.Module, name: str) -> ast.ClassDef:
 
 def _members(source: str, target: Target) -> str:
     """The async class's body after its docstring, skipped members left out: whole lines, comments kept."""
-    lines = source.splitlines(keepends=True)
-    body = _class(ast.parse(source), target.async_class).body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+    lines = _lines(source)
+    cls = _class(ast.parse(source), target.async_class)
+    body = cls.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         previous_end, body = body[0].end_lineno or 0, body[1:]
     else:
-        previous_end = body[0].lineno - 1
+        previous_end = cls.lineno  # the line after "class ...:"
     kept: list[str] = []
     for node in body:
         end = node.end_lineno or node.lineno
@@ -104,7 +111,7 @@ def _members(source: str, target: Target) -> str:
 
 def _offsets(text: str) -> list[int]:
     starts, total = [0], 0
-    for line in text.splitlines(keepends=True):
+    for line in _lines(text):
         total += len(line)
         starts.append(total)
     return starts
@@ -173,7 +180,7 @@ def _region(source: str, target: Target) -> tuple[int, int]:
     """Where the generated lines go in the sync class: (first line, end line), 0-based."""
     tree = ast.parse(source)
     sync = _class(tree, target.sync_class)
-    lines = source.splitlines()
+    lines = _lines(source)
     begin = BEGIN.format(target.async_class)
     after = [node.lineno - 1 for node in tree.body if node.lineno > sync.lineno]  # comments end no node
     inside = range(sync.lineno - 1, min(after, default=len(lines)))
@@ -192,14 +199,14 @@ def generate(source: str, target: Target) -> str:
     """``source`` with ``target``'s generated region written afresh."""
     first, end = _region(source, target)
     members = transform(_members(source, target), target.prefix).strip("\n")
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
     return "".join(lines[:first]) + "\n" + members + "\n\n" + "".join(lines[end:])
 
 
 def _dump(source: str, target: Target) -> str:
     """The generated region of ``source`` as an AST dump: formatting and comments do not count."""
     first, end = _region(source, target)
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
     return ast.dump(ast.parse("class _Members:\n" + "".join(lines[first:end])))
 
 
