@@ -1,4 +1,4 @@
-"""Sessions: tests (per package), lint, docs, notebooks, benchmarks, demo.
+"""Sessions: tests (per package), lint, docs, notebooks, sync, benchmarks, demo.
 
 `nox` alone runs the default set (what CI runs): tests, lint, docs, notebooks.
 uv makes the virtualenvs when it is installed (`pip install "nox[uv]"`), else venv.
@@ -17,6 +17,9 @@ CORE = "packages/elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
+# Linters pinned: a new release with new rules must not turn main red on its own.
+RUFF = "ruff==0.17.6"
+GEN_SYNC = f"{CORE}/tools/gen_sync.py"
 LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers")
 HAYSTACK_MODULES = ("document_stores", "components.retrievers", "memory_stores")
 # package name -> (folder, modules whose doctests run, extra test dependencies)
@@ -63,13 +66,11 @@ def tests(session: nox.Session, package: str) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict on the sources."""
-    # Linters pinned: a new release with new rules must not turn main red on its own.
-    session.install(
-        "-e", f"{CORE}[postgres]", *(a for folder in ADAPTERS for a in ("-e", folder)), "ruff==0.17.6", "mypy==2.4.1"
-    )
+    session.install("-e", f"{CORE}[postgres]", *(a for folder in ADAPTERS for a in ("-e", folder)), RUFF, "mypy==2.4.1")
     session.run("ruff", "check", "--no-cache", ".")
     session.run("ruff", "format", "--no-cache", "--check", ".")
     session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))
+    session.run("mypy", GEN_SYNC)
 
 
 @nox.session
@@ -77,6 +78,13 @@ def docs(session: nox.Session) -> None:
     """Build the user guide strictly (broken links or API references fail)."""
     session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *DOCS_DEPS)
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
+
+
+@nox.session
+def sync(session: nox.Session) -> None:
+    """Regenerate the sync facades (Memory, Facts, Lessons, Graph) from the async ones, then ruff-format them."""
+    session.install(RUFF)
+    session.run("python", GEN_SYNC, *session.posargs)
 
 
 @nox.session

@@ -137,7 +137,7 @@ LOOP_CALLS: dict[str, Callable[[Memory], Any]] = {
 def test_a_lone_surrogate_in_facts_or_the_graph_is_refused(sqlite_store: Memory, call: str) -> None:
     """Facts and graph edges check their text like memories do, and write nothing.
 
-    If this fails, check check_fact_value, storage.graph_tables._edge_row and graph_api._name.
+    If this fails, check check_fact_value, storage.graph_tables._edge_row and graph.api._name.
     """
     with pytest.raises(UsageError, match="not valid Unicode"):
         LOOP_CALLS[call](sqlite_store)
@@ -335,7 +335,7 @@ def test_a_quarantine_id_past_sqlite_integers_is_a_usage_error(sqlite_store: Mem
 def test_graph_edges_that_are_not_a_list_are_a_usage_error(sqlite_store: Memory, edges: Any) -> None:
     """``add_edges`` and ``replace_source`` take an iterable of Edge; anything else names the argument.
 
-    If this fails, check _edges in loop/graph_api.py.
+    If this fails, check _edges in graph/api.py.
     """
     with pytest.raises(UsageError, match="edges must be an iterable of Edge"):
         sqlite_store.graph.add_edges(edges)

@@ -29,10 +29,10 @@ from .errors import (
 from .extraction import ExtractionPolicy
 from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
+from .graph.api import AsyncGraph, Cluster, Graph, Reached
 from .location import resolve_location
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
-from .loop.graph_api import AsyncGraph, Cluster, Graph, Reached
 from .memory import AsyncMemory, Memory
 from .types import (
     Edge,

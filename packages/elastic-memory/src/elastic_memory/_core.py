@@ -217,7 +217,7 @@ def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None]
 
 
 class MemoryCore:
-    """Wires validation, embedding, storage and fusion. Every method is a coroutine."""
+    """Wires validation, embedding, storage and fusion: the operations (``MemoryOps``) of one store."""
 
     def __init__(
         self,
@@ -367,6 +367,16 @@ class MemoryCore:
         if not self.store.closed:
             await self.loop.close()
         await self.store.close()
+
+    @property
+    def core(self) -> MemoryCore:
+        """This core: one store is its own private store (see :class:`~elastic_memory._ops.MemoryOps`)."""
+        return self
+
+    @property
+    def federation(self) -> None:
+        """No federation: one store (see :class:`~elastic_memory._ops.MemoryOps`)."""
+        return None
 
     @property
     def configured_embedder(self) -> Embedder | None:

@@ -1,4 +1,4 @@
-"""build_federation: one agent's tiers under a home folder, assembled and opened.
+"""build_federation: one agent's tiers under a home folder, assembled and opened; open_federated: the facade's ops.
 
 Layout::
 
@@ -29,13 +29,14 @@ from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants
 from .federation import MemoryFederation
+from .ops import FederatedOps
 from .pg_names import ServerTier, settle
 from .protocol import Entry, MemoryStore, TierHealth
 from .resilience import DegradedEvent
 from .router import DecayProfile, MemoryRouter, MemoryWeights
 from .sqlite_tier import SQLiteMemoryStore
 
-__all__ = ["PoolConfig", "build_federation", "check_name"]
+__all__ = ["PoolConfig", "build_federation", "check_name", "open_federated"]
 
 log = logging.getLogger("elastic_memory.federation")
 
@@ -260,3 +261,11 @@ async def build_federation(
             await store.aclose()
         await core.close()
         raise
+
+
+async def open_federated(agent_id: str, **options: Any) -> FederatedOps:
+    """:func:`build_federation` (``options`` are its arguments) as the operations ``Memory.for_agent`` calls."""
+    federation = await build_federation(agent_id, **options)
+    private = federation.router.tier("private").store.inner
+    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a file
+    return FederatedOps(federation, private.core)

@@ -39,7 +39,7 @@ log = logging.getLogger("elastic_memory.federation")
 
 
 class FederatedOps:
-    """The facade's operations over ``federation``; ``core`` is the private tier's."""
+    """The facades' operations (``MemoryOps``) over ``federation``; ``core`` is the private tier's."""
 
     def __init__(self, federation: MemoryFederation, core: MemoryCore) -> None:
         self.federation = federation

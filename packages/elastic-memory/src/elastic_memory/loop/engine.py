@@ -15,8 +15,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .. import _validate as v
@@ -37,14 +37,15 @@ from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
 from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
+from ..graph import recall as graph_recall
+from ..graph.writes import graph_write, known_in
 from ..storage.fts import match_expression
 from ..storage.loop_tables import FactWrite, LoopStore, Quarantined, SessionState
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
-from . import graph_recall, jobs
+from . import jobs
 from .chunking import split_exchange
 from .config import LoopConfig
 from .flags import FLAG_KEY, flag_of, turn_flag, withhold
-from .graph_writes import graph_write, known_in
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
 if TYPE_CHECKING:
@@ -613,7 +614,7 @@ class MemoryLoop:
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
     async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
-        """Recall made graph-aware: see :mod:`.graph_recall`. A failure leaves the recall as it was.
+        """Recall made graph-aware: see :mod:`elastic_memory.graph.recall`. A failure leaves the recall as it was.
 
         A recall pinned to one agent is nudged by that agent's graph (whoever opened the
         store), one pinned to several others by none: an agent's ranking depends on its own
@@ -863,6 +864,16 @@ class MemoryLoop:
         finally:
             if acquired:
                 self._foreground_owner = None
+                self.gate.release()
+
+    @asynccontextmanager
+    async def aforeground(self) -> AsyncIterator[None]:
+        """:meth:`foreground` for a coroutine: waits for the gate without blocking the event loop."""
+        acquired = await self.gate.acquire_async()
+        try:
+            yield
+        finally:
+            if acquired:
                 self.gate.release()
 
     async def tick(self) -> MemoryProfile:

@@ -1,4 +1,4 @@
-"""``mem.facts`` and ``mem.lessons``: sync and async views with the same names and signatures."""
+"""``mem.facts`` and ``mem.lessons``: the async views, and the sync ones generated from them (tools/gen_sync.py)."""
 
 from __future__ import annotations
 
@@ -63,33 +63,42 @@ class Facts:
     (['Biscuit', 'Rex'], 'Rex')
     """
 
+    # ---- generated from AsyncFacts by packages/elastic-memory/tools/gen_sync.py: do not edit, run it ----
+
     def __init__(self, core: MemoryCore) -> None:
         self._core = core
 
     def set(
         self, key: str, value: Any, *, category: str | None = None, valid_from: Any = None, importance: float = 0.7
     ) -> Fact:
-        """Set ``key``; see :meth:`AsyncFacts.set`."""
+        """Set ``key`` (user-confirmed: confidence 1.0; automatic capture never overrides it).
+
+        ``category`` is ``"profile"`` (always shown to the model) or ``"note"`` (shown when
+        relevant); ``None`` picks profile for the documented profile keys (``user.name``,
+        ``user.location``, ...). ``valid_from``: when it became true (default now).
+        """
         return _runner.run(
             self._core.loop.set_fact(key, value, category=category, valid_from=valid_from, importance=importance),
             "facts.set",
         )
 
     def get(self, key: str, *, as_of: Any = None) -> Fact | None:
-        """The current version of ``key``, or the one that held at ``as_of``."""
+        """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
         return _runner.run(self._core.loop.get_fact(key, as_of=as_of), "facts.get")
 
     def history(self, key: str) -> list[Fact]:
-        """Every version of ``key``, oldest first."""
+        """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
         return _runner.run(self._core.loop.fact_history(key), "facts.history")
 
     def forget(self, key: str) -> bool:
-        """Tombstone ``key``; ``False`` if it held no value."""
+        """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
         return _runner.run(self._core.loop.forget_fact(key), "facts.forget")
 
     def list(self, *, category: str | None = None) -> list[Fact]:
         """The current facts, most important first."""
         return _runner.run(self._core.loop.list_facts(category=category), "facts.list")
+
+    # ---- end of generated code ----
 
 
 class AsyncLessons:
@@ -117,13 +126,17 @@ class Lessons:
     ['Answer in metric units.']
     """
 
+    # ---- generated from AsyncLessons by packages/elastic-memory/tools/gen_sync.py: do not edit, run it ----
+
     def __init__(self, core: MemoryCore) -> None:
         self._core = core
 
     def add(self, text: str, *, importance: float = 0.7) -> str:
-        """Store a lesson; see :meth:`AsyncLessons.add`."""
+        """Store a lesson (the same text twice is stored once); returns its memory id."""
         return _runner.run(self._core.loop.add_lesson(text, importance=importance), "lessons.add")
 
     def list(self) -> list[MemoryRecord]:
         """Live lessons: pinned first, then most important, then most recent."""
         return _runner.run(self._core.loop.list_lessons(), "lessons.list")
+
+    # ---- end of generated code ----

@@ -22,9 +22,9 @@ from ..forgetting import DAY, half_life_for, merge_text, near_duplicate_groups, 
 from ..governor import Tier
 from ..graph import canonical
 from ..graph.clusters import components
+from ..graph.writes import graph_write
 from ..storage.loop_tables import FactWrite, TurnRow
 from .flags import turn_flag
-from .graph_writes import graph_write
 from .worker import ForegroundBusy
 
 if TYPE_CHECKING:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..extraction import Extraction
-from ..graph import canonical
 from ..storage.graph_tables import EntityWrite, GraphWrite, RelationWrite
 from ..types import Entity
+from .names import canonical
 
 __all__ = ["CO_MENTIONED", "graph_write", "known_in"]
 

@@ -1,4 +1,4 @@
-"""``mem.graph``: the knowledge graph, sync and async views with the same names and signatures."""
+"""``mem.graph``: the knowledge graph's async view, and the sync one generated from it (tools/gen_sync.py)."""
 
 from __future__ import annotations
 
@@ -187,6 +187,8 @@ class Graph:
     [('user', 'works_at', 'Acme Robotics')]
     """
 
+    # ---- generated from AsyncGraph by packages/elastic-memory/tools/gen_sync.py: do not edit, run it ----
+
     def __init__(self, core: MemoryCore) -> None:
         self._ops = _Ops(core)
 
@@ -233,3 +235,5 @@ class Graph:
     def clusters(self, limit: int = 100) -> list[Cluster]:
         """Topic groups as of the last consolidation, largest first."""
         return _runner.run(self._ops.clusters(limit), "graph.clusters")
+
+    # ---- end of generated code ----
