@@ -9,6 +9,7 @@ a degraded result (an error receipt, an emptier plan).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -410,12 +411,19 @@ class MemoryLoop:
                 kept = [h for h in hits if flag_of(h.metadata) is None]
                 hits, withheld = kept, len(hits) - len(kept)
             top = max((h.score for h in hits), default=0.0)
+            # Independent reads: on a server they overlap (one pooled connection each).
+            profile_items, fact_items, lesson_items, related_items = await asyncio.gather(
+                self._profile_items(profile),
+                self._fact_items(query, hits, top, profile),
+                self._lesson_items(hits, top, profile),
+                self._related_items(query, profile),
+            )
             pools = {
-                "profile": await self._profile_items(profile),
-                "facts": await self._fact_items(query, hits, top, profile),
-                "lessons": await self._lesson_items(hits, top, profile),
+                "profile": profile_items,
+                "facts": fact_items,
+                "lessons": lesson_items,
                 "past": self._past_items(hits, top, session, state, profile),
-                "related": await self._related_items(query, profile),
+                "related": related_items,
             }
             plan = assemble(
                 pools,
