@@ -1,17 +1,25 @@
-"""Sessions: tests (per package), lint, docs, notebooks, sync, benchmarks, demo.
+"""Sessions: tests (per package), matrix (per Python version), lint, docs, notebooks, sync, benchmarks, demo.
 
-`nox` alone runs the default set (what CI runs): tests, lint, docs, notebooks.
+`nox` alone runs the default set (what CI runs): tests, matrix, lint, docs, notebooks.
 uv makes the virtualenvs when it is installed (`pip install "nox[uv]"`), else venv.
 """
 
 from __future__ import annotations
 
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import nox
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 nox.options.default_venv_backend = "uv|venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
-nox.options.sessions = ["tests", "lint", "docs", "notebooks"]
 
 CORE = "packages/elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
@@ -61,6 +69,124 @@ def tests(session: nox.Session, package: str) -> None:
         # the shared conformance suite through this adapter's drivers, and its guide's examples
         session.run("pytest", "tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
     session.run("pytest", "--doctest-modules", "--pyargs", *modules, "-p", "no:cacheprovider")
+
+
+#: Every Python the packages claim (requires-python = ">=3.10"): the classifiers list exactly these.
+MATRIX = ("3.10", "3.11", "3.12", "3.13")
+#: Besides the conformance suite: the unit tests closest to the interpreter (the async bridge and
+#: the facades, the loop's worker, opening and closing, the SQLite driver and migrations, PostgreSQL).
+MATRIX_UNITS = (
+    "test_facades.py",
+    "test_loop_worker.py",
+    "test_open.py",
+    "test_lifecycle.py",
+    "test_driver.py",
+    "test_migrations.py",
+    "test_fts.py",
+    "test_postgres_store.py",
+    "test_optional_extras.py",
+)
+
+#: The conformance cells (driver-backend test ids) the matrix runs: see the session.
+MATRIX_CELLS = "core-async or sqlite-file"
+
+
+def _pyenv_root() -> Path:
+    """pyenv's root: $PYENV_ROOT, else `pyenv root` when pyenv is on PATH, else ~/.pyenv."""
+    if os.environ.get("PYENV_ROOT"):
+        return Path(os.environ["PYENV_ROOT"])
+    pyenv = shutil.which("pyenv")
+    if pyenv:
+        try:
+            done = subprocess.run([pyenv, "root"], capture_output=True, text=True, timeout=30, check=True)
+            return Path(done.stdout.strip())
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return Path.home() / ".pyenv"
+
+
+def _runs_as(candidate: str, version: str) -> str | None:
+    """The real executable behind ``candidate`` if it runs and is Python ``version`` (a pyenv shim may not)."""
+    check = f"import sys; print(sys.version_info[:2] == {tuple(map(int, version.split('.')))}); print(sys.executable)"
+    try:
+        done = subprocess.run([candidate, "-c", check], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.splitlines()
+    return lines[1] if done.returncode == 0 and lines[:1] == ["True"] and len(lines) == 2 else None
+
+
+def find_python(version: str) -> str | None:
+    """Python ``version``'s interpreter: ``pythonX.Y`` on PATH, else pyenv's newest ``X.Y.*`` build."""
+    candidates = [shutil.which(f"python{version}")]
+    builds = glob.glob(str(_pyenv_root() / "versions" / f"{version}.*" / "bin" / f"python{version}"))
+    candidates += sorted(builds, key=lambda p: _patch(Path(p).parents[1].name), reverse=True)
+    for candidate in filter(None, candidates):
+        found = _runs_as(candidate, version)
+        if found:
+            return found
+    return None
+
+
+def _patch(name: str) -> Version:
+    try:
+        return Version(name)
+    except ValueError:
+        return Version("0")
+
+
+def _supports(folder: str, version: str) -> str | None:
+    """Why the package in ``folder`` cannot run on Python ``version`` (its requires-python), or None."""
+    spec = nox.project.load_toml(f"{folder}/pyproject.toml")["project"]["requires-python"]
+    return None if SpecifierSet(spec).contains(f"{version}.0") else f"its requires-python is {spec}, as its framework's"
+
+
+# Each version's interpreter, found when the noxfile loads: nox makes the venv with that very
+# path (uv is never asked to download one); a missing one runs no venv and reports SKIPPED.
+_FOUND = {version: find_python(version) for version in MATRIX}
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # and should uv look for one anyway, it must not fetch it
+
+
+#: What `nox` alone runs. The matrix leaves out the version nox runs on: `tests` runs the whole
+#: suite there already (`nox -s matrix` runs all four).
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+nox.options.sessions = ["tests", *(f"matrix({v})" for v in MATRIX if v != RUNNING), "lint", "docs", "notebooks"]
+
+
+@nox.session(download_python="never")
+@nox.parametrize(("python", "version"), [(_FOUND[v] or False, v) for v in MATRIX], ids=list(MATRIX))
+def matrix(session: nox.Session, version: str) -> None:
+    """Per Python version: the conformance suite, the interpreter-sensitive unit tests, each adapter's tests."""
+    if not session.python:
+        session.skip(f"Python {version} not found: looked in PATH and {_pyenv_root() / 'versions'}")
+    session.run("python", "-c", "import sys; print(sys.executable, sys.version)")
+    adapters, extra = [], []
+    for name, (folder, _, deps) in PACKAGES.items():
+        if folder == CORE:
+            continue
+        why = _supports(folder, version)
+        if why:
+            session.warn(f"SKIPPED {name} on Python {version}: {why}")
+            continue
+        adapters.append(folder)
+        extra += deps
+    session.install("-e", f"{CORE}[postgres-server]", *(a for f in adapters for a in ("-e", f)), *TEST_DEPS, *extra)
+    # faiss (the ANN tier) only as a wheel; without one the sqlite-ann backend's tests skip, saying why.
+    session.install("--only-binary", "faiss-cpu", "faiss-cpu>=1.8", success_codes=[0, 1, 2])
+    has_faiss = "import importlib.util as u; print(u.find_spec('faiss') is not None)"
+    if session.run("python", "-c", has_faiss, silent=True) != "True\n":
+        session.warn(f"no faiss-cpu wheel for Python {version}: the sqlite-ann backend's tests skip")
+    common = ("-p", "no:cacheprovider", *session.posargs)  # `-- -k ""` lifts the two selections below
+    # The conformance suite on every default backend through the async facade (what differs between
+    # Pythons: the interpreter, aiosqlite and the wheels of pysqlite3, sqlite-vec, faiss, psycopg),
+    # and through the sync facade (the loop bridge) and the federation on a file; `tests` runs the
+    # whole grid, and the adapters' drivers.
+    session.run("pytest", "tests/conformance", "-m", "not adapter", "-k", MATRIX_CELLS, *common)
+    session.run("pytest", *(f"tests/unit/{name}" for name in MATRIX_UNITS), *common)
+    # each adapter's own tests on SQLite: the PostgreSQL store's driver (psycopg) is the core's,
+    # run above on this version; the adapters' code is the same on both backends (`tests` runs both)
+    for folder in adapters:
+        session.run("pytest", f"{folder}/tests", "-k", "not postgres", *common)
 
 
 @nox.session

@@ -126,7 +126,8 @@ def test_a_cancelled_async_call_still_finishes_its_transaction(db_path: Path) ->
             await amem.remember("before")
             blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
             try:
-                with pytest.raises(TimeoutError):
+                # asyncio.TimeoutError: the builtin TimeoutError from 3.11, asyncio's own class on 3.10
+                with pytest.raises(asyncio.TimeoutError):
                     await asyncio.wait_for(amem.remember("while locked"), 0.2)
             finally:
                 time.sleep(0.3)

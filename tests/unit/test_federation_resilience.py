@@ -511,7 +511,7 @@ async def test_write_timeout_raises_tier_write_error(store: FakeStore, clock: Cl
         await tier.write(entries(1))
     err = info.value
     assert (err.tier, err.scope, err.reason) == ("shared:team", "shared", "timeout")
-    assert isinstance(err.__cause__, TimeoutError)
+    assert isinstance(err.__cause__, asyncio.TimeoutError)  # the builtin TimeoutError from 3.11
 
 
 async def test_write_backend_error_is_the_cause(store: FakeStore, clock: Clock) -> None:

@@ -88,7 +88,11 @@ def test_no_two_of_30000_tier_names_share_a_schema() -> None:
                 other = seen[prefix].setdefault(schema, tier)
                 assert other == tier, f"{tier!r} and {other!r} share schema {schema!r}"
 
-    check()
+    # One run draws ~35,000 distinct names; hypothesis 6.168 (the last for Python 3.10) draws ~14,000.
+    for _ in range(5):
+        check()
+        if min(len(s) for s in seen.values()) > 30_000:
+            break
     assert min(len(s) for s in seen.values()) > 30_000
 
 

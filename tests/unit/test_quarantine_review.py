@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_an_item_without_payload_can_only_be_discarded(mem: Memory, db_path: Pat
     """Items kept before schema v7 (no payload) are refused by release, and discard still works."""
     mem.record_turn(ATTACK, "No.", session_id="s1")
     item = _item(mem, "fact")
-    with sqlite3.connect(db_path) as conn:
+    with closing(sqlite3.connect(db_path)) as conn, conn:  # commits, then closes (Python 3.13 warns otherwise)
         conn.execute("UPDATE quarantine SET payload = NULL WHERE seq = ?", [item.id])
     assert not _item(mem, "fact").releasable
     with pytest.raises(UsageError, match="cannot be released"):
