@@ -403,9 +403,12 @@ class MemoryLoop:
             query = as_text(user_input)[:MAX_QUERY_CHARS]
             if profile.tier is Tier.OFF or profile.budget_tokens == 0:
                 return self._empty(profile, query)
-            state = await self.store.session(self.agent_id, session)
+            state, sole = await asyncio.gather(
+                self.store.session(self.agent_id, session), self.store.sole_agent(self.agent_id)
+            )
             in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
-            hits = await self._relevant(query, session, in_window_after, profile)
+            # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
+            hits = await self._relevant(query, session, in_window_after, profile, None if sole else self.agent_id)
             withheld = 0
             if not self.config.replay_flagged:  # flagged turns are kept, never replayed into a prompt
                 kept = [h for h in hits if flag_of(h.metadata) is None]
@@ -524,17 +527,19 @@ class MemoryLoop:
             items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
         return sorted(items, key=lambda i: -i.score)
 
-    async def _relevant(self, query: str, session: str, in_window_after: int, profile: MemoryProfile) -> list[Hit]:
+    async def _relevant(
+        self, query: str, session: str, in_window_after: int, profile: MemoryProfile, only: str | None
+    ) -> list[Hit]:
         """One recall serves every relevance-ranked section (the sections split it by type).
 
-        Memories of other agents in the same file are left out. When the live window (dropped
-        afterwards) fills the candidates, it asks again for more.
+        Memories of other agents in the same file are left out (``only``: the agent to filter
+        on, when others share the file). When the live window (dropped afterwards) fills the
+        candidates, it asks again for more.
         """
         if not query.strip():
             return []
         k = min(1_000, 2 * profile.recall_k + profile.keep_last_n_turns)
-        # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
-        filters = None if await self.store.sole_agent(self.agent_id) else {"agent_id": self.agent_id}
+        filters = None if only is None else {"agent_id": only}
         while True:
             hits = [
                 h

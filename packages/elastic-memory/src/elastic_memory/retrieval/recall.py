@@ -7,6 +7,7 @@ what happened in :class:`~elastic_memory.Explanation` ``.details``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -62,26 +63,33 @@ async def run(
         effective = RecallMode.KEYWORD
         details["degraded"] = "no usable embedder or no vectors stored: keyword only"
     pool = k if effective is not RecallMode.HYBRID else max(config.candidates, k)
-    kw: Ranking = []
-    vec: Ranking = []
-    qvec: F32 | None = None
     read: dict[int, MemoryRecord] = {}  # rows the vector leg read while checking its candidates
-    if effective is not RecallMode.SEMANTIC and match is not None:
+    mark = store.writes
+
+    async def keyword_leg() -> Ranking:
+        if effective is RecallMode.SEMANTIC or match is None:
+            return []
         t = time.perf_counter()
-        kw = await store.keyword(match, filters, pool)
+        ranking = await store.keyword(match, filters, pool)
         details["keyword_ms"] = _ms(t)
-    if effective is not RecallMode.KEYWORD and vector is not None:
-        qvec = vector
-    elif effective is not RecallMode.KEYWORD and embed is not None:
+        return ranking
+
+    async def vector_leg() -> tuple[F32 | None, Ranking]:
+        qvec = vector if effective is not RecallMode.KEYWORD else None
+        if effective is not RecallMode.KEYWORD and vector is None and embed is not None:
+            t = time.perf_counter()
+            qvec = await embed(query)
+            details["embed_ms"] = _ms(t)
+        if qvec is None:
+            return None, []
         t = time.perf_counter()
-        qvec = await embed(query)
-        details["embed_ms"] = _ms(t)
-    if qvec is not None:
-        t = time.perf_counter()
-        mark = store.writes
-        vec, how = await store.vector(qvec, filters, pool, records=read)
+        ranking, how = await store.vector(qvec, filters, pool, records=read)
         details.update(how)
         details["vector_ms"] = _ms(t)
+        return qvec, ranking
+
+    # The legs overlap: on a server each has its own connection, and embedding overlaps the keyword search.
+    kw, (qvec, vec) = await asyncio.gather(keyword_leg(), vector_leg())
     details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
     kw_scores, vec_scores = dict(kw), dict(vec)
     if effective is RecallMode.KEYWORD:
@@ -118,17 +126,26 @@ async def _fuse(
     """Fuse the legs; CONVEX first looks up the cosine of keyword-only candidates (fills ``vec_scores``)."""
     weight = config.effective_vector_weight
     details.update(fusion=config.fusion.value, vector_weight=weight, neighbor_boost=config.neighbor_boost)
+    boost = config.neighbor_boost > 0
+    # Session neighbours of every candidate (the fused ranking holds them all) and the cosine of
+    # keyword-only candidates are independent reads: they overlap.
+    only_kw = [s for s in kw_scores if s not in vec_scores] if config.fusion is Fusion.CONVEX else []
+    cosines, neighbors = await asyncio.gather(
+        store.vector_scores(qvec, only_kw) if qvec is not None and only_kw else _nothing(),
+        store.session_neighbors(list({**kw_scores, **vec_scores})) if boost else _nothing(),
+    )
     if config.fusion is Fusion.CONVEX:
-        only_kw = [s for s in kw_scores if s not in vec_scores]
         details["cosine_lookups"] = len(only_kw)
-        if qvec is not None and only_kw:
-            vec_scores.update(await store.vector_scores(qvec, only_kw))
+        vec_scores.update(cosines)
         ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)
     elif config.fusion is Fusion.WEIGHTED:
         ranked = fusion.weighted(dict(kw), dict(vec), vector_weight=weight)
     else:
         ranked = fusion.rrf([s for s, _ in kw], [s for s, _ in vec], vector_weight=weight, k=config.rrf_k)
-    if config.neighbor_boost > 0 and ranked:
-        neighbors = await store.session_neighbors([s for s, _ in ranked])
+    if boost and ranked:
         ranked = fusion.neighbor_boost(ranked, neighbors, beta=config.neighbor_boost)
     return ranked
+
+
+async def _nothing() -> dict[Any, Any]:
+    return {}

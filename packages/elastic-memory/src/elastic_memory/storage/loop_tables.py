@@ -639,13 +639,15 @@ class LoopStore:
         return [(r[0], float(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5])) for r in rows]
 
     async def sole_agent(self, agent_id: str) -> bool:
-        """True when no other agent has memories in this store (two index range probes)."""
-        rows = await self._read(
-            "SELECT EXISTS (SELECT 1 FROM memories WHERE agent_id < ?) "
-            "OR EXISTS (SELECT 1 FROM memories WHERE agent_id > ?)",
-            [agent_id, agent_id],
-        )
-        return not rows[0][0]
+        """True when no other agent has memories in this store.
+
+        The least and greatest agent ids: two index probes on either engine, whatever the
+        planner's statistics say (a range probe can turn into a full scan on a server whose
+        statistics are stale).
+        """
+        rows = await self._read("SELECT (SELECT min(agent_id) FROM memories), (SELECT max(agent_id) FROM memories)", [])
+        least, greatest = rows[0]
+        return least is None or least == greatest == agent_id
 
     async def live_of_kind(self, agent_id: str, kind: str) -> list[str]:
         """Ids of an agent's live, unpinned memories of ``kind``, oldest first."""

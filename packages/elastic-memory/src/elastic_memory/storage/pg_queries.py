@@ -25,6 +25,8 @@ from . import queries as q
 from .pg_text import escape
 from .queries import Prepared
 
+_NO_FILTERS = Filters()
+
 __all__ = [
     "browse",
     "keyword_search",
@@ -239,11 +241,19 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> P
     return sql, [tsquery(match), *params, limit]
 
 
-def vector_ranking(vector: Any, *, limit: int, exact: bool) -> Prepared:
-    """Cosine over every stored vector, no row joined (the caller checks liveness): exact, or the HNSW order."""
+def vector_ranking(vector: Any, *, limit: int, exact: bool, now: float) -> Prepared:
+    """Cosine over every stored vector, exact or in the HNSW order; each of the top ``limit`` rows says if it is live.
+
+    The vectors are ranked alone (no row joined before the limit); only the top rows are
+    joined to their memories, in the same statement: ``(seq, score, live)``.
+    """
     order = "score DESC, seq" if exact else "embedding <=> %s"
-    sql = f"SELECT seq, 1 - (embedding <=> %s) AS score FROM memory_vectors ORDER BY {order} LIMIT %s"
-    return sql, [vector, *([] if exact else [vector]), limit]
+    live, params = live_filter(_NO_FILTERS, now=now)
+    sql = (
+        f"SELECT r.seq, r.score, {live} FROM (SELECT seq, 1 - (embedding <=> %s) AS score FROM memory_vectors "
+        f"ORDER BY {order} LIMIT %s) AS r JOIN memories AS m ON m.seq = r.seq"
+    )
+    return sql, [*params, vector, *([] if exact else [vector]), limit]
 
 
 def vector_scan(vector: Any, filters: Filters, *, now: float, limit: int, exact: bool) -> Prepared:

@@ -39,7 +39,7 @@ from .migrations import Migration
 from .pg_text import JsonText
 from .record_reads import Dialect, RecordReads
 from .rows import record_from_row, seq_of
-from .vectors import chunks, verified
+from .vectors import chunks
 from .write_plan import WriteMode
 
 __all__ = ["PostgresStore", "is_url", "redact"]
@@ -740,8 +740,10 @@ class PostgresStore(RecordReads):
         """The best live rows from the vectors alone; whether the answer is complete."""
         fetch = limit + 16
         while True:
-            candidates = await self._search(*pq.vector_ranking(vector, limit=fetch, exact=not hnsw), ef=fetch)
-            kept = await verified(self.read, candidates, _NO_FILTERS, now=now)
+            rows = await self._vector_rows(*pq.vector_ranking(vector, limit=fetch, exact=not hnsw, now=now), ef=fetch)
+            candidates = _best_first(rows)
+            live = {int(r[0]) for r in rows if r[2]}
+            kept = [c for c in candidates if c[0] in live]
             if len(kept) >= limit:
                 return kept[:limit], True
             if len(candidates) < fetch:  # every vector seen; for HNSW, the index gave up first
@@ -752,6 +754,10 @@ class PostgresStore(RecordReads):
 
     async def _search(self, sql: str, params: Sequence[Any], *, ef: int | None = None) -> list[tuple[int, float]]:
         """A vector query's ``(seq, cosine)`` rows, best first; ``ef``: the HNSW candidate list to ask for."""
+        return _best_first(await self._vector_rows(sql, params, ef=ef))
+
+    async def _vector_rows(self, sql: str, params: Sequence[Any], *, ef: int | None) -> list[Any]:
+        """A vector query's rows, in the HNSW index's order when ``ef`` (its candidate list) is given."""
         if self._tier != "hnsw" or ef is None:
             rows = await self._read(sql, params)
         else:  # the settings hold for this transaction only
@@ -763,7 +769,7 @@ class PostgresStore(RecordReads):
                     await conn.execute(settings, [str(min(_EF_SEARCH_MAX, max(_EF_SEARCH, ef)))])
                     cur = await conn.execute(sql, list(params))
                     rows = await cur.fetchall()
-        return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
+        return list(rows)
 
     async def vector_scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories to ``vector`` (absent: no stored vector)."""
@@ -940,3 +946,8 @@ async def _configure(conn: Any, server: _Server, timeout: float) -> None:
         from pgvector.psycopg import register_vector_async  # noqa: PLC0415 - optional
 
         await register_vector_async(conn)
+
+
+def _best_first(rows: Sequence[Any]) -> list[tuple[int, float]]:
+    """``(seq, cosine)`` of vector rows, best first (ties by seq)."""
+    return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
