@@ -140,6 +140,45 @@ async def test_hnsw_is_built_on_opening_a_store_loaded_without_it(url: str) -> N
     assert len(explanation.hits) == 5
 
 
+async def test_auto_stays_exact_below_the_threshold(url: str) -> None:
+    async with await _open(url, ann_threshold=50) as mem:
+        await mem.remember_many([f"note number {i}" for i in range(20)])
+        assert await mem.load_index() == "exact"
+    assert not await _hnsw_valid(url)
+
+
+async def test_auto_builds_hnsw_from_the_threshold_on(url: str) -> None:
+    async with await _open(url, ann_threshold=25) as mem:
+        await mem.remember_many([f"note number {i}" for i in range(30)])
+        assert await mem.load_index() == "hnsw"
+        explanation = await mem.explain("note number 3", mode="semantic", k=5)
+    assert await _hnsw_valid(url)
+    assert explanation.details["vector_index"] == "hnsw"
+    assert len(explanation.hits) == 5
+
+
+async def test_auto_builds_hnsw_in_the_background_when_a_search_finds_it_due(url: str) -> None:
+    """A search under "auto" starts the build; it answers exactly meanwhile, then through the index."""
+    async with await _open(url, ann_threshold=25) as mem:
+        await mem.remember_many([f"note number {i}" for i in range(30)])
+        first = await mem.explain("note number 3", mode="semantic", k=5)
+        for _ in range(200):
+            if (await mem.stats())["vector_index"] == "hnsw":
+                break
+            await asyncio.sleep(0.05)
+        later = await mem.explain("note number 3", mode="semantic", k=5)
+    assert first.details["vector_index"] == "exact"
+    assert later.details["vector_index"] == "hnsw"
+    assert [h.id for h in later.hits] == [h.id for h in first.hits]
+
+
+async def test_auto_uses_an_index_another_process_built(url: str) -> None:
+    async with await _open(url, vector_index="ann") as builder:
+        await builder.remember_many([f"note number {i}" for i in range(10)])
+    async with await _open(url) as mem:  # below the default threshold, but the index is there
+        assert await mem.load_index() == "hnsw"
+
+
 async def test_hnsw_with_a_selective_filter_falls_back_to_the_exact_scan(url: str) -> None:
     async with await _open(url, vector_index="ann") as mem:
         await mem.remember_many([f"note number {i}" for i in range(60)])

@@ -279,7 +279,9 @@ class MemoryCore:
         )
         store: Store
         if isinstance(path, str) and is_url(path):
-            store = await PostgresStore.open(path, timeout=float(timeout), clock=clock, vector_tier=vector_index)
+            store = await PostgresStore.open(
+                path, timeout=float(timeout), clock=clock, vector_tier=vector_index, ann_threshold=ann_threshold
+            )
         else:
             store = await SQLiteStore.open(
                 resolve_location(path),

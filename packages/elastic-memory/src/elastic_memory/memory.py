@@ -125,7 +125,9 @@ class AsyncMemory(_Facade):
         ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0; from
         ``ann_threshold`` vectors on, an ANN index when faiss is installed), ``"ram"``
         (exact), ``"vec0"`` (sqlite-vec's scan, no RAM) or ``"ann"`` (needs the ``ann``
-        extra); see ``docs/performance.md``. ``timeout``: seconds to wait for another writer's lock.
+        extra); see ``docs/performance.md``. On PostgreSQL: ``"auto"`` (an exact scan, and from
+        ``ann_threshold`` vectors on an HNSW index, built in the background) or ``"ann"``.
+        ``timeout``: seconds to wait for another writer's lock.
         ``llm``: the host's text completion (``str -> str``), used only by background
         extraction and summaries, never on the write path; ``None`` means rule-based and
         heuristic capture only. ``context_tokens``: the model's context size, which the
@@ -519,7 +521,9 @@ class Memory(_Facade):
         ``vector_index``: ``"auto"`` (RAM matrix when it fits the RAM budget, else vec0; from
         ``ann_threshold`` vectors on, an ANN index when faiss is installed), ``"ram"``
         (exact), ``"vec0"`` (sqlite-vec's scan, no RAM) or ``"ann"`` (needs the ``ann``
-        extra); see ``docs/performance.md``. ``timeout``: seconds to wait for another writer's lock.
+        extra); see ``docs/performance.md``. On PostgreSQL: ``"auto"`` (an exact scan, and from
+        ``ann_threshold`` vectors on an HNSW index, built in the background) or ``"ann"``.
+        ``timeout``: seconds to wait for another writer's lock.
         ``llm``: the host's text completion (``str -> str``), used only by background
         extraction and summaries, never on the write path; ``None`` means rule-based and
         heuristic capture only. ``context_tokens``: the model's context size, which the

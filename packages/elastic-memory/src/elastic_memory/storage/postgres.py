@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -39,7 +40,7 @@ from .migrations import Migration
 from .pg_text import JsonText
 from .record_reads import Dialect, RecordReads
 from .rows import record_from_row, seq_of
-from .vectors import chunks
+from .vectors import DEFAULT_ANN_THRESHOLD, chunks
 from .write_plan import WriteMode
 
 __all__ = ["PostgresStore", "is_url", "redact"]
@@ -68,6 +69,8 @@ _EF_SEARCH = 100
 #: pgvector's ceiling for ``hnsw.ef_search``; past it, iterative scans (0.8+) or the exact scan go on.
 _EF_SEARCH_MAX = 1000
 _RETENTION_GROWTH = 1.1
+#: Seconds between two looks at the vector count under ``vector_index="auto"`` (is an HNSW index due?).
+_GROWTH_CHECK_EVERY = 30.0
 _RETENTION_CAP = 5.0
 
 
@@ -146,6 +149,7 @@ class PostgresStore(RecordReads):
         tier: PgTier,
         pgvector: tuple[int, ...] | None,
         timeout: float = 5.0,
+        ann_threshold: int | None = None,
     ) -> None:
         self._pool = pool
         self._psycopg = psycopg_module()
@@ -158,6 +162,10 @@ class PostgresStore(RecordReads):
         self._pgvector = pgvector
         self._lock_timeout = f"{int(timeout * 1000)}ms"
         self._hnsw_lock = asyncio.Lock()
+        #: ``vector_index="auto"``: the vector count from which an HNSW index is built (``None``: fixed tier).
+        self._ann_threshold = ann_threshold if tier == "exact" and (pgvector or ()) >= (0, 5) else None
+        self._growth: asyncio.Task[None] | None = None
+        self._growth_checked = -math.inf
         self.pin: EmbeddingPin | None = None
         self.closed = False
         #: Always ``None`` here: the server answers for read-only and damaged storage (see SQLiteStore).
@@ -176,10 +184,12 @@ class PostgresStore(RecordReads):
         clock: Callable[[], float] = time.time,
         vector_tier: str = "auto",
         pool_size: int = 4,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
     ) -> PostgresStore:
         """Connect, create the schema (and pgvector) when missing, and migrate.
 
-        ``vector_tier``: ``"auto"`` (exact cosine scan) or ``"ann"`` (an HNSW index).
+        ``vector_tier``: ``"auto"`` (the exact cosine scan; from ``ann_threshold`` vectors on,
+        an HNSW index, built in the background) or ``"ann"`` (an HNSW index from the start).
         """
         if vector_tier not in ("auto", "ann"):
             msg = f"on PostgreSQL vector_index must be 'auto' (exact scan) or 'ann' (HNSW index), got {vector_tier!r}"
@@ -222,7 +232,16 @@ class PostgresStore(RecordReads):
             msg = f"could not open a connection pool to {shown}: {first_line(e)}"
             raise StorageError(msg) from e
         tier: PgTier = "hnsw" if vector_tier == "ann" else "exact"
-        store = cls(pool, url, schema, clock=clock, tier=tier, pgvector=server.pgvector, timeout=timeout)
+        store = cls(
+            pool,
+            url,
+            schema,
+            clock=clock,
+            tier=tier,
+            pgvector=server.pgvector,
+            timeout=timeout,
+            ann_threshold=ann_threshold,
+        )
         try:
             await store._load_pin()
             if tier == "hnsw" and store.pin is not None:
@@ -270,11 +289,49 @@ class PostgresStore(RecordReads):
                 await conn.close()  # a connection that may still hold the lock never goes back to the pool
                 raise
 
+    async def _grow(self) -> None:
+        """Under ``"auto"``: search through the HNSW index once it is valid, building it from the threshold on.
+
+        Another process may have built it already, or be building it: searches stay exact
+        until the index is valid. Never raises (a failed build is logged; exact search stands).
+        """
+        if self._ann_threshold is None or self._tier == "hnsw" or self.pin is None:
+            return
+        try:
+            valid = await self._read(_HNSW_VALID, [self.schema])
+            if not (valid and valid[0][0]):
+                rows = await self._read("SELECT count(*) FROM memory_vectors")
+                if int(rows[0][0]) < self._ann_threshold:
+                    return
+                await self._ensure_hnsw()
+                valid = await self._read(_HNSW_VALID, [self.schema])
+        except StorageError as e:
+            log.warning(
+                "elastic-memory: could not check the vector index of %s (%s); searches stay exact",
+                self.path,
+                e,
+            )
+            return
+        if valid and valid[0][0]:
+            self._tier = "hnsw"
+
+    def _grow_later(self) -> None:
+        """Schedule :meth:`_grow` in the background, at most every ``_GROWTH_CHECK_EVERY`` seconds."""
+        if self._ann_threshold is None or self._tier == "hnsw" or (self._growth and not self._growth.done()):
+            return
+        now = time.monotonic()
+        if now - self._growth_checked >= _GROWTH_CHECK_EVERY:
+            self._growth_checked = now
+            self._growth = asyncio.get_running_loop().create_task(self._grow())
+
     async def close(self) -> None:
-        """Close the pool (idempotent)."""
+        """Close the pool (idempotent); an index build in flight is cancelled (the next open builds it)."""
         if self.closed:
             return
         self.closed = True
+        if self._growth is not None and not self._growth.done():
+            self._growth.cancel()
+            await asyncio.gather(self._growth, return_exceptions=True)
         await self._pool.close()
 
     # ------------------------------------------------------------------ helpers
@@ -681,9 +738,10 @@ class PostgresStore(RecordReads):
         """The governor's RAM decision: nothing to do, vectors are searched in the server."""
 
     async def load_index(self) -> str:
-        """Nothing to load (the server holds the index); the tier."""
+        """Nothing to load (the server holds the index); under ``"auto"``, the HNSW index built now if due; the tier."""
         self._check_open()
         await self.refresh()
+        await self._grow()
         return self.vector_tier()
 
     def vector_tier(self) -> str:
@@ -718,6 +776,7 @@ class PostgresStore(RecordReads):
             if not self.has_vec or self.pin is None:
                 return [], {"vector_index": "none"}
         _check_against(vector, self.pin)
+        self._grow_later()
         now = self.clock()
         hnsw = self._tier == "hnsw"
         if filters == _NO_FILTERS:
