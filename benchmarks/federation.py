@@ -17,9 +17,9 @@ has a source memory; queries are spread over every tier.
 **Embedder.** The built-in :class:`elastic_memory.MiniLMEmbedder` (what ``embedder="auto"``
 resolves to: all-MiniLM-L6-v2 int8, offline), one instance behind a switchable in-process
 memo. Every text is embedded once by the model, in batches, and the vectors are written
-with the rows through ``MemoryCore._write_rows(rows, vectors=...)`` (a private helper: the
-path ``import_jsonl`` uses for exported vectors), so the ingest does not embed 100k texts
-(50k for the federation, the same 50k for the single store). Ingest time is not measured.
+with the rows through ``remember_many(items, dedupe=False, vectors=...)`` on each tier's
+``MemoryCore`` (caller-computed vectors are stored as given), so the ingest does not embed
+100k texts (50k for the federation, the same 50k for the single store). Ingest time is not measured.
 
 **Stores.** The federation is ``Memory.for_agent("bench-agent", home=tmp, pools=["research",
 "support", "ops"], embedder=...)``: private, ``shared:research``, ``shared:support``,
@@ -359,9 +359,9 @@ def write_rows(core: Any, corpus: Corpus, indices: Sequence[int], fields: dict[s
     """Rows ``indices`` of the corpus into ``core`` with their precomputed vectors, batch by batch."""
     for lo in range(0, len(indices), BATCH):
         part = indices[lo : lo + BATCH]
-        rows = [core.make_row(corpus.texts[i], {"id": corpus.ids[i], "type": corpus.types[i], **fields}) for i in part]
+        items = [{"content": corpus.texts[i], "id": corpus.ids[i], "type": corpus.types[i], **fields} for i in part]
         vectors = emb.vectors([corpus.texts[i] for i in part])
-        runner.run(core._write_rows(rows, dedupe=[False] * len(rows), vectors=vectors), "write")
+        runner.run(core.remember_many(items, dedupe=False, vectors=vectors), "write")
 
 
 def open_federation(home: Path, emb: SwitchableMemo, on_degraded: Callable[[Any], None] | None = None) -> Memory:
@@ -562,7 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"embedder {emb.model_id}: model load {load_s:.1f} s; {total:,} texts embedded once in {embed_s:.0f} s "
         f"({total / embed_s:.0f} texts/s), queries {query_s:.1f} s. The rows are written with these vectors "
-        "(MemoryCore._write_rows(..., vectors=...)), so the stores do not embed them again."
+        "(remember_many(..., vectors=...)), so the stores do not embed them again."
     )
 
     workdir = Path(tempfile.mkdtemp(prefix="em-federation-"))

@@ -2,23 +2,20 @@
 
 Each parameter gets hostile values by its name (text for queries and keys, boundary
 integers for ``k``/``limit``, hostile filters, lists of framework objects built from
-hostile text); anything else gets any value at all. A call returns, or raises the
-library's error or one the framework documents for bad input; when it raised, the
-store's rows are unchanged.
+hostile text); anything else gets any value at all. Each drawn call goes through
+:func:`elastic_memory.testing.check_hostile_call`: it returns, or raises the library's
+error or one the framework documents for bad input; when it raised, the store's rows
+are unchanged.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 import strategies as hs  # type: ignore[import-not-found]  # loaded by path with tests/fuzz on sys.path
-from harness import short_repr  # type: ignore[import-not-found]
 from hypothesis import strategies as st
-
-from elastic_memory import ElasticMemoryError
 
 TEXT = ("query", "text", "key", "session", "chat", "id", "name", "field", "user", "content", "message", "source")
 INTS = ("k", "top_k", "limit", "offset", "fetch_k", "last_k", "max_depth", "n")
@@ -81,55 +78,3 @@ def calls_for(
         else:
             optional[p.name] = strategy
     return st.tuples(st.tuples(*positional), st.fixed_dictionaries(required, optional=optional))
-
-
-def check(
-    label: str,
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    allowed: tuple[type[BaseException], ...],
-    digest: Callable[[], str],
-) -> None:
-    """One hostile call: a result, a library or documented error, and no change to the store when it raised."""
-    before = digest()
-    try:
-        result = fn(*args, **kwargs)
-        if inspect.isawaitable(result):
-            asyncio.run(_await(result))
-        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
-            pass
-    except (ElasticMemoryError, *allowed) as e:
-        assert digest() == before, (
-            f"{label}(*{short_repr(args)}, **{short_repr(kwargs)}) raised {e!r} and changed the store"
-        )
-    except (Exception, RuntimeWarning) as e:
-        if not _reached_our_code(e):  # the framework's base class refused the call before any adapter code ran
-            assert digest() == before, f"{label} raised {e!r} in the framework and changed the store"
-            return
-        raise AssertionError(
-            f"{type(e).__name__} from {label}(*{short_repr(args)}, **{short_repr(kwargs)}): {short_repr(e, 200)}"
-        ) from e
-
-
-#: Folders of elastic-memory's own code: the core and the three adapters.
-OURS = ("/elastic_memory/", "/langchain_elastic_memory/")
-
-
-def _reached_our_code(error: BaseException) -> bool:
-    """Whether a frame of the core or an adapter is on the error's traceback (else the framework raised it).
-
-    An inherited method such as LangGraph's ``BaseStore.list_namespaces(prefix=1)`` fails in
-    LangGraph's own argument handling for every store; that is the framework's behaviour, not
-    a finding against the adapter.
-    """
-    tb = error.__traceback__
-    frames = []
-    while tb is not None:
-        frames.append(tb.tb_frame.f_code.co_filename.replace("\\", "/"))
-        tb = tb.tb_next
-    return any(any(part in f for part in OURS) for f in frames[1:])
-
-
-async def _await(result: Any) -> Any:
-    return await result

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from elastic_memory import ElasticMemoryError, LoopConfig, Memory
-from elastic_memory.testing import FakeEmbedder, fresh_schema
+from elastic_memory.testing import FakeEmbedder, fresh_schema, short_repr
 from elastic_memory.types import Edge
 
 # ----------------------------------------------------------------------------- setups
@@ -109,15 +109,6 @@ def postgres_digest(url: str) -> str:
 
 
 # ----------------------------------------------------------------------------- the check
-
-
-def short_repr(value: Any, limit: int = 300) -> str:
-    """A bounded repr (a 10 MB argument prints as its start and length)."""
-    try:
-        text = repr(value)
-    except RecursionError:
-        text = f"<{type(value).__name__} nested too deep to repr>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 @dataclass

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from elastic_memory import LoopConfig, Memory, cli
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import FakeEmbedder, short_repr
 
 from . import strategies as hs
 from .calls import confined
 from .conftest import FUZZ
-from .harness import short_repr, sqlite_digest
+from .harness import sqlite_digest
 
 runner = CliRunner()
 

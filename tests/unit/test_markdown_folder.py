@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from elastic_memory import RecallWarning, UsageError
+from elastic_memory import RecallMode, RecallWarning, UsageError
 from elastic_memory.connectors import NAMESPACE, MarkdownFolder, ReadOnlyError, note_id
 from elastic_memory.connectors import markdown as markdown_module
 from elastic_memory.types import MemoryType, Scope, Source
@@ -431,6 +431,12 @@ def test_a_non_keyword_mode_warns_once_and_runs_as_keyword(vault: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         folder.search("zebra", mode="hybrid")
+
+
+def test_the_warning_names_the_mode_by_its_value(vault: Path) -> None:
+    with pytest.warns(RecallWarning, match="; hybrid search ran as keyword") as caught:
+        MarkdownFolder(vault).search("zebra", mode=RecallMode.HYBRID)
+    assert "RecallMode" not in str(caught[0].message)
 
 
 def test_an_unknown_mode_is_a_usage_error(vault: Path) -> None:

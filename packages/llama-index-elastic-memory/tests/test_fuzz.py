@@ -21,7 +21,7 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from elastic_memory import Memory
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import FakeEmbedder, built_or_raw, check_hostile_call
 from llama_index.retrievers.elastic_memory import ElasticMemoryRetriever
 from llama_index.storage.chat_store.elastic_memory import ElasticMemoryChatStore
 from llama_index.vector_stores.elastic_memory import ElasticMemoryVectorStore
@@ -35,27 +35,17 @@ import strategies as hs  # type: ignore[import-not-found]
 FUZZ = settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
-def _safe(factory: Callable[..., Any]) -> Callable[..., Any]:
-    def build(*args: Any) -> Any:
-        try:
-            return factory(*args)
-        except Exception:  # the framework refused it: hand the raw value over instead
-            return args[0]
-
-    return build
-
-
 ALLOWED: tuple[type[BaseException], ...] = (ValueError,)
 OBJECTS = st.one_of(
     st.builds(
-        _safe(lambda t, m, i: TextNode(text=t, metadata=m, id_=i, embedding=[0.25] * 16)),
+        built_or_raw(lambda t, m, i: TextNode(text=t, metadata=m, id_=i, embedding=[0.25] * 16)),
         hs.hostile_text(),
         hs.metadata(),
         hs.names(),
     ),
-    st.builds(_safe(lambda t: ChatMessage(role="user", content=t)), hs.hostile_text()),
+    st.builds(built_or_raw(lambda t: ChatMessage(role="user", content=t)), hs.hostile_text()),
     st.builds(
-        _safe(lambda t, k: VectorStoreQuery(query_str=t, similarity_top_k=k, query_embedding=[0.25] * 16)),
+        built_or_raw(lambda t, k: VectorStoreQuery(query_str=t, similarity_top_k=k, query_embedding=[0.25] * 16)),
         hs.hostile_text(),
         hs.ints(),
     ),
@@ -101,7 +91,7 @@ def test_method_raises_only_documented_errors_and_keeps_the_store(
     @FUZZ
     @given(call=adapters.calls_for(fn, OBJECTS))
     def prop(call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
-        adapters.check(f"{cls.__name__}.{method}", fn, call[0], call[1], ALLOWED, digest)
+        check_hostile_call(f"{cls.__name__}.{method}", fn, call[0], call[1], ALLOWED, digest)
 
     prop()
 

@@ -1,7 +1,9 @@
-"""Deterministic fakes for fast tests. Public, so adapters and hosts can test with them.
+"""Deterministic fakes and checks for fast tests. Public, so adapters and hosts can test with them.
 
 :class:`FakeEmbedder` hashes word tokens into a small vector: texts that share words get
 similar vectors, the same text always gets the same vector, and no model is loaded.
+:func:`check_hostile_call` is the adapters' fuzz check: one call with hostile arguments
+returns, or raises a library or documented error and leaves the store as it was.
 
 >>> e = FakeEmbedder()
 >>> v = e.embed(["red apple", "red apple", "blue sky"])
@@ -11,23 +13,33 @@ similar vectors, the same text always gets the same vector, and no model is load
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ._pg_server import TemporaryPostgres, fresh_schema, postgres_available, postgres_server, postgres_session
+from .errors import ElasticMemoryError
 
 __all__ = [
     "LOOKALIKE_NAMES",
+    "OWN_CODE",
     "FakeEmbedder",
     "TemporaryPostgres",
     "fresh_schema",
     "postgres_available",
     "postgres_server",
     "postgres_session",
+    "built_or_raw",
+    "check_hostile_call",
+    "reached_own_code",
+    "short_repr",
 ]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -75,3 +87,92 @@ class FakeEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._one(t) for t in texts])
+
+
+# ----------------------------------------------------------------------------- fuzz checks
+
+#: Path fragments of elastic-memory's own code (the core and the three adapters: LlamaIndex's and
+#: Haystack's leaf folders are named ``elastic_memory`` too), for :func:`reached_own_code`.
+OWN_CODE: tuple[str, ...] = ("/elastic_memory/", "/langchain_elastic_memory/")
+
+
+def short_repr(value: object, limit: int = 300) -> str:
+    """A bounded repr (a 10 MB argument prints as its start and length)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__} nested too deep to repr>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+def built_or_raw(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """``factory``, but when it raises (a framework refusing a hostile value) its first argument, raw."""
+
+    def build(*args: Any) -> Any:
+        try:
+            return factory(*args)
+        except Exception:  # noqa: BLE001  # the framework refused it: hand the raw value over instead
+            return args[0]
+
+    return build
+
+
+def reached_own_code(error: BaseException, own: tuple[str, ...] = OWN_CODE) -> bool:
+    """Whether a frame of our own code (a path containing one of ``own``) is on ``error``'s traceback.
+
+    The traceback's first frame (the one that caught ``error``) and this module's frames are
+    not counted. ``False`` means the framework raised it: an inherited method such as
+    LangGraph's ``BaseStore.list_namespaces(prefix=1)`` fails in LangGraph's own argument
+    handling for every store, which is the framework's behaviour, not a finding against the adapter.
+    """
+    frames: list[FrameType] = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return any(
+        part in frame.f_code.co_filename.replace("\\", "/")
+        for frame in frames[1:]
+        if frame.f_globals.get("__name__") != __name__
+        for part in own
+    )
+
+
+def check_hostile_call(
+    label: str,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    allowed: tuple[type[BaseException], ...],
+    digest: Callable[[], object],
+) -> None:
+    """Call ``fn(*args, **kwargs)`` (awaiting an awaitable result) and check what escaped.
+
+    A result passes. An :class:`ElasticMemoryError` or one of ``allowed`` (what the framework
+    documents for bad input) passes if ``digest()`` (a digest of the store's rows) is what it was
+    before the call. Any other exception raised before our code ran (see :func:`reached_own_code`)
+    passes on the same condition; one from our code fails. Failures raise :class:`AssertionError`
+    naming ``label`` and the arguments.
+    """
+    documented: tuple[type[BaseException], ...] = (ElasticMemoryError, *allowed)
+    before = digest()
+    try:
+        result = fn(*args, **kwargs)
+        if inspect.isawaitable(result):
+            asyncio.run(_awaited(result))
+    except documented as e:
+        if digest() != before:
+            msg = f"{label}(*{short_repr(args)}, **{short_repr(kwargs)}) raised {e!r} and changed the store"
+            raise AssertionError(msg) from e
+    except Exception as e:
+        if not reached_own_code(e):  # the framework's base class refused the call before any of our code ran
+            if digest() != before:
+                msg = f"{label} raised {e!r} in the framework and changed the store"
+                raise AssertionError(msg) from e
+            return
+        msg = f"{type(e).__name__} from {label}(*{short_repr(args)}, **{short_repr(kwargs)}): {short_repr(e, 200)}"
+        raise AssertionError(msg) from e
+
+
+async def _awaited(result: Any) -> Any:
+    return await result

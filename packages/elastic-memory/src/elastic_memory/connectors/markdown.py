@@ -216,10 +216,12 @@ class MarkdownFolder:
         ``stacklevel`` counts from the caller of this method (as :func:`warnings.warn` does),
         so :class:`~elastic_memory.connectors.FolderStore` can point the warning at its caller.
         """
-        if check_mode(mode) is not RecallMode.KEYWORD and not self._warned:
+        checked = check_mode(mode)
+        if checked is not RecallMode.KEYWORD and not self._warned:
             self._warned = True
             msg = (
-                f"the Markdown folder {str(self._root)!r} serves keyword search only; {mode} search ran as keyword. "
+                f"the Markdown folder {str(self._root)!r} serves keyword search only; "
+                f"{checked.value} search ran as keyword. "
                 "Ingest it into a store with `elastic-memory ingest` for semantic recall"
             )
             warnings.warn(msg, RecallWarning, stacklevel=stacklevel + 1)
