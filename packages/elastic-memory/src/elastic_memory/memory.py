@@ -170,8 +170,9 @@ class AsyncMemory(_Facade):
         under ``<home>/pools/``; the global tier (``<home>/global/memory.db``) exists when an
         embedder is configured. Writes route by ``scope`` (private memories from importance
         0.9 are also copied to global); recall merges every tier unless ``scope``/``pool``
-        narrow it; ``health()`` reports each tier. ``options`` are :meth:`open`'s.
-        See ``docs/federation.md``.
+        narrow it; ``health()`` reports each tier. ``server="postgresql://..."`` puts the pools
+        and the global tier on that server; ``private_on_server=True`` the private tier too
+        (for stateless workers). Other ``options`` are :meth:`open`'s. See ``docs/federation.md``.
         """
         ops = await _runner.arun(
             open_federated(
@@ -567,8 +568,9 @@ class Memory(_Facade):
         under ``<home>/pools/``; the global tier (``<home>/global/memory.db``) exists when an
         embedder is configured. Writes route by ``scope`` (private memories from importance
         0.9 are also copied to global); recall merges every tier unless ``scope``/``pool``
-        narrow it; ``health()`` reports each tier. ``options`` are :meth:`open`'s.
-        See ``docs/federation.md``.
+        narrow it; ``health()`` reports each tier. ``server="postgresql://..."`` puts the pools
+        and the global tier on that server; ``private_on_server=True`` the private tier too
+        (for stateless workers). Other ``options`` are :meth:`open`'s. See ``docs/federation.md``.
         """
         ops = _runner.run(
             open_federated(

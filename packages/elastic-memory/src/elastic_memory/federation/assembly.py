@@ -3,7 +3,7 @@
 Layout::
 
     <home>/config.json, <home>/resilience.json      optional (see federation.config)
-    <home>/agents/<agent_id>/memory.db             private tier (always)
+    <home>/agents/<agent_id>/memory.db             private tier (unless private_on_server)
     <home>/agents/<agent_id>/quarantine/           corrupt private files moved aside
     <home>/pools/<pool>/memory.db                  one file per shared pool
     <home>/global/memory.db                        global tier (only with an embedder)
@@ -114,6 +114,14 @@ async def _open_private(
         return await MemoryCore.open(path, **options), moved
 
 
+async def _open_private_on_server(server: str, agent: str, options: dict[str, Any]) -> MemoryCore:
+    """The agent's private tier in its schema on ``server`` (tier ``agent:<id>``); a failure raises: it is its own."""
+    if options.get("vector_index") != "ann":  # no RAM or vec0 tier on a server
+        options = {**options, "vector_index": "auto"}
+    url = await settle(server, f"agent:{agent}", timeout=options.get("timeout", 5.0))
+    return await MemoryCore.open(url, **options)
+
+
 async def _open_shared(name: str, location: Path | ServerTier, options: dict[str, Any]) -> MemoryStore:
     if isinstance(location, Path):
         location.parent.mkdir(parents=True, exist_ok=True)
@@ -156,6 +164,7 @@ async def build_federation(
     clock: Callable[[], float] = time.time,
     loop: LoopConfig | None = None,
     server: str | None = None,
+    private_on_server: bool = False,
     moderators: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> MemoryFederation:
@@ -167,6 +176,8 @@ async def build_federation(
     own store). The global tier exists only with an embedder and when the config does not
     say ``"global": "none"``. ``server`` (or the config's ``"server"``), a PostgreSQL URL,
     puts the pools and the global tier on that database, one schema each (:func:`tier_url`).
+    ``private_on_server=True`` puts the private tier there too (tier ``agent:<id>``), for
+    stateless workers: any process opening the agent finds its memory, turns and facts.
     ``options`` go to every store's :meth:`AsyncMemory.open`.
 
     The federation speaks for ``agent_id`` only: it writes as that agent and, in pools and the
@@ -188,6 +199,12 @@ async def build_federation(
     server = server if server is not None else settings.server
     if server is not None and not (isinstance(server, str) and is_url(server)):
         msg = "server must be a postgresql:// URL (put the password in PGPASSWORD, not in the URL)"
+        raise UsageError(msg)
+    if not isinstance(private_on_server, bool):
+        msg = f"private_on_server must be True or False, got {private_on_server!r}"
+        raise UsageError(msg)
+    if private_on_server and server is None:
+        msg = 'private_on_server=True needs a server: pass server="postgresql://..." or set "server" in config.json'
         raise UsageError(msg)
     if pools is not None and (isinstance(pools, str | bytes | Mapping) or not isinstance(pools, Iterable)):
         msg = f"pools must be a list of pool names or PoolConfig values, got {type(pools).__name__}"
@@ -224,7 +241,10 @@ async def build_federation(
     loop_config = loop or LoopConfig(extraction=settings.extraction)
     private_options = {**shared_options, "loop": loop_config}
     MemoryCore.check_options(private_options)  # the last check: no folder exists before it passes
-    core, moved = await _open_private(root / "agents" / agent / "memory.db", private_options, clock)
+    if private_on_server and server is not None:
+        core, moved = await _open_private_on_server(server, agent, private_options), None
+    else:
+        core, moved = await _open_private(root / "agents" / agent / "memory.db", private_options, clock)
     opened: list[MemoryStore] = []
     try:
         # The model loads now, not inside the first write's time budget.
@@ -267,5 +287,5 @@ async def open_federated(agent_id: str, **options: Any) -> FederatedOps:
     """:func:`build_federation` (``options`` are its arguments) as the operations ``Memory.for_agent`` calls."""
     federation = await build_federation(agent_id, **options)
     private = federation.router.tier("private").store.inner
-    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a file
+    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a MemoryCore
     return FederatedOps(federation, private.core)

@@ -1,7 +1,8 @@
 """The schema of each shared tier on a PostgreSQL server, and the move from the names of earlier versions.
 
-A tier (``"global"`` or ``"pool:<name>"``) lives in schema ``<prefix>_<suffix>``, where the
-prefix is the URL's ``?schema=`` (default ``em``) and the suffix comes from the tier alone
+A tier (``"global"``, ``"pool:<name>"``, or ``"agent:<id>"`` for a private tier on the
+server) lives in schema ``<prefix>_<suffix>``, where the prefix is the URL's ``?schema=``
+(default ``em``) and the suffix comes from the tier alone
 (:func:`schema_name`):
 
 - **clean**: ``<kind>`` or ``<kind>_<name>`` when the kind is lowercase letters, the name
@@ -143,6 +144,8 @@ def _owns(tier: str) -> tuple[str, str | None] | None:
         return "global", None
     if kind == "pool" and colon:
         return "shared", name
+    if kind == "agent" and colon:  # an agent's private tier on the server
+        return "private", None
     return None
 
 
