@@ -68,3 +68,20 @@ def test_hostile_queries_do_not_break_the_real_tokenizer(db_path: Path, minilm: 
     with Memory.open(db_path, embedder=minilm) as mem:
         mem.remember("something to find")
         assert isinstance(mem.recall(query, mode="hybrid"), list)
+
+
+def test_the_background_twin_gives_the_same_vectors_from_its_own_session(minilm: MiniLMEmbedder) -> None:
+    texts = ["The cat sits on the mat.", "Stock markets fell sharply on Monday."]
+    twin = minilm.for_background()
+    assert twin is not minilm and twin is minilm.for_background()
+    assert np.allclose(twin.embed(texts), minilm.embed(texts), atol=1e-5)
+
+
+def test_background_embedding_of_a_turn_uses_the_twin(db_path: Path) -> None:
+    with Memory.open(db_path, embedder="auto") as mem:
+        mem.record_turn("The boat is moored at pier nine.", "Noted.", session_id="s1")
+        mem.drain()
+        embedder = mem._core.configured_embedder  # noqa: SLF001 - the instance the store resolved
+        assert isinstance(embedder, MiniLMEmbedder)
+        assert embedder.for_background()._model is not None  # noqa: SLF001 - the twin was loaded and used
+        assert mem.recall("where is the boat", mode="semantic")

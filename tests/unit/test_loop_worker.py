@@ -13,7 +13,7 @@ import pytest
 
 from elastic_memory import AsyncMemory, LoopConfig, Memory
 from elastic_memory.governor import Admission
-from elastic_memory.loop.worker import ForegroundGate, Job, Worker
+from elastic_memory.loop.worker import ForegroundCalls, ForegroundGate, Job, Worker
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -251,3 +251,82 @@ def test_shed_extraction_is_caught_up_once_the_load_falls(db_path: Path) -> None
     assert shed.get("extract") == 1
     assert (pending_while_loaded, pending) == (1, 0)
     assert len(llm.calls) == 1
+
+
+# ------------------------------------------------------- the host's memory calls go first
+async def test_quiet_waits_until_the_last_foreground_call_ends() -> None:
+    calls = ForegroundCalls(patience=5.0)
+    order: list[str] = []
+
+    async def host() -> None:
+        async with calls.call():
+            await asyncio.sleep(0.05)
+            order.append("host done")
+
+    async def background() -> None:
+        await asyncio.sleep(0.01)
+        await calls.quiet()
+        order.append("background starts")
+
+    await asyncio.gather(host(), background())
+    assert order == ["host done", "background starts"]
+
+
+async def test_quiet_gives_up_after_its_patience_when_calls_never_stop() -> None:
+    calls = ForegroundCalls(patience=0.05)
+    async with calls.call():
+        started = time.monotonic()
+        await calls.quiet()
+        waited = time.monotonic() - started
+    assert 0.04 <= waited < 2.0
+
+
+async def test_a_job_queued_during_a_foreground_call_starts_after_it() -> None:
+    worker = Worker(ForegroundGate(timeout=1.0), Admission(), calls=ForegroundCalls(patience=5.0))
+    started: list[float] = []
+
+    async def job() -> None:
+        started.append(time.monotonic())
+
+    async with worker.calls.call():
+        assert worker.submit(Job("embed", job, key="k"), queue_max=10, headroom_seconds=60)
+        await asyncio.sleep(0.1)
+        assert started == []
+        left = time.monotonic()
+    await worker.drain()
+    await worker.stop()
+    assert started and started[0] >= left
+
+
+class _Twinned(FakeEmbedder):
+    """A fake embedder whose background twin is a separate instance (counting its own calls)."""
+
+    def __init__(self, twin_model: str = "fake-hash") -> None:
+        super().__init__()
+        self.twin = FakeEmbedder(model_id=twin_model)
+
+    def for_background(self) -> FakeEmbedder:
+        return self.twin
+
+
+def test_background_embedding_goes_through_the_embedders_twin(db_path: Path) -> None:
+    embedder = _Twinned()
+    with Memory.open(db_path, embedder=embedder, loop=LoopConfig(tier="standard")) as mem:
+        mem.recall("warm up", mode="semantic")  # the gateway's health check (an empty store embeds no query)
+        opened = embedder.calls
+        mem.record_turn("The boat is moored at pier nine.", "Noted.", session_id="s1")
+        mem.drain()
+        after_turn = embedder.calls
+        mem.recall("where is the boat moored", mode="semantic")
+    assert embedder.twin.calls > 0  # the turn's chunks
+    assert after_turn == opened  # none through the host's instance
+    assert embedder.calls == after_turn + 1  # the query
+
+
+def test_a_twin_of_another_model_is_ignored(db_path: Path) -> None:
+    embedder = _Twinned(twin_model="other-model")
+    with Memory.open(db_path, embedder=embedder, loop=LoopConfig(tier="standard")) as mem:
+        mem.record_turn("The boat is moored at pier nine.", "Noted.", session_id="s1")
+        mem.drain()
+    assert embedder.twin.calls == 0
+    assert embedder.calls > 0

@@ -8,6 +8,7 @@ import dataclasses
 import errno
 import inspect
 import json
+import logging
 import os
 import stat
 import time
@@ -44,6 +45,8 @@ from .types import (
 )
 
 __all__ = ["EmbedderSpec", "MemoryCore", "RecallWarning"]
+
+log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 EmbedderSpec = str | Embedder | Sequence[Embedder] | None
@@ -467,6 +470,27 @@ class MemoryCore:
             while len(self._query_vectors) > _QUERY_MEMO:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
         return vector
+
+    @staticmethod
+    def background_embedder(embedder: Embedder) -> Embedder:
+        """The embedder background jobs use: ``embedder.for_background()`` when it offers one, else ``embedder``.
+
+        An embedder may give the worker its own instance (its own session and threads, as
+        the built-in one does) so that host queries never queue behind background batches;
+        one for another model or width is ignored.
+        """
+        twin_of = getattr(embedder, "for_background", None)
+        if not callable(twin_of):
+            return embedder
+        try:
+            twin = twin_of()
+        except Exception as e:  # noqa: BLE001 - the embedder itself still serves
+            log.warning("elastic-memory: %r.for_background() failed (%s); background work shares it", embedder, e)
+            return embedder
+        same = getattr(twin, "model_id", None) == embedder.model_id and getattr(twin, "dimension", None) == (
+            embedder.dimension
+        )
+        return twin if same and callable(getattr(twin, "embed", None)) else embedder
 
     def share_query_memo(self, other: MemoryCore) -> None:
         """Use ``other``'s memo of query vectors (keyed by model): the tiers of a federation embed a query once."""

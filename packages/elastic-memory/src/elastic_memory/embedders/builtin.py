@@ -97,6 +97,23 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._model: Any = None
         self._lock = threading.Lock()
+        self._twin: MiniLMEmbedder | None = None
+
+    def for_background(self) -> MiniLMEmbedder:
+        """The same model in its own session on one thread, for background work.
+
+        The worker embeds through it, so a host's query never waits for a background batch
+        and keeps the other cores (the twin loads on first use, about 30 MB more RSS).
+
+        >>> e = MiniLMEmbedder()
+        >>> e.for_background() is e.for_background(), e.for_background().model_id == e.model_id
+        (True, True)
+        """
+        with self._lock:
+            if self._twin is None:
+                self._twin = MiniLMEmbedder(threads=1, batch_size=8)
+                self._twin._twin = self._twin
+            return self._twin
 
     def _load(self) -> Any:
         try:

@@ -239,6 +239,10 @@ class MemoryLoop:
         """Store one exchange; never raises (see :meth:`AsyncMemory.record_turn`)."""
         if not self.supported:
             raise UsageError(NO_LOOP)
+        async with self.worker.calls.call():  # background work waits for the host's call
+            return await self._record_turn(user, reply, session_id, metadata)
+
+    async def _record_turn(self, user: Any, reply: Any, session_id: Any, metadata: Any) -> TurnReceipt:
         session = DEFAULT_SESSION
         try:
             session = as_session(session_id)
@@ -394,6 +398,10 @@ class MemoryLoop:
         """The plan for the next model call; never raises (an empty plan on failure)."""
         if not self.supported:
             raise UsageError(NO_LOOP)
+        async with self.worker.calls.call():  # background work waits for the host's call
+            return await self._build_context(user_input, session_id)
+
+    async def _build_context(self, user_input: Any, session_id: Any) -> ContextPlan:
         session = DEFAULT_SESSION
         query = ""
         profile = self.profile

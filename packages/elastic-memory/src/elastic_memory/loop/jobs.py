@@ -43,6 +43,8 @@ __all__ = [
 #: Turns one extraction job takes; more are left for the next job.
 EXTRACT_BATCH = 16
 EMBED_BATCH = 32
+#: Texts per embedding call in the background: short calls, so the host's next call waits for little.
+EMBED_STEP = 8
 #: Retention below which an unimportant, never recalled chunk (or auto fact) is archived.
 FORGET_BELOW = 0.01
 QUARANTINE_KEEP = 200
@@ -156,11 +158,17 @@ async def embed_pending(loop: MemoryLoop) -> None:
     embedder = await loop.core.embedder(quiet=True)
     if embedder is None:
         return
+    background = loop.core.background_embedder(embedder)
     for _ in range(8):
         pending = await loop.store.pending_vectors(loop.agent_id, EMBED_BATCH)
         if not pending:
             return
-        vectors = await loop.core.embed_texts(embedder, [content for _, content, _ in pending])
+        parts = []
+        for start in range(0, len(pending), EMBED_STEP):  # the host's calls go first between steps
+            await loop.worker.yield_to_host()
+            texts = [content for _, content, _ in pending[start : start + EMBED_STEP]]
+            parts.append(await loop.core.embed_texts(background, texts))
+        vectors = np.concatenate(parts)
         items = [(mid, digest, vectors[i]) for i, (mid, _, digest) in enumerate(pending)]
         if await loop.store.attach_vectors(items, loop.core.pin_for(embedder)) == 0:
             return

@@ -16,13 +16,13 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..governor import Admission
 
-__all__ = ["ForegroundBusy", "ForegroundGate", "Job", "LLMCaller", "Worker", "describe"]
+__all__ = ["ForegroundBusy", "ForegroundCalls", "ForegroundGate", "Job", "LLMCaller", "Worker", "describe"]
 
 log = logging.getLogger("elastic_memory")
 
@@ -61,6 +61,39 @@ class ForegroundGate:
     def held(self) -> bool:
         """True while the host or an llm call holds the gate."""
         return self._lock.locked()
+
+
+class ForegroundCalls:
+    """The host's memory calls in flight (``build_context``, ``record_turn``): background work waits them out.
+
+    The worker starts a job, and long jobs their next batch, only when no such call runs,
+    or after ``patience`` seconds of calls back to back (so a busy host never starves it).
+    Lives on the library loop.
+    """
+
+    def __init__(self, patience: float = 1.0) -> None:
+        self.patience = patience
+        self.active = 0
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    @contextlib.asynccontextmanager
+    async def call(self) -> AsyncIterator[None]:
+        """Bracket one foreground call."""
+        self.active += 1
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self.active -= 1
+            if self.active == 0:
+                self._quiet.set()
+
+    async def quiet(self) -> None:
+        """Return once no foreground call runs, or after ``patience`` seconds."""
+        if self.active:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._quiet.wait(), self.patience)
 
 
 class ForegroundBusy(TimeoutError):
@@ -228,8 +261,17 @@ class Job:
 class Worker:
     """One queue drained by one task on the library loop; errors are counted, never raised."""
 
-    def __init__(self, gate: ForegroundGate, admission: Admission, *, background: bool = True) -> None:
+    def __init__(
+        self,
+        gate: ForegroundGate,
+        admission: Admission,
+        *,
+        background: bool = True,
+        calls: ForegroundCalls | None = None,
+    ) -> None:
         self.gate = gate
+        #: The host's memory calls in flight: a background job starts after them.
+        self.calls = calls or ForegroundCalls()
         self.background = background
         self.admission = admission
         self._queue: deque[Job] = deque()
@@ -317,6 +359,14 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    async def yield_to_host(self) -> None:
+        """Before a job and between the steps of a long one: let the host's memory calls finish first.
+
+        Only in the background: jobs run inline (``background=False``) run when the host asks.
+        """
+        if self.background:
+            await self.calls.quiet()
+
     # --------------------------------------------------------------------- loop
     async def _main(self) -> None:
         while True:
@@ -333,7 +383,9 @@ class Worker:
         self._queued_kinds.popleft()
         self._running = job
         try:
-            await asyncio.to_thread(self.gate.wait_free)  # foreground wins
+            if self.gate.held:  # foreground wins: the host's model call
+                await asyncio.to_thread(self.gate.wait_free)
+            await self.yield_to_host()  # and its memory calls
             started = time.monotonic()
             await job.run()
             self.admission.record(job.kind, time.monotonic() - started)
