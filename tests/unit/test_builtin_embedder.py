@@ -81,7 +81,7 @@ def test_background_embedding_of_a_turn_uses_the_twin(db_path: Path) -> None:
     with Memory.open(db_path, embedder="auto") as mem:
         mem.record_turn("The boat is moored at pier nine.", "Noted.", session_id="s1")
         mem.drain()
-        embedder = mem._core.configured_embedder  # noqa: SLF001 - the instance the store resolved
+        embedder = mem._core.configured_embedder  # the instance the store resolved
         assert isinstance(embedder, MiniLMEmbedder)
-        assert embedder.for_background()._model is not None  # noqa: SLF001 - the twin was loaded and used
+        assert embedder.for_background()._model is not None  # the twin was loaded and used
         assert mem.recall("where is the boat", mode="semantic")
