@@ -40,6 +40,7 @@ from ..types import MemoryRecord
 from . import ann_index
 from . import queries as q
 from .ann_index import AnnIndex
+from .blas import one_thread
 from .ram_index import ATTRS, HALF_FROM, HalfJob, RamIndex, ScanReport
 from .rows import from_blob, record_from_row, seq_of, to_blob
 
@@ -534,7 +535,8 @@ class VectorLeg:
             if len(ram) * ram.dimension > _THREAD_CELLS:
                 candidates = await asyncio.to_thread(ram.search, vector, fetch, mask=mask, report=report)
             else:
-                candidates = ram.search(vector, fetch, mask=mask, report=report)
+                with one_thread():
+                    candidates = ram.search(vector, fetch, mask=mask, report=report)
             kept = await self._verified(candidates, filters)
             if len(kept) >= limit or len(candidates) < fetch:
                 return kept[:limit]
@@ -567,7 +569,9 @@ class VectorLeg:
                 how = {"vector_index": "ram", "ann_fallback": why + ": the exact scan is cheaper"}
                 break
             candidates = ann.candidates(vector, fetch)
-            kept = await self._verified(ram.rescore(vector, candidates, mask)[:want], filters)
+            with one_thread():
+                rescored = ram.rescore(vector, candidates, mask)[:want]
+            kept = await self._verified(rescored, filters)
             if len(kept) >= limit:
                 how["ann_candidates"] = len(candidates)
                 return kept[:limit], how

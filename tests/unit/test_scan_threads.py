@@ -1,0 +1,43 @@
+"""Vector scans use one BLAS thread while they run, and give the process's setting back after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+from elastic_memory import Memory
+from elastic_memory.storage.blas import one_thread
+from elastic_memory.testing import FakeEmbedder
+
+
+def _blas_threads() -> set[int]:
+    return {int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"}
+
+
+def test_blas_runs_on_one_thread_inside_the_block_and_as_before_after_it() -> None:
+    np.ones((2, 2), dtype=np.float32) @ np.ones(2, dtype=np.float32)  # BLAS loaded
+    before = _blas_threads()
+    with one_thread():
+        inside = _blas_threads()
+    assert inside <= {1}
+    assert _blas_threads() == before
+
+
+def test_nested_blocks_restore_only_when_the_outer_one_ends() -> None:
+    before = _blas_threads()
+    with one_thread():
+        with one_thread():
+            pass
+        between = _blas_threads()
+    assert between <= {1}
+    assert _blas_threads() == before
+
+
+def test_a_semantic_recall_leaves_the_blas_setting_as_it_was(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), vector_index="ram") as mem:
+        mem.remember_many([f"note number {i}" for i in range(50)])
+        before = _blas_threads()
+        assert mem.recall("note number 7", mode="semantic", k=3)
+    assert _blas_threads() == before
