@@ -314,6 +314,24 @@ def keyword_ranking(match: str, *, limit: int, table: str = GLOBAL_FTS) -> Prepa
     return f"SELECT rowid, -{bm25} FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
 
 
+def keyword_ranking_checked(
+    match: str, filters: Filters, *, now: float, limit: int, table: str = GLOBAL_FTS
+) -> Prepared:
+    """:func:`keyword_ranking`'s top ``limit`` rows, each saying whether it is live and matches ``filters``.
+
+    The FTS5 table is ranked alone; only its top rows are joined to their memories, in the
+    same statement: ``(seq, relevance, ok)``, best first.
+    """
+    t = quote_ident(table)
+    bm25 = f"bm25({t}, 1.0, 0.5)"
+    where, params = live_filter(filters, now=now)
+    sql = (
+        f"SELECT r.seq, r.score, {where} FROM (SELECT rowid AS seq, -{bm25} AS score FROM {t} WHERE {t} MATCH ? "
+        f"ORDER BY {bm25} LIMIT ?) AS r JOIN memories AS m ON m.seq = r.seq ORDER BY r.score DESC, r.seq"
+    )
+    return sql, [*params, match, limit]
+
+
 def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:
     """No-text recall: pinned first, then importance, then recency."""
     where, params = live_filter(filters, now=now, metadata=metadata)

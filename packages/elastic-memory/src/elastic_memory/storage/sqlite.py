@@ -37,7 +37,7 @@ from .driver import Driver, driver
 from .keyword_partitions import KeywordPartitions
 from .record_reads import Dialect, RecordReads
 from .rows import from_blob, record_from_row, seq_of, to_blob
-from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks, verified
+from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks
 from .write_plan import WriteMode
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
@@ -712,13 +712,14 @@ class SQLiteStore(RecordReads):
             sql, params = q.keyword_search(match, filters, now=now, limit=limit, table=table)
             return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
         fetch = limit + 16
+        # The table holds that agent's rows only: liveness is all left to check (and an agent
+        # condition would let the planner scan the agent's index instead of looking up seqs).
+        check = _NO_FILTERS if alone else filters
         while True:
-            sql, params = q.keyword_ranking(match, limit=fetch, table=table)
-            candidates = [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-            # The table holds that agent's rows only: liveness is all left to check (and an
-            # agent condition would let the planner scan the agent's index instead of looking up seqs).
-            kept = await verified(self._all, candidates, _NO_FILTERS if alone else filters, now=now)
-            if len(kept) >= limit or len(candidates) < fetch:
+            sql, params = q.keyword_ranking_checked(match, check, now=now, limit=fetch, table=table)
+            rows = await self._all(sql, params)
+            kept = [(int(r[0]), float(r[1])) for r in rows if r[2]]
+            if len(kept) >= limit or len(rows) < fetch:
                 return kept[:limit]
             fetch *= 4
 
