@@ -243,6 +243,7 @@ class MemoryCore:
         self._resolve_lock = asyncio.Lock()
         self._quiet = False
         self._query_vectors: dict[tuple[str, str], F32] = {}
+        self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
         #: Set by a federation: the memory loop's relevance recall goes through it.
         self.recall_hook: Callable[[str, int, str], Awaitable[list[Hit]]] | None = None
@@ -459,13 +460,15 @@ class MemoryCore:
     async def query_vector(self, embedder: Embedder, text: str) -> F32:
         """The query's vector, remembered for the last few queries (one plan recalls several times).
 
-        An embedder with an ``embed_query(text)`` method (models that embed questions
-        differently from documents) is asked through it.
+        Queries asked at the same moment (concurrent recalls, a federation's tiers) are
+        embedded together, in one call, and the same query once. An embedder with an
+        ``embed_query(text)`` method (models that embed questions differently from
+        documents) is asked through it, one query at a time.
         """
         key = (embedder.model_id, text)
         vector = self._query_vectors.get(key)
         if vector is None:
-            vector = await self._embed_query(embedder, text)
+            vector = await self._query_batches.vector(key, lambda texts: self._embed_queries(embedder, texts))
             self._query_vectors[key] = vector
             while len(self._query_vectors) > _QUERY_MEMO:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
@@ -495,12 +498,16 @@ class MemoryCore:
     def share_query_memo(self, other: MemoryCore) -> None:
         """Use ``other``'s memo of query vectors (keyed by model): the tiers of a federation embed a query once."""
         self._query_vectors = other._query_vectors
+        self._query_batches = other._query_batches
+
+    async def _embed_queries(self, embedder: Embedder, texts: Sequence[str]) -> list[F32]:
+        """The vectors of ``texts`` as queries: one call, or one ``embed_query`` call each."""
+        if not callable(getattr(embedder, "embed_query", None)):
+            return list(await self.embed_texts(embedder, texts))
+        return [await self._embed_query(embedder, text) for text in texts]
 
     async def _embed_query(self, embedder: Embedder, text: str) -> F32:
-        embed_query = getattr(embedder, "embed_query", None)
-        if not callable(embed_query):
-            first: F32 = (await self.embed_texts(embedder, [text]))[0]
-            return first
+        embed_query = embedder.embed_query  # type: ignore[attr-defined]
         try:
             raw = await asyncio.to_thread(embed_query, text)
         except EmbedderError:
@@ -984,3 +991,76 @@ class MemoryCore:
             raise ValueError(str(e)) from e
         self.store.check_vector(vec)
         return row, vec
+
+
+class _QueryBatches:
+    """Embeds queries asked at the same moment together; one batch in flight at a time; each query once.
+
+    The first query of a batch schedules it for the loop's next turn, so every recall
+    started meanwhile (``asyncio.gather``) joins it; queries that arrive while a batch is
+    being embedded wait for it and go together in the next.
+    """
+
+    def __init__(self) -> None:
+        self._flights: dict[tuple[str, str], asyncio.Future[F32]] = {}
+        self._batch: list[tuple[tuple[str, str], asyncio.Future[F32]]] = []
+        self._embed: Callable[[list[str]], Awaitable[list[F32]]] | None = None
+        self._running = False
+
+    async def vector(self, key: tuple[str, str], embed: Callable[[list[str]], Awaitable[list[F32]]]) -> F32:
+        flight = self._flights.get(key)
+        if flight is None:
+            loop = asyncio.get_running_loop()
+            flight = loop.create_future()
+            self._flights[key] = flight
+            if self._batch and key[0] != self._batch[0][0][0]:
+                self._start(force=True)  # another model: the batch so far goes now
+            if not self._batch and not self._running:
+                loop.call_soon(self._start)
+            self._batch.append((key, flight))
+            self._embed = embed
+        return await asyncio.shield(flight)  # a cancelled caller leaves the batch to the others
+
+    def _start(self, *, force: bool = False) -> None:
+        if self._running and not force:
+            return  # the running batch starts this one when it ends
+        batch, embed = self._batch, self._embed
+        self._batch, self._embed = [], None
+        if batch and embed is not None:
+            self._running = True
+            task = asyncio.get_running_loop().create_task(self._run(batch, embed))
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    async def _run(
+        self,
+        batch: list[tuple[tuple[str, str], asyncio.Future[F32]]],
+        embed: Callable[[list[str]], Awaitable[list[F32]]],
+    ) -> None:
+        try:
+            vectors = await embed([key[1] for key, _ in batch])
+        except BaseException as e:
+            self._next()
+            for key, flight in batch:
+                self._flights.pop(key, None)
+                if not flight.done():
+                    flight.set_exception(e)
+                    flight.exception()  # retrieved here: a caller that went away logs nothing
+            if not isinstance(e, Exception):
+                raise
+            return
+        self._next()
+        for (key, flight), vector in zip(batch, vectors, strict=True):
+            self._flights.pop(key, None)
+            if not flight.done():
+                flight.set_result(vector)
+
+    def _next(self) -> None:
+        """A batch ended: start the queries that waited for it."""
+        self._running = False
+        if self._batch:
+            self._start()
+
+
+#: Batch tasks in flight (a task nobody references may be collected before it ends).
+_BACKGROUND: set[asyncio.Task[None]] = set()
