@@ -239,6 +239,20 @@ def peers(session: nox.Session) -> None:
 
 
 @nox.session
+def agent_turn(session: nox.Session) -> None:
+    """Per-turn cost of memory through the core, the three adapters, LangGraph's stores and mem0 (prints figures)."""
+    # The adapters bring the frameworks; the peers are pinned as in benchmarks/peers/requirements.txt.
+    peers = (
+        "langgraph-checkpoint-sqlite==3.1.2",
+        "mem0ai==2.2.1",
+        "qdrant-client==1.20.0",
+        "langchain-community==0.4.2",
+    )
+    session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *peers)
+    session.run("python", "benchmarks/agent_turn.py", *session.posargs)
+
+
+@nox.session
 def demo(session: nox.Session) -> None:
     """The scripted demo on the embedded default store."""
     session.install(CORE)
