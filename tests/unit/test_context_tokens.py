@@ -143,3 +143,14 @@ def test_check_counter_counts_empty_text_as_zero_without_asking() -> None:
 def test_check_counter_rejects_a_non_callable() -> None:
     with pytest.raises(UsageError, match="callable"):
         check_counter(42)  # type: ignore[arg-type]
+
+
+def test_remembered_counts_stay_bounded_and_equal_fresh_ones() -> None:
+    from elastic_memory.context import tokens
+
+    texts = [f"memory number {i} about the quarterly budget review" for i in range(tokens._COUNTS_MAX + 10)]
+    first = [estimate_tokens(t) for t in texts]
+    assert len(tokens._COUNTS) <= tokens._COUNTS_MAX
+    assert [estimate_tokens(t) for t in texts] == first == [tokens._estimate(t) for t in texts]
+    long = "word " * 2_000
+    assert estimate_tokens(long) == 2_000 and long not in tokens._COUNTS

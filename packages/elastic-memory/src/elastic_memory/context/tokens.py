@@ -37,6 +37,12 @@ _ASCII_LONG_WORD = re.compile(rf"[A-Za-z]{{{_ASCII_WORD + 1},}}")
 _LONG_NUMBER = re.compile(rf"\d{{{_DIGITS + 1},}}")
 
 
+#: Counts of recent short texts: a plan counts the same memories turn after turn.
+_COUNTS: dict[str, int] = {}
+_COUNTS_MAX = 8192
+_COUNTED_CHARS = 4096
+
+
 def estimate_tokens(text: str) -> int:
     r"""Estimate the BPE/WordPiece token count of mostly-English ``text``, without a model.
 
@@ -50,6 +56,18 @@ def estimate_tokens(text: str) -> int:
     >>> estimate_tokens("The user prefers dark mode.")
     6
     """
+    known = _COUNTS.get(text)
+    if known is not None:
+        return known
+    count = _estimate(text)
+    if len(text) <= _COUNTED_CHARS:
+        if len(_COUNTS) >= _COUNTS_MAX:
+            _COUNTS.clear()
+        _COUNTS[text] = count
+    return count
+
+
+def _estimate(text: str) -> int:
     if text.isascii():  # fast path, same result: only long words and numbers need a closer look
         return (
             len(_ASCII_PIECE.findall(text))
