@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info
 
 from elastic_memory import Memory
@@ -41,3 +43,14 @@ def test_a_semantic_recall_leaves_the_blas_setting_as_it_was(tmp_path: Path) -> 
         before = _blas_threads()
         assert mem.recall("note number 7", mode="semantic", k=3)
     assert _blas_threads() == before
+
+
+def test_without_threadpoolctl_scans_run_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    from elastic_memory.storage import blas
+
+    monkeypatch.setattr(blas, "_controller", None)
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # the import fails
+    with one_thread():
+        product = np.ones((3, 2), dtype=np.float32) @ np.ones(2, dtype=np.float32)
+    assert product.tolist() == [2.0, 2.0, 2.0]
+    assert blas._controller is False

@@ -14,11 +14,14 @@ another thread of the host controls it, the limit is left to the host.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["one_thread"]
+
+log = logging.getLogger("elastic_memory")
 
 _controller: Any = None
 _setup = threading.Lock()
@@ -27,12 +30,17 @@ _limit: Any = None
 
 
 def _get_controller() -> Any:
+    """The process's controller; ``False`` when threadpoolctl cannot be imported (scans then run as they are)."""
     global _controller  # noqa: PLW0603 - one inspection of the loaded libraries per process
     with _setup:
         if _controller is None:
-            from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - inspects the loaded libraries
-
-            _controller = ThreadpoolController()
+            try:
+                from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - inspects the loaded libraries
+            except ImportError:
+                log.warning("elastic-memory: threadpoolctl is missing; vector scans use BLAS's own threads")
+                _controller = False
+            else:
+                _controller = ThreadpoolController()
         return _controller
 
 
@@ -47,6 +55,9 @@ def one_thread() -> Iterator[None]:
     """
     global _users, _limit  # noqa: PLW0603 - the limit is process-wide, as the BLAS thread count is
     controller = _get_controller()
+    if controller is False:
+        yield
+        return
     with _setup:
         _users += 1
         if _users == 1:
