@@ -242,7 +242,6 @@ class MemoryCore:
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
         self._quiet = False
-        self._query_vectors: dict[tuple[str, str], F32] = {}
         self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
         #: Set by a federation: the memory loop's relevance recall goes through it.
@@ -466,13 +465,7 @@ class MemoryCore:
         documents) is asked through it, one query at a time.
         """
         key = (embedder.model_id, text)
-        vector = self._query_vectors.get(key)
-        if vector is None:
-            vector = await self._query_batches.vector(key, lambda texts: self._embed_queries(embedder, texts))
-            self._query_vectors[key] = vector
-            while len(self._query_vectors) > _QUERY_MEMO:
-                self._query_vectors.pop(next(iter(self._query_vectors)))
-        return vector
+        return await self._query_batches.vector(key, lambda texts: self._embed_queries(embedder, texts))
 
     @staticmethod
     def background_embedder(embedder: Embedder) -> Embedder:
@@ -497,7 +490,6 @@ class MemoryCore:
 
     def share_query_memo(self, other: MemoryCore) -> None:
         """Use ``other``'s memo of query vectors (keyed by model): the tiers of a federation embed a query once."""
-        self._query_vectors = other._query_vectors
         self._query_batches = other._query_batches
 
     async def _embed_queries(self, embedder: Embedder, texts: Sequence[str]) -> list[F32]:
@@ -1002,12 +994,17 @@ class _QueryBatches:
     """
 
     def __init__(self) -> None:
+        #: The last few queries' vectors, by ``(model_id, text)``.
+        self.memo: dict[tuple[str, str], F32] = {}
         self._flights: dict[tuple[str, str], asyncio.Future[F32]] = {}
         self._batch: list[tuple[tuple[str, str], asyncio.Future[F32]]] = []
         self._embed: Callable[[list[str]], Awaitable[list[F32]]] | None = None
         self._running = False
 
     async def vector(self, key: tuple[str, str], embed: Callable[[list[str]], Awaitable[list[F32]]]) -> F32:
+        known = self.memo.get(key)
+        if known is not None:
+            return known
         flight = self._flights.get(key)
         if flight is None:
             loop = asyncio.get_running_loop()
@@ -1051,9 +1048,12 @@ class _QueryBatches:
             return
         self._next()
         for (key, flight), vector in zip(batch, vectors, strict=True):
+            self.memo[key] = vector  # before the flight ends: a query asked from now on finds it
             self._flights.pop(key, None)
             if not flight.done():
                 flight.set_result(vector)
+        while len(self.memo) > _QUERY_MEMO:
+            self.memo.pop(next(iter(self.memo)))
 
     def _next(self) -> None:
         """A batch ended: start the queries that waited for it."""
