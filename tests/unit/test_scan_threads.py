@@ -6,56 +6,64 @@ that limits it. The library's scans run on its event loop's thread, so the check
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from elastic_memory import Memory, _runner
+from elastic_memory import Memory
 from elastic_memory.storage.blas import one_thread
 from elastic_memory.testing import FakeEmbedder
-
-T = TypeVar("T")
 
 
 def _blas_threads() -> set[int]:
     return {int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"}
 
 
-def _on_library_loop(check: Callable[[], T]) -> T:
-    async def run() -> T:
-        return check()
+_CHECK = """
+import json
+import numpy as np
+from threadpoolctl import threadpool_info
+from elastic_memory import _runner
+from elastic_memory.storage.blas import one_thread
 
-    return _runner.run(run(), "a scan-thread check")
+def threads():
+    return sorted({int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"})
+
+async def check():
+    before = threads()
+    with one_thread():
+        with one_thread():
+            inner = threads()
+        outer = threads()
+    return {"before": before, "inner": inner, "outer": outer, "after": threads()}
+
+np.ones((2, 2), dtype=np.float32) @ np.ones(2, dtype=np.float32)
+print(json.dumps(_runner.run(check(), "a scan-thread check")))
+"""
+
+
+def _checked_in_a_fresh_process() -> dict[str, list[int]]:
+    """The check on the library's loop thread of a new process (the first thread to set the limit)."""
+    done = subprocess.run([sys.executable, "-c", _CHECK], capture_output=True, text=True, timeout=60, check=True)
+    result: dict[str, list[int]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def test_blas_runs_on_one_thread_inside_the_block_and_as_before_after_it() -> None:
-    np.ones((2, 2), dtype=np.float32) @ np.ones(2, dtype=np.float32)  # BLAS loaded
-    before = _blas_threads()
-
-    def inside() -> set[int]:
-        with one_thread():
-            return _blas_threads()
-
-    assert _on_library_loop(inside) <= {1}
-    assert _blas_threads() == before
+    seen = _checked_in_a_fresh_process()
+    assert set(seen["inner"]) <= {1}
+    assert seen["after"] == seen["before"]
 
 
 def test_nested_blocks_restore_only_when_the_outer_one_ends() -> None:
-    before = _blas_threads()
-
-    def between() -> set[int]:
-        with one_thread():
-            with one_thread():
-                pass
-            return _blas_threads()
-
-    assert _on_library_loop(between) <= {1}
-    assert _blas_threads() == before
+    seen = _checked_in_a_fresh_process()
+    assert set(seen["outer"]) <= {1}
+    assert seen["after"] == seen["before"]
 
 
 def test_a_semantic_recall_leaves_the_blas_setting_as_it_was(tmp_path: Path) -> None:

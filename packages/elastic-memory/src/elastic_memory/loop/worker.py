@@ -92,7 +92,7 @@ class ForegroundCalls:
     async def quiet(self) -> None:
         """Return once no foreground call runs, or after ``patience`` seconds."""
         if self.active:
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(asyncio.TimeoutError):  # not the builtin TimeoutError before 3.11
                 await asyncio.wait_for(self._quiet.wait(), self.patience)
 
 
