@@ -311,7 +311,7 @@ def keyword_ranking(match: str, *, limit: int, table: str = GLOBAL_FTS) -> Prepa
     """BM25 over an FTS5 table alone (no row join, no filters): ``(seq, relevance)``."""
     t = quote_ident(table)
     bm25 = f"bm25({t}, 1.0, 0.5)"
-    return f"SELECT rowid, -{bm25} FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
+    return f"SELECT rowid AS seq, -{bm25} AS score FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
 
 
 def keyword_ranking_checked(
@@ -322,14 +322,13 @@ def keyword_ranking_checked(
     The FTS5 table is ranked alone; only its top rows are joined to their memories, in the
     same statement: ``(seq, relevance, ok)``, best first.
     """
-    t = quote_ident(table)
-    bm25 = f"bm25({t}, 1.0, 0.5)"
+    ranking, ranked = keyword_ranking(match, limit=limit, table=table)
     where, params = live_filter(filters, now=now)
     sql = (
-        f"SELECT r.seq, r.score, {where} FROM (SELECT rowid AS seq, -{bm25} AS score FROM {t} WHERE {t} MATCH ? "
-        f"ORDER BY {bm25} LIMIT ?) AS r JOIN memories AS m ON m.seq = r.seq ORDER BY r.score DESC, r.seq"
+        f"SELECT r.seq, r.score, {where} FROM ({ranking}) AS r "
+        "JOIN memories AS m ON m.seq = r.seq ORDER BY r.score DESC, r.seq"
     )
-    return sql, [*params, match, limit]
+    return sql, [*params, *ranked]
 
 
 def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:
