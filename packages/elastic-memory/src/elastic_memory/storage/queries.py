@@ -72,6 +72,9 @@ VECTOR_ATTRS = ("agent_id", "scope", "type")
 MAX_PARAMS = 900
 #: The FTS5 table of every row (one agent's rows have their own: ``partition_queries``).
 GLOBAL_FTS = "memories_fts"
+#: The FTS5 tables' columns, and their BM25 weights (a word in the tags counts half).
+FTS_COLUMNS = ("content", "tags")
+BM25_WEIGHTS = (1.0, 0.5)
 #: The expression SQLite's ``memories_hash`` index is on (migration v5), spelt as there.
 HASH_PREFIX = "substr(content_hash, 1, 16)"
 
@@ -294,7 +297,7 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int, tabl
     ``table`` is ``memories_fts`` (every row) or one agent's table (see ``partition_queries``).
     """
     t = quote_ident(table)
-    bm25 = f"bm25({t}, 1.0, 0.5)"
+    bm25 = _bm25(t)
     where, params = live_filter(filters, now=now)
     sql = (
         f"SELECT m.seq, -{bm25} AS score "
@@ -307,10 +310,14 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int, tabl
     return sql, [match, *params, limit]
 
 
+def _bm25(quoted_table: str) -> str:
+    return f"bm25({quoted_table}, {', '.join(map(str, BM25_WEIGHTS))})"
+
+
 def keyword_ranking(match: str, *, limit: int, table: str = GLOBAL_FTS) -> Prepared:
     """BM25 over an FTS5 table alone (no row join, no filters): ``(seq, relevance)``."""
     t = quote_ident(table)
-    bm25 = f"bm25({t}, 1.0, 0.5)"
+    bm25 = _bm25(t)
     return f"SELECT rowid AS seq, -{bm25} AS score FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
 
 
@@ -329,6 +336,13 @@ def keyword_ranking_checked(
         "JOIN memories AS m ON m.seq = r.seq ORDER BY r.score DESC, r.seq"
     )
     return sql, [*params, *ranked]
+
+
+def seqs_checked(seqs: Sequence[int], filters: Filters, *, now: float) -> Prepared:
+    """``(seq, ok)`` of the given memories: ``ok`` says whether it is live and matches ``filters``."""
+    where, params = live_filter(filters, now=now)
+    listed, values = in_list("m.seq", seqs)
+    return f"SELECT m.seq, {where} FROM memories AS m WHERE {listed}", [*params, *values]
 
 
 def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:

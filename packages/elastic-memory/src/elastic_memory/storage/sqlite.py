@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import aiosqlite
@@ -34,6 +35,7 @@ from . import migrations, readonly, write_plan
 from . import queries as q
 from .backend import Capabilities, EmbeddingPin, Transaction
 from .driver import Driver, driver
+from .frequent_terms import FrequentTerms
 from .keyword_partitions import KeywordPartitions
 from .record_reads import Dialect, RecordReads
 from .rows import from_blob, record_from_row, seq_of, to_blob
@@ -91,6 +93,7 @@ class SQLiteStore(RecordReads):
             ann_threshold=ann_threshold,
         )
         self._keywords = KeywordPartitions(conn)
+        self._frequent = FrequentTerms(self._all, self._reader(), table=q.GLOBAL_FTS)
         self._data_version = 0
         self._generation: int | None = None
         self.pin: EmbeddingPin | None = None
@@ -102,6 +105,13 @@ class SQLiteStore(RecordReads):
         #: The first corruption a read or write met, or ``None``: writes then refuse (repair the file).
         self.damaged: str | None = None
         self._touch_warned = False
+
+    def _reader(self) -> Callable[[], Any] | None:
+        """Opens a read-only second connection to this file (for builds in a thread); ``None`` for no file."""
+        if not self.path or self.path == ":memory:" or self.path.startswith("file:") or not os.path.exists(self.path):
+            return None
+        uri = Path(self.path).absolute().as_uri() + "?mode=ro"
+        return lambda: self._driver.connect(uri, timeout=5.0, uri=True)
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
@@ -217,6 +227,7 @@ class SQLiteStore(RecordReads):
         self.closed = True
         async with self._lock:  # after a search in flight: it may not start a build past this point
             await self._vectors.close()
+            await self._frequent.close()
             with contextlib.suppress(self._driver.module.Error):
                 await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             await self._conn.close()
@@ -715,6 +726,10 @@ class SQLiteStore(RecordReads):
         # The table holds that agent's rows only: liveness is all left to check (and an agent
         # condition would let the planner scan the agent's index instead of looking up seqs).
         check = _NO_FILTERS if alone else filters
+        if table == q.GLOBAL_FTS:
+            found = await self._keyword_frequent(match, check, limit, now=now)
+            if found is not None:
+                return found
         while True:
             sql, params = q.keyword_ranking_checked(match, check, now=now, limit=fetch, table=table)
             rows = await self._all(sql, params)
@@ -722,6 +737,28 @@ class SQLiteStore(RecordReads):
             if len(kept) >= limit or len(rows) < fetch:
                 return kept[:limit]
             fetch *= 4
+
+    async def _keyword_frequent(
+        self, match: str, check: Filters, limit: int, *, now: float
+    ) -> list[tuple[int, float]] | None:
+        """The frequent-term tier's ranking, its top rows checked; ``None``: FTS5 ranks instead."""
+        if not self._frequent.wanted():
+            return None  # a small file: no round trip spent on the tier
+        fetch = limit + 16
+        # The tier's checks and its FTS5 part see one state of the file (a caller's snapshot, or one here).
+        snapshot = contextlib.nullcontext() if self._conn.in_transaction else self._snapshot()
+        async with snapshot:
+            while True:
+                ranked = await self._frequent.ranking(match, fetch)
+                if ranked is None:
+                    return None
+                ok: set[int] = set()
+                for chunk in chunks([s for s, _ in ranked]):
+                    ok.update(int(r[0]) for r in await self._all(*q.seqs_checked(chunk, check, now=now)) if r[1])
+                kept = [(s, score) for s, score in ranked if s in ok]
+                if len(kept) >= limit or len(ranked) < fetch:
+                    return kept[:limit]
+                fetch *= 4
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
         """For each memory with a session, the live memory just before and after it in that session."""
@@ -826,22 +863,33 @@ class SQLiteStore(RecordReads):
 
     # ------------------------------------------------------------ vector search
     def allow_ram_index(self, allowed: bool, *, ann: bool = True) -> None:
-        """Whether ``vector_index="auto"`` may keep vectors in RAM, and build an ANN index (the governor's decision)."""
+        """Whether ``vector_index="auto"`` may keep vectors in RAM, and build an ANN index (the governor's decision).
+
+        The frequent-term keyword tier follows the RAM index's permission.
+        """
         self._vectors.allow_ram(allowed, ann=ann)
+        self._frequent.allow(allowed)
 
     async def load_index(self) -> str:
-        """Load the vector index now (and finish building the ANN index when the tier wants one); the tier."""
+        """Load the vector index now (and finish building the ANN index when the tier wants one); the tier.
+
+        The frequent-term keyword tier of a large file is built now too.
+        """
         self._check_open()
+        async with self._lock:
+            with self._errors("load the keyword tier"):
+                await self._frequent.start()  # its build reads in another thread, beside the vectors'
         for _ in range(3):  # a build of an index that was dropped meanwhile runs out first
             async with self._lock:
                 with self._errors("load the vector index"):
                     await self._sync_foreign()
                     if not self.has_vec or self.pin is None:
-                        return "none"
+                        break
                     await self._vectors.ensure(self.pin.dimension)
             if not self._vectors.busy:
                 break
             await self._vectors.wait_for_builds()
+        await self._frequent.wait()
         return self.vector_tier()
 
     def vector_tier(self) -> str:

@@ -17,6 +17,7 @@ from . import (
     v005_cheap_insert,
     v006_keyword_partitions,
     v007_quarantine_review,
+    v008_fts_rewrites,
 )
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
@@ -41,6 +42,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v005_cheap_insert.VERSION, v005_cheap_insert.STATEMENTS),
     Migration(v006_keyword_partitions.VERSION, v006_keyword_partitions.STATEMENTS, fill_partitions=True),
     Migration(v007_quarantine_review.VERSION, v007_quarantine_review.STATEMENTS),
+    Migration(v008_fts_rewrites.VERSION, v008_fts_rewrites.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).

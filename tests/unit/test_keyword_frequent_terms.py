@@ -1,0 +1,205 @@
+"""Keyword queries of frequent terms: scored in RAM, ranked exactly as FTS5's BM25 ranks them.
+
+The tier starts at 50,000 rows in production; here the thresholds are lowered so a few
+hundred rows build it. Every check compares with FTS5 itself on a second connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from elastic_memory import Memory, _runner
+from elastic_memory.storage import frequent_terms
+from elastic_memory.storage.driver import driver
+from elastic_memory.storage.fts import match_expression
+
+#: Scores agree to this (both are sums of the same doubles, added in another order).
+TOLERANCE = 1e-9
+FREQUENT = ("otter", "river", "harbour", "boat", "weather")
+RARE = ("kingfisher", "lighthouse", "anchor")
+FILLER = tuple(f"w{i}" for i in range(60))
+QUERIES = (
+    "otter river harbour",
+    "boat weather",
+    "river otter boat weather harbour",
+    "kingfisher otter river",
+    "lighthouse weather",
+    "rivers otters",  # stemmed to the frequent terms
+    "harbour-boat",  # split into two terms
+    "anchor",  # rare only: FTS5 alone
+)
+
+
+def _text(rng: np.random.Generator) -> str:
+    """12-40 words: frequent terms in about a third of rows each, rare ones in a few, repeated now and then."""
+    words = list(rng.choice(FILLER, size=int(rng.integers(12, 41))))
+    for word in FREQUENT:
+        if rng.random() < 0.35:
+            words[int(rng.integers(len(words)))] = word
+            if rng.random() < 0.3:
+                words.append(word)
+    if rng.random() < 0.05:
+        words.append(str(rng.choice(RARE)))
+    return " ".join(words)
+
+
+def _rows(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    return [
+        {"content": _text(rng), "id": f"m{i}", "tags": ["river"] if i % 9 == 0 else []}  # a tag counts half
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frequent_terms, "MIN_ROWS", 200)
+    monkeypatch.setattr(frequent_terms, "FREQUENT_MIN", 20)
+    monkeypatch.setattr(frequent_terms, "FREQUENT_SHARE", 10)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Memory]:
+    mem = Memory.open(tmp_path / "m.db", embedder=None)
+    mem.remember_many(_rows(400))
+    mem.load_index()
+    yield mem
+    mem.close()
+
+
+def _tier(mem: Memory) -> Any:
+    return mem._core.store._frequent  # type: ignore[attr-defined]
+
+
+def _fts5(mem: Memory, query: str, k: int = 10) -> list[tuple[str, float]]:
+    """FTS5's own top ``k`` (live rows), as ids and relevance: the truth."""
+    conn = driver().connect(str(mem._core.store.path), timeout=5.0)  # type: ignore[attr-defined]
+    try:
+        rows = conn.execute(
+            "SELECT m.id, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts "
+            "JOIN memories AS m ON m.seq = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND m.archived = 0 "
+            "ORDER BY bm25(memories_fts, 1.0, 0.5), m.seq LIMIT ?",
+            (match_expression(query), k),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(str(r[0]), float(r[1])) for r in rows]
+
+
+def _keyword(mem: Memory, query: str, k: int = 10) -> list[tuple[str, float]]:
+    return [(h.id, h.score) for h in mem.recall(query, k=k, mode="keyword")]
+
+
+def _assert_exact(mem: Memory, query: str, k: int = 10) -> None:
+    """Troubleshooting: a wrong order points at the BM25 formula (weights, IDF, lengths), a missing row at catch-up."""
+    got, truth = _keyword(mem, query, k), _fts5(mem, query, k)
+    assert [i for i, _ in got] == [i for i, _ in truth], query
+    for (_, x), (_, y) in zip(got, truth, strict=True):
+        assert x == pytest.approx(y, abs=TOLERANCE, rel=0)
+
+
+def _served(mem: Memory, query: str) -> bool:
+    """Whether the tier itself ranks ``query`` (not FTS5)."""
+    ranked = _runner.run(_tier(mem).ranking(match_expression(query) or "", 10), "test")
+    return ranked is not None
+
+
+def test_the_tier_is_built_by_load_index(store: Memory) -> None:
+    assert _tier(store).loaded
+    assert _served(store, "otter river")
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_rankings_equal_fts5(store: Memory, query: str) -> None:
+    _assert_exact(store, query)
+
+
+def test_a_query_of_rare_terms_is_left_to_fts5(store: Memory) -> None:
+    assert not _served(store, "kingfisher lighthouse")
+
+
+def test_rows_added_after_the_build_are_ranked(store: Memory) -> None:
+    store.remember("otter otter otter river", id="new")
+    assert _served(store, "otter river")  # caught up at once, not dropped and rebuilt
+    _assert_exact(store, "otter river")
+    assert _keyword(store, "otter river")[0][0] == "new"
+
+
+def test_a_hard_delete_drops_the_tier_and_answers_stay_exact(store: Memory) -> None:
+    best = _fts5(store, "otter river")[0][0]
+    store.forget(best, hard=True)
+    _assert_exact(store, "otter river")
+    assert best not in [i for i, _ in _keyword(store, "otter river")]
+    store.load_index()
+    assert _served(store, "otter river")
+
+
+def test_a_changed_text_is_ranked_by_its_new_words(store: Memory) -> None:
+    store.update("m5", content="weather weather weather boat")
+    _assert_exact(store, "weather boat")
+    assert _keyword(store, "weather boat")[0][0] == "m5"
+
+
+def test_forgotten_and_archived_memories_are_left_out(store: Memory) -> None:
+    top = [i for i, _ in _fts5(store, "boat weather", 3)]
+    store.forget(top[0])
+    store.archive(top[1])
+    got = [i for i, _ in _keyword(store, "boat weather")]
+    assert top[0] not in got
+    assert top[1] not in got
+    _assert_exact(store, "boat weather")
+
+
+def test_refusing_ram_drops_the_tier(store: Memory) -> None:
+    store._core.store.allow_ram_index(False)  # type: ignore[attr-defined]
+    assert not _tier(store).loaded
+    _assert_exact(store, "otter river harbour")
+
+
+def test_a_small_file_keeps_fts5(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        mem.remember_many(_rows(150))
+        mem.load_index()
+        assert not _tier(mem).loaded
+        _assert_exact(mem, "otter river")
+
+
+def test_the_counter_moves_on_rewrites_only(tmp_path: Path) -> None:
+    """Migration v8: deletes and text changes count; appends and bookkeeping do not."""
+    path = tmp_path / "m.db"
+
+    def rewrites() -> int:
+        conn = driver().connect(str(path), timeout=5.0)
+        try:
+            return int(conn.execute("SELECT value FROM store_state WHERE key = 'fts_rewrites'").fetchone()[0])
+        finally:
+            conn.close()
+
+    with Memory.open(path, embedder=None) as mem:
+        mem.remember_many(_rows(5))
+        mem.recall("otter", mode="keyword")  # access tracking
+        mem.archive("m1")
+        assert rewrites() == 0
+        mem.update("m2", content="a new text")
+        assert rewrites() == 1
+        mem.forget("m3", hard=True)
+        assert rewrites() == 2
+
+
+@pytest.mark.parametrize(
+    ("blob", "values"),
+    [
+        (b"\x00\x05", [0, 5]),
+        (b"\x86\x8d\x20", [100_000]),
+        (b"\x81\x00\x7f", [128, 127]),
+        (b"\xff" * 8 + b"\x01", [(2**56 - 1) << 8 | 1]),
+    ],
+)
+def test_sqlite_varints_decode(blob: bytes, values: list[int]) -> None:
+    assert frequent_terms._varints(blob) == values
