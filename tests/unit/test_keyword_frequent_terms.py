@@ -115,6 +115,20 @@ def test_the_tier_is_built_by_load_index(store: Memory) -> None:
     assert _served(store, "otter river")
 
 
+def test_stats_report_the_tier(store: Memory) -> None:
+    """The tier holds every term in at least a tenth of the 400 rows (the lowered thresholds)."""
+    conn = driver().connect(str(store._core.store.path), timeout=5.0)  # type: ignore[attr-defined]
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memories_fts, row)")
+        frequent = conn.execute("SELECT count(*) FROM temp.v WHERE doc >= 40").fetchone()[0]
+    finally:
+        conn.close()
+    stats = store.stats()
+    assert stats["keyword_tier_terms"] == frequent > len(FREQUENT)
+    assert stats["keyword_tier_bytes"] > 400 * 24
+    assert stats["keyword_tier_error"] is None
+
+
 @pytest.mark.parametrize("query", QUERIES)
 def test_rankings_equal_fts5(store: Memory, query: str) -> None:
     _assert_exact(store, query)

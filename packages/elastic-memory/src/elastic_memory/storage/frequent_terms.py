@@ -169,6 +169,20 @@ class FrequentTerms:
         return MIN_ROWS if self._min_rows is None else self._min_rows
 
     @property
+    def terms(self) -> int:
+        """How many frequent terms the index holds postings for (0: no index)."""
+        return 0 if self._index is None else len(self._index.postings)
+
+    @property
+    def nbytes(self) -> int:
+        """The index's RAM: rows (seq, length, a score) and postings."""
+        index = self._index
+        if index is None:
+            return 0
+        postings = sum(12 * p.positions.size for p in index.postings.values())
+        return 24 * index.rows + postings
+
+    @property
     def loaded(self) -> bool:
         """True while the tier holds an index (it may still need to catch up)."""
         return self._index is not None
