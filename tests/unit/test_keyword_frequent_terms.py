@@ -176,6 +176,15 @@ def test_refusing_ram_drops_the_tier(store: Memory) -> None:
     _assert_exact(store, "otter river harbour")
 
 
+def test_an_error_in_the_tier_leaves_fts5_answering(store: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(frequent_terms.FrequentTerms, "_add_scores", staticmethod(broken))
+    _assert_exact(store, "otter river")
+    assert store.stats()["keyword_tier_error"] == "ValueError: boom"
+
+
 def test_a_small_file_keeps_fts5(tmp_path: Path) -> None:
     with Memory.open(tmp_path / "m.db", embedder=None) as mem:
         mem.remember_many(_rows(150))
@@ -204,6 +213,14 @@ def test_the_counter_moves_on_rewrites_only(tmp_path: Path) -> None:
         assert rewrites() == 1
         mem.forget("m3", hard=True)
         assert rewrites() == 2
+
+
+def test_a_store_with_no_indexed_text_yet_answers(tmp_path: Path) -> None:
+    """FTS5 writes an empty averages record before any row: the size check reads it as zero rows."""
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        mem.facts.set("user.dog_name", "Biscuit")
+        assert mem.recall("dog", mode="keyword") == []
+        assert mem.build_context("what is my dog called?").section("facts") is not None
 
 
 @pytest.mark.parametrize(

@@ -193,6 +193,13 @@ class FrequentTerms:
         if not allowed:
             self.invalidate()
 
+    def fail(self, error: BaseException) -> None:
+        """Set the tier aside after an unexpected error (FTS5 answers; a rebuild is tried later)."""
+        self.error = f"{type(error).__name__}: {error}"
+        self._index = None
+        self._retry_at = time.monotonic() + _RETRY_AFTER
+        _log.warning("elastic-memory: the frequent-term keyword tier failed (%s); FTS5 answers", self.error)
+
     def invalidate(self) -> None:
         """Forget the index (rebuilt on a later query)."""
         self._index = None
@@ -494,4 +501,4 @@ def _varints(blob: bytes) -> list[int]:
 def _averages(block: bytes) -> tuple[int, int]:
     """``(rows, tokens)`` from FTS5's averages record: the row count, then each column's token count."""
     values = _varints(block)
-    return values[0], sum(values[1:])
+    return (values[0], sum(values[1:])) if values else (0, 0)  # empty: nothing indexed yet

@@ -749,7 +749,13 @@ class SQLiteStore(RecordReads):
         snapshot = contextlib.nullcontext() if self._conn.in_transaction else self._snapshot()
         async with snapshot:
             while True:
-                ranked = await self._frequent.ranking(match, fetch)
+                try:
+                    ranked = await self._frequent.ranking(match, fetch)
+                except self._driver.module.Error:
+                    raise
+                except Exception as e:  # noqa: BLE001 - the tier only accelerates: FTS5 answers
+                    self._frequent.fail(e)
+                    return None
                 if ranked is None:
                     return None
                 ok: set[int] = set()
