@@ -20,7 +20,7 @@ from elastic_memory.storage.fts import match_expression
 
 #: Scores agree to this (both are sums of the same doubles, added in another order).
 TOLERANCE = 1e-9
-FREQUENT = ("otter", "river", "harbour", "boat", "weather")
+FREQUENT = ("otter", "river", "harbour", "boat", "weather", "one")
 RARE = ("kingfisher", "lighthouse", "anchor")
 FILLER = tuple(f"w{i}" for i in range(60))
 QUERIES = (
@@ -32,6 +32,7 @@ QUERIES = (
     "rivers otters",  # stemmed to the frequent terms
     "harbour-boat",  # split into two terms
     "anchor",  # rare only: FTS5 alone
+    "one river",  # "one" is stemmed to "on", a stop word's stem
 )
 
 
@@ -132,6 +133,11 @@ def test_stats_report_the_tier(store: Memory) -> None:
 @pytest.mark.parametrize("query", QUERIES)
 def test_rankings_equal_fts5(store: Memory, query: str) -> None:
     _assert_exact(store, query)
+
+
+def test_a_word_stemmed_to_a_stop_word_is_served(store: Memory) -> None:
+    """ "one" becomes "on": stop words' stems keep postings (only the query's own stop words are dropped)."""
+    assert _served(store, "one")
 
 
 def test_a_query_of_rare_terms_is_left_to_fts5(store: Memory) -> None:

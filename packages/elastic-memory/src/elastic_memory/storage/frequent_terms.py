@@ -441,11 +441,11 @@ def _read_index(
         postings: dict[str, _Postings] = {}
         spent = 0
         frequent = conn.execute(*fq.frequent_vocabulary(_ROW_VOCAB, max(FREQUENT_MIN, count // FREQUENT_SHARE)))
-        for term, df in frequent.fetchall():
+        # A stop word's stem is reached by other words ("one" is stemmed to "on", "bes" to
+        # "be"), so stop words keep postings too, after the others when RAM runs short.
+        for term, df in sorted(frequent.fetchall(), key=lambda row: row[0] in STOP_WORDS):
             if stop.is_set():
                 return None
-            if term in STOP_WORDS:
-                continue  # queries never hold it (match_expression drops stop words)
             spent += 12 * int(df)
             if spent > budget:
                 break
