@@ -415,24 +415,25 @@ class MemoryLoop:
                 self.store.session(self.agent_id, session), self.store.sole_agent(self.agent_id)
             )
             in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
+            # The reads no section needs the recall for run beside it: they overlap the query's
+            # embedding (and, on a server, each other: one pooled connection each).
             # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
-            hits = await self._relevant(query, session, in_window_after, profile, None if sole else self.agent_id)
+            hits, profile_items, found_facts, standing, related_items = await asyncio.gather(
+                self._relevant(query, session, in_window_after, profile, None if sole else self.agent_id),
+                self._profile_items(profile),
+                self._found_facts(query, profile),
+                self._standing_lessons(profile),
+                self._related_items(query, profile),
+            )
             withheld = 0
             if not self.config.replay_flagged:  # flagged turns are kept, never replayed into a prompt
                 kept = [h for h in hits if flag_of(h.metadata) is None]
                 hits, withheld = kept, len(hits) - len(kept)
             top = max((h.score for h in hits), default=0.0)
-            # Independent reads: on a server they overlap (one pooled connection each).
-            profile_items, fact_items, lesson_items, related_items = await asyncio.gather(
-                self._profile_items(profile),
-                self._fact_items(query, hits, top, profile),
-                self._lesson_items(hits, top, profile),
-                self._related_items(query, profile),
-            )
             pools = {
                 "profile": profile_items,
-                "facts": fact_items,
-                "lessons": lesson_items,
+                "facts": self._fact_items(found_facts, hits, top, profile),
+                "lessons": self._lesson_items(standing, hits, top, profile),
                 "past": self._past_items(hits, top, session, state, profile),
                 "related": related_items,
             }
@@ -559,23 +560,26 @@ class MemoryLoop:
                 return hits
             k = min(1_000, k * 4)  # the live window crowded the candidates out: look further
 
-    async def _fact_items(self, query: str, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
-        """Note facts matching the input (their own full-text index) and relevant semantic memories."""
+    async def _found_facts(self, query: str, profile: MemoryProfile) -> list[tuple[Fact, float]]:
+        """Note facts matching the input (their own full-text index), with their BM25 relevance."""
         match = match_expression(query)
+        if match is None:
+            return []
+        found = await self.store.search_facts(self.agent_id, match, profile.facts_max * 2)
+        return [(f, s) for f, s in found if f.category != "profile"]
+
+    def _fact_items(
+        self, found: list[tuple[Fact, float]], hits: list[Hit], top: float, profile: MemoryProfile
+    ) -> list[PlanItem]:
+        """The facts found for the input and the relevant semantic memories, best first."""
         items: list[PlanItem] = []
-        if match is not None:
-            found = [
-                (f, s)
-                for f, s in await self.store.search_facts(self.agent_id, match, profile.facts_max * 2)
-                if f.category != "profile"
+        best = max((s for _, s in found), default=0.0)
+        if best > 0:
+            items += [
+                self._fact_item(f, self._nudged(s / best, f.importance, f.recorded_at, f.confidence))
+                for f, s in found
+                if s / best >= FACT_FLOOR
             ]
-            best = max((s for _, s in found), default=0.0)
-            if best > 0:
-                items += [
-                    self._fact_item(f, self._nudged(s / best, f.importance, f.recorded_at, f.confidence))
-                    for f, s in found
-                    if s / best >= FACT_FLOOR
-                ]
         semantic = [h for h in hits if h.type.value == "semantic"]
         items += self._hit_items(semantic, "memory", top, floor=FACT_FLOOR)
         return sorted(items, key=lambda i: -i.score)[: profile.facts_max]
@@ -598,16 +602,20 @@ class MemoryLoop:
                 items.append(PlanItem(text, score=r.confidence * math.log1p(r.mention_count), kind="entity"))
         return sorted(items, key=lambda i: -i.score)[: profile.graph_rows_max]
 
-    async def _lesson_items(self, hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
+    async def _standing_lessons(self, profile: MemoryProfile) -> list[Hit]:
+        """The lessons the host wrote (shown whatever the input)."""
+        hits: list[Hit] = await self.core.recall(
+            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
+        )
+        return hits
+
+    def _lesson_items(self, standing: list[Hit], hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
         """Lessons the host wrote, always; procedures the host stored, when relevant.
 
         How-tos extracted from conversations (the assistant's own words) are not lessons:
         they compete as past moments.
         """
         relevant = [h for h in hits if h.type.value == "procedural" and h.source.value in HOST_SOURCES]
-        standing = await self.core.recall(
-            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
-        )
         items = self._hit_items(relevant, "lesson", top)
         seen = {i.source_id for i in items}
         items += [
