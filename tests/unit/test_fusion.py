@@ -54,3 +54,21 @@ def test_neighbor_boost_ignores_neighbours_that_are_not_candidates() -> None:
 def test_neighbor_boost_of_zero_changes_nothing() -> None:
     ranked = [(1, 0.9), (2, 0.5)]
     assert fusion.neighbor_boost(ranked, {2: (1, None)}, beta=0.0) == ranked
+
+
+def test_convex_breaks_a_tie_by_keyword_score_then_vector_score_then_seq() -> None:
+    # vector_weight 0: the fused score is the normalised keyword score, equal for 5, 6 and 7.
+    ranked = fusion.convex(
+        {5: 2.0, 6: 2.0, 7: 2.0, 8: 1.0}, {5: 0.1, 6: 0.3, 7: 0.3, 8: 0.0, 9: 0.9}, vector_weight=0.0
+    )
+    assert [s for s, _ in ranked] == [6, 7, 5, 8, 9]
+
+
+def test_rrf_breaks_a_tie_by_keyword_rank() -> None:
+    ranked = fusion.rrf([2, 1], [1, 2], vector_weight=0.5, k=60)
+    assert [s for s, _ in ranked] == [2, 1]
+
+
+def test_neighbor_boost_keeps_the_fused_order_of_equal_scores() -> None:
+    ranked = [(3, 0.5), (1, 0.5), (2, 0.5)]
+    assert fusion.neighbor_boost(ranked, {9: (3, None)}, beta=0.3) == ranked

@@ -110,3 +110,13 @@ def test_upsert_many_refuses_mismatched_lengths() -> None:
     with pytest.raises(ValueError, match="one vector and one attrs per seq"):
         index.upsert_many([1, 2], np.stack([_unit(1)]), [{}, {}])
     assert len(index) == 0
+
+
+def test_scores_give_the_cosine_of_held_seqs_and_leave_out_the_others() -> None:
+    index = RamIndex(DIM)
+    for seq in (1, 2, 3):
+        index.upsert(seq, _unit(seq), {})
+    q = _unit(9)
+    got = index.scores(q, [3, 42, 1])
+    assert list(got) == [3, 1]
+    assert got == pytest.approx({3: float(_unit(3) @ q), 1: float(_unit(1) @ q)}, abs=1e-6)

@@ -13,8 +13,11 @@ Scores are higher-is-better on both legs (BM25 relevance ``-bm25()``, cosine sim
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
 __all__ = ["convex", "minmax", "neighbor_boost", "rrf", "weighted"]
+
+_MISSING = float("-inf")
 
 
 def minmax(scores: Mapping[int, float]) -> dict[int, float]:
@@ -29,11 +32,18 @@ def minmax(scores: Mapping[int, float]) -> dict[int, float]:
 
 
 def _ranked(fused: Mapping[int, float], *tiebreaks: Mapping[int, float]) -> list[tuple[int, float]]:
-    def key(item: tuple[int, float]) -> tuple[float, ...]:
-        seq, score = item
-        return (-score, *(-t.get(seq, float("-inf")) for t in tiebreaks), seq)
+    """Best fused score first; ties go to the higher score of each tiebreak in turn (missing: last), then the lower seq.
 
-    return sorted(fused.items(), key=key)
+    Stable sorts from the last criterion to the first: C-level keys, no tuple per candidate,
+    and the tiebreaks only when two fused scores are equal.
+    """
+    order = sorted(fused)
+    if len(set(fused.values())) < len(fused):
+        for tiebreak in reversed(tiebreaks):
+            key = {seq: tiebreak.get(seq, _MISSING) for seq in order}
+            order.sort(key=key.__getitem__, reverse=True)  # reverse keeps a stable sort stable
+    order.sort(key=fused.__getitem__, reverse=True)
+    return [(seq, fused[seq]) for seq in order]
 
 
 def weighted(
@@ -57,10 +67,11 @@ def convex(
     ones); a candidate missing from ``keyword`` has relevance 0 there. Each leg is min-max
     normalised over the whole union, so both scales run from the worst candidate to the best.
     """
-    candidates = list(dict.fromkeys([*keyword, *vector]))
+    candidates = dict.fromkeys([*keyword, *vector])
     kn = minmax({s: keyword.get(s, 0.0) for s in candidates})
-    vn = minmax({s: vector[s] for s in candidates if s in vector})
-    fused = {s: (1 - vector_weight) * kn.get(s, 0.0) + vector_weight * vn.get(s, 0.0) for s in candidates}
+    vn = minmax(vector)  # every scored candidate: the same values in another order
+    keyword_weight = 1 - vector_weight
+    fused = {s: keyword_weight * kn.get(s, 0.0) + vector_weight * vn.get(s, 0.0) for s in candidates}
     return _ranked(fused, keyword, vector)
 
 
@@ -88,11 +99,10 @@ def neighbor_boost(
     """
     if beta <= 0 or not neighbors:
         return list(ranked)
-    base = dict(ranked)
-    order = {seq: i for i, (seq, _) in enumerate(ranked)}
+    base: dict[int | None, float] = dict(ranked)
     boosted = {}
     for seq, score in ranked:
         prev, nxt = neighbors.get(seq, (None, None))
-        best = max(base.get(prev, 0.0) if prev is not None else 0.0, base.get(nxt, 0.0) if nxt is not None else 0.0)
-        boosted[seq] = score + beta * best
-    return sorted(boosted.items(), key=lambda item: (-item[1], order[item[0]]))
+        boosted[seq] = score + beta * max(base.get(prev, 0.0), base.get(nxt, 0.0))  # None is never a key: 0
+    # Stable: equal scores keep their fused order.
+    return sorted(boosted.items(), key=itemgetter(1), reverse=True)

@@ -83,7 +83,9 @@ async def run(
         if qvec is None:
             return None, []
         t = time.perf_counter()
-        ranking, how = await store.vector(qvec, filters, pool, records=read)
+        # Whole rows are worth reading with the candidates only when the candidates are the
+        # hits; from a wider pool (hybrid) only the fused top ``k`` are read, afterwards.
+        ranking, how = await store.vector(qvec, filters, pool, records=read if pool == k else None)
         details.update(how)
         details["vector_ms"] = _ms(t)
         return qvec, ranking

@@ -378,6 +378,14 @@ class RamIndex:
                 return None
         return [(int(self._seqs[candidates[i]]), float(exact[i])) for i in top], len(positions)
 
+    def scores(self, query: F32, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine of each of ``seqs`` the index holds (the others are left out), in one product."""
+        present = [seq for seq in seqs if seq in self._pos]
+        if not present:
+            return {}
+        found = self._mat[[self._pos[seq] for seq in present]] @ query
+        return dict(zip(present, found.tolist(), strict=True))
+
     def rescore(
         self, query: F32, seqs: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None
     ) -> list[tuple[int, float]]:

@@ -602,8 +602,7 @@ class VectorLeg:
     async def scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories (absent: no stored vector)."""
         if self.ram is not None:
-            known = [(s, self.ram.vector(s)) for s in seqs]
-            return {s: float(v @ vector) for s, v in known if v is not None}
+            return self.ram.scores(vector, seqs)
         out: dict[int, float] = {}
         blob = to_blob(vector)
         rows = await self._query(*q.vec_by_rowids(seqs, score=blob))
