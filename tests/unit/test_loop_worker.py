@@ -281,6 +281,33 @@ async def test_quiet_gives_up_after_its_patience_when_calls_never_stop() -> None
     assert 0.04 <= waited < 2.0
 
 
+async def test_quiet_lets_the_host_finish_its_turn_after_the_call() -> None:
+    """A job waits ``settle`` seconds after the host's last call (its framework, then its model, come next)."""
+    calls = ForegroundCalls(patience=5.0, settle=0.1)
+    async with calls.call():
+        pass
+    ended = time.monotonic()
+    await calls.quiet()
+    assert time.monotonic() - ended >= 0.09
+
+
+async def test_a_host_draining_the_worker_does_not_wait_for_the_settling() -> None:
+    calls = ForegroundCalls(patience=5.0, settle=1.0)
+    async with calls.call():
+        pass
+    started = time.monotonic()
+    async with calls.hurried():
+        await calls.quiet()
+    assert time.monotonic() - started < 0.5
+
+
+async def test_quiet_waits_nothing_when_the_host_has_been_quiet() -> None:
+    calls = ForegroundCalls(patience=5.0, settle=0.1)
+    started = time.monotonic()
+    await calls.quiet()
+    assert time.monotonic() - started < 0.05
+
+
 async def test_a_job_queued_during_a_foreground_call_starts_after_it() -> None:
     worker = Worker(ForegroundGate(timeout=1.0), Admission(), calls=ForegroundCalls(patience=5.0))
     started: list[float] = []

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -66,16 +67,22 @@ class ForegroundGate:
 class ForegroundCalls:
     """The host's memory calls in flight (``build_context``, ``record_turn``): background work waits them out.
 
-    The worker starts a job, and long jobs their next batch, only when no such call runs,
-    or after ``patience`` seconds of calls back to back (so a busy host never starves it).
-    Lives on the library loop.
+    The worker starts a job, and long jobs their next batch, only when no such call has run
+    for ``settle`` seconds (the host finishes its turn after ``record_turn`` returns: a
+    framework's bookkeeping, then the model call), or after ``patience`` seconds of calls
+    back to back (so a busy host never starves it). A host waiting for the background
+    (``drain``) skips the settling. Lives on the library loop.
     """
 
-    def __init__(self, patience: float = 1.0) -> None:
+    def __init__(self, patience: float = 1.0, settle: float = 0.05) -> None:
         self.patience = patience
+        self.settle = settle
         self.active = 0
+        self._ended_at = -math.inf
         self._quiet = asyncio.Event()
         self._quiet.set()
+        self._hurried = 0
+        self._hurry = asyncio.Event()
 
     @contextlib.asynccontextmanager
     async def call(self) -> AsyncIterator[None]:
@@ -87,13 +94,37 @@ class ForegroundCalls:
         finally:
             self.active -= 1
             if self.active == 0:
+                self._ended_at = time.monotonic()
                 self._quiet.set()
 
+    @contextlib.asynccontextmanager
+    async def hurried(self) -> AsyncIterator[None]:
+        """Bracket the host waiting for background work: jobs start without settling."""
+        self._hurried += 1
+        self._hurry.set()
+        try:
+            yield
+        finally:
+            self._hurried -= 1
+            if not self._hurried:
+                self._hurry.clear()
+
     async def quiet(self) -> None:
-        """Return once no foreground call runs, or after ``patience`` seconds."""
-        if self.active:
-            with contextlib.suppress(asyncio.TimeoutError):  # not the builtin TimeoutError before 3.11
-                await asyncio.wait_for(self._quiet.wait(), self.patience)
+        """Return once no foreground call has run for ``settle`` seconds, or after ``patience`` seconds."""
+        deadline = time.monotonic() + self.patience
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if self.active:
+                with contextlib.suppress(asyncio.TimeoutError):  # not the builtin TimeoutError before 3.11
+                    await asyncio.wait_for(self._quiet.wait(), left)
+                continue
+            calm = time.monotonic() - self._ended_at
+            if calm >= self.settle or self._hurried:
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._hurry.wait(), min(self.settle - calm, left))
 
 
 class ForegroundBusy(TimeoutError):
@@ -346,9 +377,10 @@ class Worker:
             while self._queue and not self._stopping:
                 await self._run_one(self._queue.popleft())
             return
-        while self._queue or self._running is not None:
-            self.start()
-            await self._idle.wait()
+        async with self.calls.hurried():
+            while self._queue or self._running is not None:
+                self.start()
+                await self._idle.wait()
 
     async def stop(self) -> None:
         """Drain, then stop the task."""
