@@ -58,7 +58,9 @@ hold, but what it finds differs). Measured turns always embed with the real mode
 **Background work.** elastic-memory embeds a recorded turn's chunks on its background worker,
 not in ``record_turn``. After each elastic-memory turn the benchmark waits for the worker
 (``drain``; column "bg p50"), as a real model call would give it time; ``--no-drain`` leaves
-the worker to keep up on its own. LangGraph's and mem0's writes embed inside the turn.
+the worker to keep up on its own, turns back to back (a host with no model time at all);
+``--think MS`` sleeps MS milliseconds after each turn instead (the model's time, in which the
+worker runs as it would beside a real host). LangGraph's and mem0's writes embed inside the turn.
 
 **Reading the output.** "p50"/"p95": ms per turn (a framework: the overhead, with minus
 without). "x core": p50 over the core's per-turn p50. "embeds": embedding-model calls that
@@ -731,7 +733,9 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path, wanted: set[str]
                     CENSUS.current = None
                 after = counter.calls if counter else 0
                 kinds_mid = Counter(counter.kinds) if counter else Counter()
-                if s.memory is not None and not args.no_drain:
+                if args.think:
+                    time.sleep(args.think / 1000)  # the model's time: the worker runs in it, undrained
+                elif s.memory is not None and not args.no_drain:
                     t = time.perf_counter()
                     s.memory.drain()
                     if measured:
@@ -939,6 +943,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the fill then takes seconds instead of embedding every past exchange",
     )
     parser.add_argument("--no-drain", action="store_true", help="do not wait for the background worker between turns")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="sleep this many ms after each turn instead of draining (the model's time)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     parser.add_argument("--quick", action="store_true", help="--sizes 300 --turns 20 --warmup 3")
     args = parser.parse_args(argv)

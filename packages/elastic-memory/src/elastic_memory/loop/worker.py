@@ -69,9 +69,9 @@ class ForegroundCalls:
 
     The worker starts a job, and long jobs their next batch, only when no such call has run
     for ``settle`` seconds (the host finishes its turn after ``record_turn`` returns: a
-    framework's bookkeeping, then the model call), or after ``patience`` seconds of calls
-    back to back (so a busy host never starves it). A host waiting for the background
-    (``drain``) skips the settling. Lives on the library loop.
+    framework's bookkeeping, then the model call); after ``patience`` seconds of calls back
+    to back, in any gap between them (so a busy host never starves it). A host waiting for
+    the background (``drain``) skips the settling. Lives on the library loop.
     """
 
     def __init__(self, patience: float = 1.0, settle: float = 0.05) -> None:
@@ -110,21 +110,26 @@ class ForegroundCalls:
                 self._hurry.clear()
 
     async def quiet(self) -> None:
-        """Return once no foreground call has run for ``settle`` seconds, or after ``patience`` seconds."""
-        deadline = time.monotonic() + self.patience
+        """Return once no foreground call has run for ``settle`` seconds.
+
+        After ``patience`` seconds any gap between calls will do; a host whose calls never
+        stop gets the job alongside after twice that.
+        """
+        started = time.monotonic()
+        settle_by, barge_at = started + self.patience, started + 2 * self.patience
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
+            now = time.monotonic()
             if self.active:
+                if now >= barge_at:
+                    return
                 with contextlib.suppress(asyncio.TimeoutError):  # not the builtin TimeoutError before 3.11
-                    await asyncio.wait_for(self._quiet.wait(), left)
+                    await asyncio.wait_for(self._quiet.wait(), barge_at - now)
                 continue
-            calm = time.monotonic() - self._ended_at
-            if calm >= self.settle or self._hurried:
+            calm = now - self._ended_at
+            if calm >= self.settle or self._hurried or now >= settle_by:
                 return
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._hurry.wait(), min(self.settle - calm, left))
+                await asyncio.wait_for(self._hurry.wait(), min(self.settle - calm, settle_by - now))
 
 
 class ForegroundBusy(TimeoutError):
