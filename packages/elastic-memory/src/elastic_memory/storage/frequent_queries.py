@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .queries import Prepared, quote_ident
+from .queries import Prepared, bm25_expression, quote_ident
 
 __all__ = [
     "PROBE",
@@ -98,8 +98,7 @@ def probe_tokens() -> Prepared:
     return f"SELECT doc, term, col, count(*), min(offset) FROM temp.{v} GROUP BY doc, term, col ORDER BY doc, 5", []
 
 
-def ranking_all(table: str, weights: Sequence[float]) -> Prepared:
-    """``(rowid, BM25 relevance)`` of every row matching the bound expression (no order, no limit)."""
+def ranking_all(table: str, match: str) -> Prepared:
+    """``(rowid, BM25 relevance)`` of every row matching ``match`` (no order, no limit)."""
     t = quote_ident(table)
-    w = ", ".join(repr(float(x)) for x in weights)
-    return f"SELECT rowid, -bm25({t}, {w}) FROM {t} WHERE {t} MATCH ?", []
+    return f"SELECT rowid, -{bm25_expression(t)} FROM {t} WHERE {t} MATCH ?", [match]

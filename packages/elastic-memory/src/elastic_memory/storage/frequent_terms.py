@@ -205,7 +205,7 @@ class FrequentTerms:
         self._index = None
 
     async def close(self) -> None:
-        """Refuse new builds, let a running one finish (its thread cannot be interrupted)."""
+        """Refuse new builds; a running one stops before its next term's postings."""
         self._closed = True
         self._stop.set()  # a build stops at its next statement
         self._index = None
@@ -250,8 +250,7 @@ class FrequentTerms:
         rest = [t for t in terms if tokens[t] not in index.postings]
         ranked = []
         if rest:
-            sql, _ = fq.ranking_all(self.table, BM25_WEIGHTS)
-            ranked = await self._query(sql, [" OR ".join(f'"{t}"' for t in rest)])
+            ranked = await self._query(*fq.ranking_all(self.table, " OR ".join(f'"{t}"' for t in rest)))
         seqs = index.seqs.view()
         found = np.fromiter((r[0] for r in ranked), dtype=np.int64, count=len(ranked))
         rare = np.searchsorted(seqs, found)

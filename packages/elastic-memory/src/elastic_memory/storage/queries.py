@@ -21,6 +21,7 @@ from ..filters import Filters
 __all__ = [
     "COLUMNS",
     "Prepared",
+    "bm25_expression",
     "browse",
     "keyword_search",
     "live_filter",
@@ -297,7 +298,7 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int, tabl
     ``table`` is ``memories_fts`` (every row) or one agent's table (see ``partition_queries``).
     """
     t = quote_ident(table)
-    bm25 = _bm25(t)
+    bm25 = bm25_expression(t)
     where, params = live_filter(filters, now=now)
     sql = (
         f"SELECT m.seq, -{bm25} AS score "
@@ -310,14 +311,15 @@ def keyword_search(match: str, filters: Filters, *, now: float, limit: int, tabl
     return sql, [match, *params, limit]
 
 
-def _bm25(quoted_table: str) -> str:
+def bm25_expression(quoted_table: str) -> str:
+    """FTS5's ``bm25()`` over ``quoted_table`` with the columns' weights (:data:`BM25_WEIGHTS`)."""
     return f"bm25({quoted_table}, {', '.join(map(str, BM25_WEIGHTS))})"
 
 
 def keyword_ranking(match: str, *, limit: int, table: str = GLOBAL_FTS) -> Prepared:
     """BM25 over an FTS5 table alone (no row join, no filters): ``(seq, relevance)``."""
     t = quote_ident(table)
-    bm25 = _bm25(t)
+    bm25 = bm25_expression(t)
     return f"SELECT rowid AS seq, -{bm25} AS score FROM {t} WHERE {t} MATCH ? ORDER BY {bm25} LIMIT ?", [match, limit]
 
 
