@@ -215,9 +215,12 @@ def sync(session: nox.Session) -> None:
 
 @nox.session
 def notebooks(session: nox.Session) -> None:
-    """Execute every notebook top to bottom."""
+    """Execute every notebook top to bottom; fail on an error or a warning in any output.
+
+    `nox -s notebooks -- --write` also saves them with their new outputs (commit those).
+    """
     session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *NOTEBOOK_DEPS)
-    session.run("python", "notebooks/run.py")
+    session.run("python", "notebooks/run.py", *session.posargs)
 
 
 @nox.session

@@ -97,6 +97,35 @@ def _jsonl_bytes() -> st.SearchStrategy[bytes]:
             ]
         ),
         st.lists(record, min_size=1, max_size=3).map(lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass")),
+        _v2_bytes(),
+    )
+
+
+def _v2_bytes() -> st.SearchStrategy[bytes]:
+    """A format 2 file: a header (its pin hostile at times), then records of any type with hostile fields."""
+    from elastic_memory.storage.dump_tables import TABLES
+
+    kinds = ["memory", "end", *(t.record for t in TABLES)]
+    columns = sorted({c for t in TABLES for c in t.columns})
+    header = st.fixed_dictionaries(
+        {"record": st.just("header"), "format": st.just("elastic-memory-export"), "version": st.just(2)},
+        optional={
+            "pin": st.one_of(
+                st.none(),
+                hs.json_values(),
+                st.fixed_dictionaries({"model_id": hs.names(), "dimension": hs.json_values(), "family": hs.names()}),
+            )
+        },
+    )
+    value = st.one_of(hs.json_values(), hs.floats(), hs.short_text(), st.integers(min_value=-(2**70), max_value=2**70))
+    line = st.builds(
+        lambda kind, fields, counts: {"record": kind, **fields, **({"counts": counts} if kind == "end" else {})},
+        st.one_of(st.sampled_from(kinds), hs.names()),
+        st.dictionaries(st.sampled_from([*columns, "content", "vector", "created_at", "id"]), value, max_size=12),
+        st.one_of(hs.json_values(), st.dictionaries(st.sampled_from(kinds), st.integers(-5, 5), max_size=4)),
+    )
+    return st.tuples(header, st.lists(line, max_size=4)).map(
+        lambda parts: "\n".join(_dumps(x) for x in [parts[0], *parts[1]]).encode("utf-8", "surrogatepass")
     )
 
 

@@ -142,14 +142,16 @@ def test_db_defaults_to_memory_db_in_the_current_folder(tmp_path: Path) -> None:
 
 # -------------------------------------------------------------------------- recall
 def test_recall_prints_a_table_of_hits(db: Path) -> None:
-    add(db, "My dog is called Biscuit.", "--tag", "dog")
+    mid = add(db, "My dog is called Biscuit.", "--tag", "dog")
     add(db, "I live in Lisbon.")
-    result = invoke("recall", "Biscuit", "--db", db, "--embedder", "none", "--mode", "keyword")
+    wide = {"COLUMNS": "200"}  # each cell on one line
+    result = invoke("recall", "Biscuit", "--db", db, "--embedder", "none", "--mode", "keyword", env=wide)
     assert result.exit_code == 0, result.output
     assert "My dog is called Biscuit." in result.stdout
+    assert mid in result.stdout
     assert "Lisbon" not in result.stdout
     header = next(line for line in result.stdout.splitlines() if "content" in line)
-    assert header.split() == ["#", "score", "type", "content", "tags"]
+    assert header.split() == ["#", "id", "score", "type", "content", "tags"]
 
 
 def test_recall_json_prints_one_parseable_object_per_hit(db: Path) -> None:

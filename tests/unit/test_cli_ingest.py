@@ -59,14 +59,25 @@ def ingest(vault: Path, db: Path, *extra: str) -> Result:
 
 def counts(result: Result) -> dict[str, int]:
     return {
-        word: int(n) for n, word in re.findall(r"(\d+) (notes scanned|new|updated|unchanged|skipped)", result.stdout)
+        word: int(n)
+        for n, word in re.findall(
+            r"(\d+) (notes scanned|new|updated|unchanged|renamed|restored|skipped)", result.stdout
+        )
     }
 
 
 def test_ingest_stores_every_note(vault: Path, db: Path) -> None:
     """If this fails, check that `ingest` writes one memory per parsed note."""
     result = ingest(vault, db)
-    assert counts(result) == {"notes scanned": 7, "new": 6, "updated": 0, "unchanged": 0, "skipped": 1}
+    assert counts(result) == {
+        "notes scanned": 7,
+        "new": 6,
+        "updated": 0,
+        "unchanged": 0,
+        "renamed": 0,
+        "restored": 0,
+        "skipped": 1,
+    }
     assert "1 read without their malformed frontmatter" in result.stdout
 
 
@@ -91,7 +102,12 @@ def test_ingested_fields_come_from_the_note(vault: Path, db: Path) -> None:
         True,
     )
     assert (record.tags, record.source.value, record.kind) == (("inbox", "start"), "imported", "note")
-    assert record.metadata == {"source_path": "Home.md", "source_mtime_ns": home.mtime_ns, "source_size": home.size}
+    assert record.metadata == {
+        "source_folder": str(vault.resolve()),
+        "source_path": "Home.md",
+        "source_mtime_ns": home.mtime_ns,
+        "source_size": home.size,
+    }
 
 
 def test_an_empty_note_is_remembered_by_its_title(vault: Path, db: Path) -> None:
@@ -103,7 +119,15 @@ def test_an_empty_note_is_remembered_by_its_title(vault: Path, db: Path) -> None
 
 def test_a_rerun_finds_everything_unchanged(vault: Path, db: Path) -> None:
     ingest(vault, db)
-    assert counts(ingest(vault, db)) == {"notes scanned": 7, "new": 0, "updated": 0, "unchanged": 6, "skipped": 1}
+    assert counts(ingest(vault, db)) == {
+        "notes scanned": 7,
+        "new": 0,
+        "updated": 0,
+        "unchanged": 6,
+        "renamed": 0,
+        "restored": 0,
+        "skipped": 1,
+    }
 
 
 def test_editing_one_note_updates_exactly_one(vault: Path, db: Path) -> None:

@@ -60,14 +60,17 @@ def test_a_bad_line_is_reported_with_its_number_and_writes_nothing(tmp_path: Pat
         assert dst.stats()["total_memories"] == 0
 
 
-def test_vectors_import_into_a_store_without_embedder(tmp_path: Path) -> None:
+def test_vectors_import_into_a_store_without_embedder_under_the_exporters_model(tmp_path: Path) -> None:
     out = tmp_path / "export.jsonl"
     with Memory.open(tmp_path / "a.db", embedder=FakeEmbedder()) as src:
         src.remember("with a vector")
         src.export_jsonl(out, vectors=True)
     with Memory.open(tmp_path / "b.db", embedder=None) as dst:
         assert dst.import_jsonl(out).created == 1
-        assert dst.stats()["vectors"] == 0
+        stats = dst.stats()
+        assert (stats["vectors"], stats["embedding_model"]) == (1, FakeEmbedder().model_id)
+    with Memory.open(tmp_path / "b.db", embedder=FakeEmbedder()) as again:
+        assert again.recall("with a vector", mode="semantic")[0].vector_score == pytest.approx(1.0, abs=1e-5)
 
 
 def test_vectors_of_another_family_are_re_embedded(tmp_path: Path) -> None:

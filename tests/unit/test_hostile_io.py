@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, StorageError, UsageError, cli
-from elastic_memory.storage.sqlite import SQLiteStore
+from elastic_memory.storage.sqlite import _SQLiteSnapshot
 from elastic_memory.testing import FakeEmbedder
 
 TIERS = ["ram", "vec0", "ann"]
@@ -139,28 +139,23 @@ def test_export_on_a_full_disk_keeps_the_previous_export(tmp_path: Path, monkeyp
 def test_export_failing_in_the_store_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """If this fails, check that export_jsonl removes its ``.partial`` file on a non-OS error too."""
     path = _stored(tmp_path)
-    real = SQLiteStore.iter_records
+    real = _SQLiteSnapshot.fetch
+    calls = 0
 
-    async def failing(self: SQLiteStore) -> AsyncIterator[Any]:
-        async for n, item in _numbered(real(self)):
-            if n == 10:
-                msg = "could not read: disk I/O error"
-                raise StorageError(msg)
-            yield item
+    async def failing(self: _SQLiteSnapshot, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # after the memories, amid the other tables
+            msg = "could not read: disk I/O error"
+            raise StorageError(msg)
+        return await real(self, sql, params)
 
     out = _out(tmp_path)
     with Memory.open(path, embedder=None) as mem:
-        monkeypatch.setattr(SQLiteStore, "iter_records", failing)
+        monkeypatch.setattr(_SQLiteSnapshot, "fetch", failing)
         with pytest.raises(StorageError, match="disk I/O error"):
             mem.export_jsonl(out / "dump.jsonl")
     assert _left_in(out) == set()
-
-
-async def _numbered(items: AsyncIterator[Any]) -> AsyncIterator[tuple[int, Any]]:
-    n = 0
-    async for item in items:
-        yield n, item
-        n += 1
 
 
 def test_import_from_none_is_a_usage_error(db_path: Path) -> None:

@@ -246,9 +246,9 @@ def test_only_changed_files_are_parsed_again(vault: Path, monkeypatch: pytest.Mo
     parsed: list[str] = []
     real = markdown_module.parse_note
 
-    def counting(rel_path: str, *args: Any) -> Any:
+    def counting(rel_path: str, *args: Any, **kwargs: Any) -> Any:
         parsed.append(rel_path)
-        return real(rel_path, *args)
+        return real(rel_path, *args, **kwargs)
 
     monkeypatch.setattr(markdown_module, "parse_note", counting)
     folder = MarkdownFolder(vault)
@@ -258,6 +258,35 @@ def test_only_changed_files_are_parsed_again(vault: Path, monkeypatch: pytest.Mo
     write(vault / "projects" / "Plan.md", "# Plan\nShip the okapi feature instead.\n", mtime=2_000_000_000)
     assert folder.search("okapi")[0].metadata["source_path"] == "projects/Plan.md"
     assert parsed == ["projects/Plan.md"]
+
+
+def test_iter_notes_streams_the_same_notes(vault: Path) -> None:
+    folder, cached = MarkdownFolder(vault), MarkdownFolder(vault)
+    streamed = [note for _, note in folder.iter_notes() if note is not None]
+    assert sorted(streamed, key=lambda n: n.rel_path) == cached.notes()
+    assert folder.scan_report == cached.scan_report
+
+
+def test_iter_notes_keeps_nothing_between_notes(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    real = markdown_module.parse_note
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("counters", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(markdown_module, "parse_note", recording)
+    folder = MarkdownFolder(vault)
+    for _ in folder.iter_notes():
+        pass
+    assert seen and not any(seen)  # no token counts: only a folder search needs them
+    folder.notes()
+    assert len(seen) == 2 * len([s for s in seen if not s])  # nothing was cached: notes() parses every file again
+
+
+def test_file_count_counts_the_files_iter_notes_yields(vault: Path) -> None:
+    folder = MarkdownFolder(vault)
+    assert folder.file_count() == sum(1 for _ in folder.iter_notes())
 
 
 def test_unchanged_binary_files_are_not_read_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -112,10 +112,17 @@ def test_the_report_counts_every_outcome(vault: Path) -> None:
     )
 
 
-def test_edges_are_deduplicated_and_owned_by_wikilinks(vault: Path) -> None:
+def test_edges_are_deduplicated_and_owned_by_the_folders_wikilinks(vault: Path) -> None:
     edges, _ = WikilinkEdgeExtractor(MarkdownFolder(vault)).scan()
     assert len(edges) == len({(e.src_id, e.dst_id, e.relation) for e in edges})
-    assert {(e.source, e.confidence) for e in edges} == {("wikilinks", 1.0)}
+    assert {(e.source, e.confidence) for e in edges} == {(f"wikilinks:{vault.resolve()}", 1.0)}
+
+
+def test_a_folder_path_too_long_for_a_source_is_hashed(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(MarkdownFolder, "key", property(lambda self: "/" + "x" * 2_000))
+    source = WikilinkEdgeExtractor(MarkdownFolder(vault)).source
+    assert source.startswith("wikilinks:sha256:")
+    assert len(source) == len("wikilinks:sha256:") + 64
 
 
 def test_a_bare_name_matching_two_notes_is_skipped_as_ambiguous(tmp_path: Path) -> None:
@@ -133,11 +140,25 @@ def test_links_inside_code_make_no_edges(vault: Path) -> None:
 
 
 # ------------------------------------------------------------------------ reindex
-def test_reindex_rewrites_the_wikilinks_source(vault: Path) -> None:
+def test_reindex_rewrites_the_folders_wikilinks_source(vault: Path) -> None:
     sink = Sink()
     report = WikilinkEdgeExtractor(MarkdownFolder(vault)).reindex(sink)
-    assert list(sink.sets) == ["wikilinks"]
-    assert report.edges_written == len(sink.sets["wikilinks"]) == 5
+    assert list(sink.sets) == [f"wikilinks:{vault.resolve()}"]
+    assert report.edges_written == len(sink.sets[f"wikilinks:{vault.resolve()}"]) == 5
+
+
+def test_reindexing_one_folder_keeps_another_folders_edges(tmp_path: Path) -> None:
+    write(tmp_path / "one" / "A.md", "[[B]]")
+    write(tmp_path / "one" / "B.md", "b")
+    write(tmp_path / "two" / "C.md", "[[D]]")
+    write(tmp_path / "two" / "D.md", "d")
+    with Memory.open(":memory:", embedder=None) as mem:
+        WikilinkEdgeExtractor(MarkdownFolder(tmp_path / "one")).reindex(mem.graph)
+        WikilinkEdgeExtractor(MarkdownFolder(tmp_path / "two")).reindex(mem.graph)
+        write(tmp_path / "two" / "C.md", "no links now")
+        WikilinkEdgeExtractor(MarkdownFolder(tmp_path / "two")).reindex(mem.graph)
+        assert mem.graph.edges(note_id("C.md")) == []
+        assert mem.graph.neighbors(note_id("A.md")) == [note_id("B.md")]
 
 
 def test_reindex_converges_when_links_change(vault: Path) -> None:
@@ -147,10 +168,11 @@ def test_reindex_converges_when_links_change(vault: Path) -> None:
     write(vault / "Links.md", "now only [[archive/Notes]]")
     report = extractor.reindex(sink)
     links, plan = note_id("Links.md"), note_id("projects/Plan.md")
+    source = f"wikilinks:{vault.resolve()}"
     assert report.edges_written == 2
-    assert sink.sets["wikilinks"] == [
-        Edge(links, note_id("archive/Notes.md"), "references", "wikilinks"),
-        Edge(plan, links, "references", "wikilinks"),
+    assert sink.sets[source] == [
+        Edge(links, note_id("archive/Notes.md"), "references", source),
+        Edge(plan, links, "references", source),
     ]
 
 

@@ -8,7 +8,9 @@
 "The user's dog is called Biscuit."
 """
 
+from ._backup import BackupReport, abackup, arestore_backup, backup, restore_backup
 from ._core import RecallWarning
+from ._paging import Page
 from ._repair import RepairReport, TableReport, arepair, repair
 from .config import RecallConfig
 from .context import ContextPlan, PlanItem, Section
@@ -65,6 +67,7 @@ __all__ = [
     "AsyncGraph",
     "AsyncLessons",
     "AsyncMemory",
+    "BackupReport",
     "Cluster",
     "ContextPlan",
     "CorruptDatabaseError",
@@ -93,6 +96,7 @@ __all__ = [
     "MemoryType",
     "MemoryWriteError",
     "MiniLMEmbedder",
+    "Page",
     "PlanItem",
     "PruneAction",
     "PrunePolicy",
@@ -116,9 +120,13 @@ __all__ = [
     "TurnReceipt",
     "UsageError",
     "__version__",
+    "abackup",
     "arepair",
+    "arestore_backup",
+    "backup",
     "repair",
     "resolve_location",
+    "restore_backup",
 ]
 
 for _name in __all__:

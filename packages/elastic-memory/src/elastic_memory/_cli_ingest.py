@@ -1,17 +1,31 @@
-"""``elastic-memory ingest FOLDER``: copy a folder of Markdown notes into a store, incrementally.
+"""``elastic-memory ingest FOLDER``: keep a store in step with a folder of Markdown notes.
 
-Each note is upserted under its folder id (:func:`elastic_memory.connectors.note_id`), so a
-re-run updates instead of duplicating. The note's ``source_path``, ``source_mtime_ns`` and
-``source_size`` go into its metadata: a re-run skips every note whose (mtime, size) and
-content hash match what the store holds for its id. Notes deleted from the folder stay in the
-store, and a note forgotten in the store comes back only when its file changes.
+Each note is stored under its folder id (:func:`elastic_memory.connectors.note_id`), with
+``source_folder``, ``source_path``, ``source_mtime_ns`` and ``source_size`` in its metadata,
+so a re-run is a sync:
+
+- a new note is added and a note whose text changed is rewritten (and embedded again);
+- a note whose text is unchanged is never embedded again: when only its file's time or its
+  frontmatter changed, the stored record's fields are rewritten and its vector kept;
+- a note renamed or moved with its text unchanged keeps its id (and vector, tags, links);
+- a note that left the folder is archived (hidden from recall, reversible) and reported;
+  ``delete_missing`` forgets it instead (soft, or ``hard``). A note that comes back is
+  restored. Only the notes of this folder are swept, and only those whose file is gone: a
+  note now skipped (ignored, too large, unreadable) stays as it is;
+- a note forgotten or archived in the store (not by a sweep) comes back only when its file's
+  text changes.
+
+Notes stored before ``source_folder`` existed are adopted when their path is seen again.
 """
 
 # No `from __future__ import annotations`: the command is defined inside register(), and typer
 # must see its annotations (cli's option types) as objects, not as names it cannot resolve.
 
 import dataclasses
-from collections.abc import Callable
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,21 +33,30 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from ._validate import MAX_CONTENT_CHARS, content_hash
-from .connectors.markdown import MarkdownFolder, Note
-from .connectors.wikilinks import WikilinkEdgeExtractor
+from ._validate import MAX_CONTENT_CHARS, build_row
+from .connectors.markdown import NAMESPACE, MarkdownFolder, Note, note_id
+from .connectors.wikilinks import LinkIndex, source_of
+from .errors import UsageError
 from .memory import Memory
 from .types import MemoryRecord
 
-__all__ = ["BATCH", "IngestReport", "ingest_folder", "note_item", "register"]
+__all__ = ["BATCH", "MISSING_AT", "IngestReport", "ingest_folder", "note_item", "register"]
 
-#: Notes written per ``remember_many`` call (one transaction each).
+#: Notes looked up and written together (one ``remember_many`` transaction each).
 BATCH = 500
+#: The metadata key a sweep stamps (the time) on the notes it archived or forgot.
+MISSING_AT = "source_missing_at"
+#: Records read per page when listing a folder's notes (whole records: their text too).
+PAGE = 250
+#: How many paths of missing notes a report names.
+MISSING_SHOWN = 20
+#: Fields a touch of the file changes without changing the note.
+_FILE_STAT = ("source_mtime_ns", "source_size")
 
 
 @dataclasses.dataclass(frozen=True)
 class IngestReport:
-    """What an ingest did: ``new + updated + unchanged`` notes were read, ``skipped`` were not."""
+    """What an ingest did: ``new + updated + unchanged + renamed + restored`` notes were read, ``skipped`` not."""
 
     scanned: int
     new: int
@@ -43,10 +66,24 @@ class IngestReport:
     bad_frontmatter: int
     links: int = 0
     """Wikilink edges written to the store's graph (``[[Note]]`` resolved within the folder)."""
+    renamed: int = 0
+    """Notes found under a new path with the same text: they kept their id and vector."""
+    restored: int = 0
+    """Notes back in the folder after an earlier ingest archived or forgot them."""
+    archived: int = 0
+    """Notes whose file is gone, archived by this run (hidden from recall, reversible)."""
+    deleted: int = 0
+    """Notes whose file is gone, forgotten by this run (``delete_missing``)."""
+    missing_paths: tuple[str, ...] = ()
+    """The first :data:`MISSING_SHOWN` paths (sorted) of the notes archived or forgotten."""
 
 
-def note_item(note: Note) -> dict[str, Any]:
-    """The ``remember_many`` item of a note (an empty note is remembered by its title)."""
+def note_item(note: Note, folder: str | None = None) -> dict[str, Any]:
+    """The ``remember_many`` item of a note (an empty note is remembered by its title).
+
+    ``folder`` (:attr:`MarkdownFolder.key`) goes into the metadata as ``source_folder``.
+    """
+    where = {} if folder is None else {"source_folder": folder}
     return {
         "id": note.id,
         "content": note.content if note.content.strip() else note.title,
@@ -57,6 +94,7 @@ def note_item(note: Note) -> dict[str, Any]:
         "source": "imported",
         "metadata": {
             **note.metadata,
+            **where,
             "source_path": note.rel_path,
             "source_mtime_ns": note.mtime_ns,
             "source_size": note.size,
@@ -64,51 +102,293 @@ def note_item(note: Note) -> dict[str, Any]:
     }
 
 
-def _unchanged(record: MemoryRecord | None, item: dict[str, Any]) -> bool:
-    if record is None:
-        return False
-    meta, wanted = record.metadata, item["metadata"]
-    return (
-        meta.get("source_mtime_ns") == wanted["source_mtime_ns"]
-        and meta.get("source_size") == wanted["source_size"]
-        and record.content_hash == content_hash(item["content"])
-    )
-
-
 def ingest_folder(
     mem: Memory,
     folder: MarkdownFolder,
     *,
+    delete_missing: bool = False,
+    hard: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Upsert the folder's new and changed notes into ``mem`` in batches of :data:`BATCH`.
+    """Bring ``mem`` in step with ``folder`` (see the module docstring), :data:`BATCH` notes at a time.
 
-    ``on_start(total)`` is called once the folder is scanned, ``on_batch(n)`` after each batch.
+    ``delete_missing`` forgets the notes whose file is gone instead of archiving them;
+    ``hard`` (with ``delete_missing``) deletes them for good. ``on_start(total)`` is called
+    with the number of note files before any is read, ``on_batch(n)`` after each batch.
+
+    Raises:
+        UsageError: ``hard`` without ``delete_missing``, or a flag is not a bool.
+        OSError: The folder cannot be read.
     """
-    notes = folder.notes()
-    scan = folder.scan_report
-    items = [note_item(n) for n in notes]
-    too_long = [i for i in items if len(i["content"]) > MAX_CONTENT_CHARS]
-    items = [i for i in items if len(i["content"]) <= MAX_CONTENT_CHARS]
+    for name, value in (("delete_missing", delete_missing), ("hard", hard)):
+        if not isinstance(value, bool):
+            msg = f"{name} must be True or False, got {value!r}"
+            raise UsageError(msg)
+    if hard and not delete_missing:
+        msg = "hard=True deletes the missing notes for good: pass it with delete_missing=True"
+        raise UsageError(msg)
+    sync = _Sync(mem, folder)
+    sync.survey()
     if on_start is not None:
-        on_start(len(items))
-    new = updated = unchanged = 0
-    for start in range(0, len(items), BATCH):
-        batch = items[start : start + BATCH]
-        held = {r.id: r for r in mem.get_many([i["id"] for i in batch])}
-        changed = [i for i in batch if not _unchanged(held.get(i["id"]), i)]
-        unchanged += len(batch) - len(changed)
-        for mid in mem.remember_many(changed) if changed else []:
-            new += mid.status == "created"
-            updated += mid.status != "created"
+        on_start(folder.file_count())
+    window: list[Note] = []
+    read = 0
+    for ref, note in folder.iter_notes():
+        read += 1
+        if note is None:
+            sync.keep(ref.rel_path)  # skipped (too large, binary, unreadable): its record stays
+        else:
+            window.append(note)
+        if read == BATCH:
+            sync.write(window)
+            window, read = [], 0
+            if on_batch is not None:
+                on_batch(BATCH)
+    if read:
+        sync.write(window)
         if on_batch is not None:
-            on_batch(len(batch))
+            on_batch(read)
+    scan = folder.scan_report
+    archived, deleted, missing = sync.sweep(delete_missing=delete_missing, hard=hard)
+    edges, _ = sync.links.resolve(source_of(folder))
+    written = mem.graph.replace_source(source_of(folder), edges)  # link hops join graph-aware recall
     skipped = (
         scan.skipped_large + scan.skipped_binary + scan.skipped_symlink + scan.skipped_ignored + scan.errors
-    ) + len(too_long)
-    edges = WikilinkEdgeExtractor(folder).reindex(mem.graph)  # link hops join graph-aware recall
-    return IngestReport(scan.scanned, new, updated, unchanged, skipped, scan.bad_frontmatter, edges.edges_written)
+    ) + sync.too_long
+    return IngestReport(
+        scanned=scan.scanned,
+        new=sync.new,
+        updated=sync.updated,
+        unchanged=sync.unchanged,
+        skipped=skipped,
+        bad_frontmatter=scan.bad_frontmatter,
+        links=written,
+        renamed=sync.renamed,
+        restored=sync.restored,
+        archived=archived,
+        deleted=deleted,
+        missing_paths=missing,
+    )
+
+
+def _folder_records(mem: Memory, folder: str) -> Iterator[MemoryRecord]:
+    """Every record (hidden ones too) ingested from ``folder``, page by page."""
+    after = None
+    while True:
+        page = mem.list({"metadata": {"source_folder": folder}}, state="all", limit=PAGE, after=after)
+        yield from page.records
+        if page.next is None:
+            return
+        after = page.next
+
+
+def _path_of(record: MemoryRecord) -> str | None:
+    path = record.metadata.get("source_path")
+    return path if isinstance(path, str) else None
+
+
+def _hidden_by_hand(record: MemoryRecord) -> bool:
+    """Forgotten or archived in the store, not by a sweep."""
+    return (record.deleted_at is not None or record.archived) and MISSING_AT not in record.metadata
+
+
+class _Sync:
+    """One ingest's state: what the store holds of the folder, and what the walk saw."""
+
+    def __init__(self, mem: Memory, folder: MarkdownFolder) -> None:
+        self.mem = mem
+        self.key = folder.key
+        self.links = LinkIndex(folder.extensions)
+        #: Stored ids of the notes seen (and of skipped files), by :func:`_key`.
+        self.seen: set[int | str] = set()
+        #: Path -> id of the records stored under another path's id (renamed notes).
+        self.alias: dict[str, str] = {}
+        #: Content hash -> ids of the records whose file is gone: what a renamed note reclaims.
+        self.gone: dict[str, list[str]] = {}
+        self.new = self.updated = self.unchanged = self.renamed = self.restored = self.too_long = 0
+
+    def survey(self) -> None:
+        """Read what the store holds of the folder: renamed notes' paths, and notes whose file is gone."""
+        for record in _folder_records(self.mem, self.key):
+            path = _path_of(record)
+            if path is None or _hidden_by_hand(record):
+                continue
+            if record.id != note_id(path):
+                self.alias[path] = record.id
+            if self._gone(path):
+                self.gone.setdefault(record.content_hash, []).append(record.id)
+
+    def keep(self, rel_path: str) -> None:
+        """Mark the record of a skipped file as seen, so no sweep takes it."""
+        self.seen.add(_key(self.alias.get(rel_path) or note_id(rel_path)))
+
+    def write(self, notes: list[Note]) -> None:
+        """Look up one batch of notes and write what changed: text changes embedded, the rest not."""
+        ids = [self.alias.get(n.rel_path, n.id) for n in notes]
+        held = {r.id: r for r in self.mem.get_many(ids)} if ids else {}
+        embed: list[dict[str, Any]] = []
+        keep: list[dict[str, Any]] = []  # the text is stored already: rewrite the fields, keep the vector
+        for note, mid in zip(notes, ids, strict=True):
+            item = note_item(note, self.key)
+            if len(item["content"]) > MAX_CONTENT_CHARS:
+                self.too_long += 1
+                self.seen.add(_key(mid))
+                continue
+            record = held.get(mid)
+            if record is not None and self._taken(record, note.rel_path):
+                record = None
+                item["id"] = str(uuid.uuid5(NAMESPACE, f"{self.key}\n{note.rel_path}"))
+            else:
+                item["id"] = mid
+            self._file(record, item, embed, keep)
+            self.seen.add(_key(item["id"]))
+            self.links.add(note.rel_path, item["id"], note.content)
+        if embed or keep:
+            vectors = self.mem.vectors([i["id"] for i in keep]) if keep else {}
+            given = [None] * len(embed) + [vectors.get(i["id"]) for i in keep]
+            self.mem.remember_many(embed + keep, vectors=given if vectors else None)
+
+    def _file(
+        self,
+        record: MemoryRecord | None,
+        item: dict[str, Any],
+        embed: list[dict[str, Any]],
+        keep: list[dict[str, Any]],
+    ) -> None:
+        """Count one note, and queue it for writing if needed (its ``id`` may become a renamed record's)."""
+        row = build_row(item["content"], now=0.0, default_agent=self.mem.agent_id, **_fields(item))
+        if record is None:
+            old = self._reclaim(row["content_hash"])
+            if old is None:
+                self.new += 1
+                embed.append(item)
+            else:
+                item["id"] = old
+                self.renamed += 1
+                keep.append(item)
+        elif not _hidden_by_hand(record):
+            self._sort(record, item, row, embed, keep)
+        elif record.content_hash == row["content_hash"]:
+            self.unchanged += 1
+        else:
+            self.updated += 1
+            embed.append(item)
+
+    def _taken(self, record: MemoryRecord, rel_path: str) -> bool:
+        """Whether the record under this path's id is another note's: renamed, or of another folder."""
+        folder = record.metadata.get("source_folder")
+        return _path_of(record) not in (None, rel_path) or folder not in (None, self.key)
+
+    def _sort(
+        self,
+        record: MemoryRecord,
+        item: dict[str, Any],
+        row: dict[str, Any],
+        embed: list[dict[str, Any]],
+        keep: list[dict[str, Any]],
+    ) -> None:
+        """File a note whose record is live or was swept: count it, and queue what needs writing."""
+        swept = MISSING_AT in record.metadata
+        if record.content_hash != row["content_hash"]:
+            self.restored += swept
+            self.updated += not swept
+            embed.append(item)
+            return
+        stored = (record.type.value, record.importance, record.pinned, list(record.tags), record.source.value)
+        wanted = (row["type"], row["importance"], bool(row["pinned"]), json.loads(row["tags"]), row["source"])
+        metadata = json.loads(row["metadata"])
+        if swept:
+            self.restored += 1
+        elif stored != wanted or _without_stat(record.metadata) != _without_stat(metadata):
+            self.updated += 1  # the frontmatter changed, not the text
+        else:
+            self.unchanged += 1
+            if record.metadata == metadata:
+                return  # nothing to write (otherwise the file was touched: refresh its time)
+        keep.append(item)
+
+    def _gone(self, rel_path: str) -> bool:
+        """Whether nothing is at ``rel_path`` any more (a path that cannot be checked is not gone)."""
+        try:
+            os.lstat(os.path.join(self.key, rel_path))
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        except (OSError, ValueError):
+            return False
+        return False
+
+    def _reclaim(self, content_hash: str) -> str | None:
+        """The id of a record of this folder with this text whose file is gone (a rename), if any."""
+        ids = self.gone.get(content_hash)
+        if not ids:
+            return None
+        mid = ids.pop()
+        if not ids:
+            del self.gone[content_hash]
+        return mid
+
+    def sweep(self, *, delete_missing: bool, hard: bool) -> tuple[int, int, tuple[str, ...]]:
+        """Archive (or forget) the records of this folder not seen whose file is gone.
+
+        Returns how many were archived and deleted, and the first paths of those.
+        """
+        doomed: list[MemoryRecord] = []
+        for record in _folder_records(self.mem, self.key):
+            path = _path_of(record)
+            if path is None or _key(record.id) in self.seen or record.deleted_at is not None:
+                continue
+            if (record.archived and not delete_missing) or not self._gone(path):
+                continue  # already hidden, or a file this run skipped (ignored, unreadable)
+            doomed.append(record)
+        if not doomed:
+            return 0, 0, ()
+        ids = [r.id for r in doomed]
+        if not hard:
+            now = self.mem.clock()
+            for record in doomed:  # the stamp tells a swept note from one hidden by hand
+                self.mem.update(record.id, metadata={**record.metadata, MISSING_AT: now})
+        if delete_missing:
+            count = self.mem.forget(ids, hard=hard)
+            archived, deleted = 0, count
+        else:
+            archived, deleted = self.mem.archive(ids), 0
+        paths = sorted(p for r in doomed if (p := _path_of(r)) is not None)
+        return archived, deleted, tuple(paths[:MISSING_SHOWN])
+
+
+def _key(mid: str) -> int | str:
+    """A uuid id as its 128-bit int (a quarter of the str's memory), any other id as it is."""
+    try:
+        return uuid.UUID(mid).int
+    except ValueError:
+        return mid
+
+
+def _fields(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k != "content"}
+
+
+def _without_stat(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if k not in _FILE_STAT and k != "source_folder"}
+
+
+def _line(folder: Path, db: Path, report: IngestReport) -> str:
+    """The one-line summary the command prints."""
+    line = (
+        f"Ingested {folder} into {db}: {report.scanned} notes scanned, {report.new} new, "
+        f"{report.updated} updated, {report.unchanged} unchanged, {report.renamed} renamed, "
+        f"{report.restored} restored, {report.skipped} skipped; {report.links} wikilink edges."
+    )
+    gone = report.archived + report.deleted
+    if gone:
+        shown = ", ".join(report.missing_paths)
+        more = f" and {gone - len(report.missing_paths)} more" if gone > len(report.missing_paths) else ""
+        verb = f"{report.archived} archived" if report.archived else f"{report.deleted} deleted"
+        line += f" {verb} (no longer in the folder): {shown}{more}."
+    if report.bad_frontmatter:
+        line += f" {report.bad_frontmatter} read without their malformed frontmatter."
+    return line
 
 
 def register(app: typer.Typer) -> None:
@@ -126,9 +406,19 @@ def register(app: typer.Typer) -> None:
             typer.Option("--ignore", metavar="GLOB", help="Skip paths matching GLOB; repeat for more."),
         ] = None,
         max_file_bytes: Annotated[int, typer.Option(min=1, help="Skip notes larger than this.")] = 1 << 20,
+        delete_missing: Annotated[
+            bool,
+            typer.Option(
+                "--delete-missing", help="Forget the notes whose file is gone (restorable) instead of archiving them."
+            ),
+        ] = False,
+        hard: Annotated[
+            bool, typer.Option("--hard", help="With --delete-missing: delete them for good, not restorable.")
+        ] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
-        """Copy the notes of FOLDER into the store; a re-run writes only new and changed notes."""
+        """Sync the notes of FOLDER into the store: new and changed notes written, notes gone archived."""
         console = cli.console_err()
         progress = Progress(
             TextColumn("{task.description}"),
@@ -141,19 +431,21 @@ def register(app: typer.Typer) -> None:
         )
         task = progress.add_task(f"Ingesting {folder}", total=None)
         with cli.reported():
+            if hard and not delete_missing:
+                msg = "--hard deletes the missing notes for good: pass it with --delete-missing"
+                raise UsageError(msg)
             source = MarkdownFolder(folder, ignore=ignore or (), max_file_bytes=max_file_bytes)
             with cli.open_memory(db, embedder) as mem, progress:
                 report = ingest_folder(
                     mem,
                     source,
+                    delete_missing=delete_missing,
+                    hard=hard,
                     on_start=lambda total: progress.update(task, total=total),
                     on_batch=lambda n: progress.advance(task, n),
                 )
-        line = (
-            f"Ingested {folder} into {db}: {report.scanned} notes scanned, {report.new} new, "
-            f"{report.updated} updated, {report.unchanged} unchanged, {report.skipped} skipped; "
-            f"{report.links} wikilink edges."
-        )
-        if report.bad_frontmatter:
-            line += f" {report.bad_frontmatter} read without their malformed frontmatter."
-        cli.console_out().print(Text(line), soft_wrap=True)
+        if as_json:
+            data = {"folder": source.key, "db": str(db), **dataclasses.asdict(report)}
+            typer.echo(json.dumps(data, ensure_ascii=False))
+            return
+        cli.console_out().print(Text(_line(folder, db, report)), soft_wrap=True)

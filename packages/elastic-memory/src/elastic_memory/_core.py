@@ -7,19 +7,21 @@ import contextlib
 import dataclasses
 import errno
 import inspect
+import itertools
 import json
 import logging
 import os
 import stat
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from . import _dump
 from . import _validate as v
 from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
@@ -123,6 +125,27 @@ def _kind(path: Path, doing: str) -> str | None:
         msg = f"cannot {doing} {path}: {e.strerror or e}; check the path and its permissions"
         raise StorageError(msg) from e
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _json_lines(source: Path) -> Generator[tuple[int, Any]]:
+    """The non-blank lines of an export, parsed, numbered; a :class:`UsageError` names a line that is not JSON."""
+    try:
+        fh = source.open("rb")
+    except OSError as e:
+        msg = f"cannot read {source}: {e.strerror or e}; check that the file is readable"
+        raise StorageError(msg) from e
+    with fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield line_no, json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                msg = f"{source}:{line_no}: not UTF-8 text; pass an export made by export_jsonl(); nothing was imported"
+                raise UsageError(msg) from e
+            except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
+                msg = f"{source}:{line_no}: not JSON ({e}); nothing was imported"
+                raise UsageError(msg) from e
 
 
 def _export_error(target: Path, error: OSError) -> StorageError:
@@ -548,13 +571,13 @@ class MemoryCore:
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one memory; see :meth:`AsyncMemory.remember`."""
         given = fields.get("id") is not None
-        return (await self._write_rows([self.make_row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
+        return (await self.write_rows([self.make_row(content, fields)], dedupe=[dedupe and not given], flag=dedupe))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
         rows, per_row = self.rows_of(items, dedupe)
         given = self.supplied_vectors(vectors, len(rows))
-        return await self._write_rows(rows, dedupe=per_row, flag=dedupe, vectors=given)
+        return await self.write_rows(rows, dedupe=per_row, flag=dedupe, vectors=given)
 
     @staticmethod
     def supplied_vectors(vectors: Any, count: int) -> list[F32 | None] | None:
@@ -606,9 +629,9 @@ class MemoryCore:
     async def write_entries(self, entries: Sequence[Any]) -> list[MemoryId]:
         """Write validated :class:`~elastic_memory.federation.Entry` values, ids kept, in one transaction."""
         rows = [self.make_row(e.content, {k: val for k, val in e.fields().items() if k != "content"}) for e in entries]
-        return await self._write_rows(rows, dedupe=[bool(e.dedupe) for e in entries])
+        return await self.write_rows(rows, dedupe=[bool(e.dedupe) for e in entries])
 
-    async def _write_rows(
+    async def write_rows(
         self,
         rows: list[dict[str, Any]],
         *,
@@ -616,12 +639,14 @@ class MemoryCore:
         flag: Any = True,
         mode: WriteMode = "upsert",
         vectors: list[Any] | None = None,
+        pin: EmbeddingPin | None = None,
     ) -> list[MemoryId]:
         """Embed (unless ``vectors`` are given) and write ``rows``; ``dedupe[i]`` per row.
 
         A vector given for a row is stored as it is (the caller vouches that it comes from the
         database's model); without an embedder, given vectors pin an unpinned database to
-        :data:`SUPPLIED` and rows without one are stored without a vector.
+        ``pin`` (an export's model) or else :data:`SUPPLIED`, and rows without one are stored
+        without a vector.
         """
         if not isinstance(flag, bool):
             msg = f"dedupe must be True or False, got {flag!r}"
@@ -630,7 +655,7 @@ class MemoryCore:
             return []
         embedder = await self.embedder()
         vectors = list(vectors) if vectors is not None else [None] * len(rows)
-        pin = self.pin_for(embedder) if embedder is not None else None
+        pin = self.pin_for(embedder) if embedder is not None else pin
         first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
         if pin is None and first is not None:
             pin = EmbeddingPin(SUPPLIED, int(first.shape[0]), SUPPLIED)
@@ -873,10 +898,11 @@ class MemoryCore:
 
     # ----------------------------------------------------------- export/import
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Write every memory (hidden ones too) as one JSON object per line; returns the count.
+        """Write the whole store as JSON lines (format 2, see :mod:`._dump`); returns the number of memories.
 
-        The lines go to ``<path>.partial``, renamed over ``path`` once all are written; on any
-        failure that file is removed and ``path`` is left as it was.
+        One snapshot is read, so the file is consistent while writers go on. The lines go to
+        ``<path>.partial``, renamed over ``path`` once all are written; on any failure that
+        file is removed and ``path`` is left as it was.
         """
         target = _file_path(path, "export to")
         if _kind(target, "export to") == "dir":
@@ -885,19 +911,15 @@ class MemoryCore:
         if _kind(target.parent, "export to") != "dir":
             msg = f"cannot export to {target}: the folder {target.parent} does not exist"
             raise UsageError(msg)
-        pin = self.store.pin
-        model = {"model_id": pin.model_id, "dimension": pin.dimension, "family": pin.family} if pin else None
-        count = 0
+        if not isinstance(vectors, bool):
+            msg = f"vectors must be True or False, got {vectors!r}"
+            raise UsageError(msg)
         tmp = target.with_name(target.name + ".partial")
         try:
             with tmp.open("w", encoding="utf-8") as fh:
-                async for record, vector in self.store.iter_records():
-                    data = record.to_dict()
-                    if vectors and vector is not None:
-                        data["vector"] = [float(x) for x in vector]
-                        data["vector_model"] = model
-                    fh.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
-                    count += 1
+                async with self.store.snapshot() as snap:
+                    engine, pin = self.store.capabilities.engine, self.store.pin
+                    count = await _dump.write_export(snap, fh, backend=engine, pin=pin, vectors=vectors)
             tmp.replace(target)
         except OSError as e:
             raise _export_error(target, e) from e
@@ -907,58 +929,89 @@ class MemoryCore:
         return count
 
     async def import_jsonl(self, path: Any, *, batch: int = 500) -> ImportReport:
-        """Read an export back, ids and times included (upsert by id); one transaction per batch."""
+        """Read an export back, ids and times included (an upsert); one transaction per batch.
+
+        The whole file is checked before anything is written: a bad line or a file cut short
+        changes nothing. Format 2 files carry every table; format 1 files (memories only)
+        still import.
+        """
         source = _file_path(path, "import from")
         if _kind(source, "import from") != "file":
             msg = f"{source} is not a file; pass the path of a JSONL export"
             raise UsageError(msg)
+        with contextlib.closing(_json_lines(source)) as lines:
+            first = next(lines, None)
+        if first is not None and isinstance(first[1], dict) and first[1].get("record") == "header":
+            return await self._import_v2(source, first)
+        return await self._import_v1(source, batch)
+
+    async def _import_v2(self, source: Path, header: tuple[int, Any]) -> ImportReport:
+        data = header[1]
+        if data.get("format") != _dump.FORMAT or data.get("version") != _dump.VERSION:
+            msg = (
+                f"{source}:{header[0]}: an export of format {data.get('format')!r} version {data.get('version')!r}; "
+                f"this release reads {_dump.FORMAT!r} versions 1 and 2: upgrade elastic-memory to import it"
+            )
+            raise UsageError(msg)
+        where = lambda n: f"{source}:{n}"  # noqa: E731 - a name for the two passes
+        try:
+            importer = _dump.Importer(self, data, where=where)
+            checker = _dump.Checker(self, where=where)
+            with contextlib.closing(_json_lines(source)) as lines:
+                for line_no, record in itertools.islice(lines, 1, None):
+                    checker.check(line_no, record)
+            checker.done(source)
+        except UsageError:
+            raise
+        except ValueError as e:
+            msg = f"{e}; nothing was imported"
+            raise UsageError(msg) from e
+        with contextlib.closing(_json_lines(source)) as lines:
+            for line_no, record in itertools.islice(lines, 1, None):
+                await importer.add(line_no, record)
+        totals = await importer.finish()
+        total = totals.created + totals.updated + totals.duplicates
+        return ImportReport(totals.created, totals.updated, totals.duplicates, total, dict(totals.records))
+
+    async def _import_v1(self, source: Path, batch: int) -> ImportReport:
+        embedder = await self.embedder()
+        family = embedder.family if embedder is not None else None
+        with contextlib.closing(_json_lines(source)) as lines:
+            for line_no, data in lines:  # the whole file first: a bad line writes nothing
+                self._v1_row(source, line_no, data, family)
         created = updated = dup = 0
         pending: list[dict[str, Any]] = []
         pending_vectors: list[Any] = []
 
-        embedder = await self.embedder()
-        family = embedder.family if embedder is not None else None
-
         async def flush() -> None:
             nonlocal created, updated, dup
-            ids = await self._write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=pending_vectors)
+            ids = await self.write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=pending_vectors)
             created += sum(i.status == "created" for i in ids)
             updated += sum(i.status == "updated" for i in ids)
             dup += sum(i.status == "duplicate" for i in ids)
             pending.clear()
             pending_vectors.clear()
 
-        try:
-            fh = source.open("rb")
-        except OSError as e:
-            msg = f"cannot read {source}: {e.strerror or e}; check that the file is readable"
-            raise StorageError(msg) from e
-        with fh:
-            for line_no, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    data = json.loads(raw.decode("utf-8"))
-                except UnicodeDecodeError as e:
-                    msg = f"{source}:{line_no}: not UTF-8 text; pass a JSONL export made by export_jsonl()"
-                    raise UsageError(msg) from e
-                except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
-                    msg = f"{source}:{line_no}: not JSON ({e}); nothing from this batch was written"
-                    raise UsageError(msg) from e
-                try:
-                    row, vector = self._import_row(data, family)
-                except (ValueError, KeyError, TypeError, RecursionError) as e:
-                    msg = f"{source}:{line_no}: not a memory record ({e}); nothing from this batch was written"
-                    raise UsageError(msg) from e
+        with contextlib.closing(_json_lines(source)) as lines:
+            for line_no, data in lines:
+                row, vector = self._v1_row(source, line_no, data, family)
                 pending.append(row)
                 pending_vectors.append(vector)
                 if len(pending) >= batch:
                     await flush()
         if pending:
             await flush()
-        return ImportReport(created, updated, dup, created + updated + dup)
+        total = created + updated + dup
+        return ImportReport(created, updated, dup, total, {"memory": total} if total else {})
 
-    def _import_row(self, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
+    def _v1_row(self, source: Path, line_no: int, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
+        try:
+            return self.import_row(data, family)
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
+            msg = f"{source}:{line_no}: not a memory record ({e}); nothing was imported"
+            raise UsageError(msg) from e
+
+    def import_row(self, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
         """A row to write, and the exported vector if it is of ``family`` (else it is re-embedded)."""
         if not isinstance(data, dict):
             msg = f"a JSON object per line is expected, got a JSON {type(data).__name__}"

@@ -10,6 +10,11 @@ was wrong (:class:`~elastic_memory.UsageError`) or 1 when something failed::
     $ elastic-memory demo
     $ elastic-memory add "The user's dog is called Biscuit." --tag pets --type semantic
     $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets
+    $ elastic-memory list --filter tags=pets --state all
+    $ elastic-memory forget 3f2a... && elastic-memory restore 3f2a...
+    $ elastic-memory facts set user.dog_name Biscuit
+    $ elastic-memory graph path user "Acme Robotics"
+    $ elastic-memory backup memory.db backup.db
     $ elastic-memory export memories.jsonl --vectors
     $ elastic-memory quarantine list
 """
@@ -35,7 +40,17 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, _cli_ingest, _cli_quarantine, _cli_repair
+from . import (
+    __version__,
+    _cli_backup,
+    _cli_facts,
+    _cli_graph,
+    _cli_ingest,
+    _cli_lessons,
+    _cli_memories,
+    _cli_quarantine,
+    _cli_repair,
+)
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from ._validate import build_row
@@ -73,6 +88,10 @@ app = typer.Typer(
 DbOption = Annotated[
     Path,
     typer.Option("--db", envvar=DB_ENV, show_envvar=True, help="The SQLite file that holds the memories."),
+]
+AgentOption = Annotated[
+    str,
+    typer.Option("--agent", help="The agent whose data this is (each agent has its own facts, lessons and graph)."),
 ]
 EmbedderOption = Annotated[
     EmbedderChoice,
@@ -178,7 +197,7 @@ def _note(message: str) -> None:
     console_err().print(Text(message, style="yellow"), soft_wrap=True)
 
 
-def _human_bytes(size: int) -> str:
+def human_bytes(size: int) -> str:
     value = float(size)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if value < 1024 or unit == "GiB":
@@ -274,7 +293,7 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
     return filters or None
 
 
-def _parse_metadata(text: str | None) -> dict[str, Any] | None:
+def parse_metadata(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
@@ -310,12 +329,15 @@ def hit_to_dict(hit: Hit, rank: int) -> dict[str, Any]:
 def _hits_table(hits: Sequence[Hit], title: str) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", expand=False)
     table.add_column("#", justify="right", style="dim")
-    table.add_column("score", justify="right")
-    table.add_column("type", style="cyan")
-    table.add_column("content", ratio=1)
+    table.add_column("id", style="dim", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("type", style="cyan", no_wrap=True)
+    table.add_column("content", ratio=1, min_width=20)
     table.add_column("tags", style="magenta")
     for rank, hit in enumerate(hits, start=1):
-        table.add_row(str(rank), _score(hit.score), hit.type.value, Text(hit.content), Text(", ".join(hit.tags)))
+        table.add_row(
+            str(rank), hit.id, _score(hit.score), hit.type.value, Text(hit.content), Text(", ".join(hit.tags))
+        )
     return table
 
 
@@ -332,7 +354,7 @@ def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
         ("vectors", str(stats["vectors"])),
         ("vector index", str(stats["vector_index"])),
         ("embedding model", model),
-        ("db size", _human_bytes(int(stats["db_size_bytes"]))),
+        ("db size", human_bytes(int(stats["db_size_bytes"]))),
     ]
     if brief:
         return rows
@@ -416,7 +438,7 @@ def add(
 ) -> None:
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
     with reported():
-        fields = _parse_metadata(metadata)
+        fields = parse_metadata(metadata)
         # checked before the store is opened, so bad input never creates an empty database file
         build_row(
             text,
@@ -505,7 +527,7 @@ def export(
     vectors: Annotated[bool, typer.Option(help="Include each memory's vector (no re-embedding on import).")] = False,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
-    """Write every memory (hidden ones too) to PATH as JSON lines, losslessly."""
+    """Write the whole store to PATH as JSON lines: memories (hidden ones too), turns, facts with history, the graph."""
     with reported(), open_memory(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
         count = mem.export_jsonl(path, vectors=vectors)
     extra = " with their vectors" if vectors else ""
@@ -527,10 +549,12 @@ def import_(
             records = sum(1 for line in fh if line.strip())
         with open_memory(db, embedder) as mem, _spinner(f"Importing {records} records from {path} into {db}"):
             report = mem.import_jsonl(path)
+    others = ", ".join(f"{n} {kind}" for kind, n in report.records.items() if kind != "memory")
     console_out().print(
         Text(
             f"Imported {report.total} memories into {db}: {report.created} created, "
-            f"{report.updated} updated, {report.duplicates} duplicates."
+            f"{report.updated} updated, {report.duplicates} duplicates"
+            + (f"; and {others} records." if others else ".")
         ),
         soft_wrap=True,
     )
@@ -800,7 +824,12 @@ def demo(
 
 
 _cli_ingest.register(app)
+_cli_memories.register(app)
+_cli_facts.register(app)
+_cli_lessons.register(app)
+_cli_graph.register(app)
 _cli_quarantine.register(app)
+_cli_backup.register(app)
 _cli_repair.register(app)
 
 

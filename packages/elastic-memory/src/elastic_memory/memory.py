@@ -15,9 +15,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import _runner
+from . import _paging, _runner
 from ._core import EmbedderSpec, MemoryCore
 from ._ops import MemoryOps
+from ._paging import Page
 from ._validate import check_k as v_limit
 from .config import RecallConfig
 from .context import ContextPlan
@@ -398,11 +399,20 @@ class AsyncMemory(_Facade):
         return Memory(self._ops)
 
     async def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
-        """Write every memory as JSON lines (lossless); returns the count."""
+        """Write the whole store as JSON lines; returns the number of memories.
+
+        Every table's user data goes: memories (hidden ones too; ``vectors=True`` adds their
+        vectors), turns, sessions, facts with their history, quarantine, the graph and memory
+        edges, read from one snapshot (consistent while writers go on).
+        """
         return await _runner.arun(self._ops.export_jsonl(path, vectors=vectors))
 
     async def import_jsonl(self, path: str | Path) -> ImportReport:
-        """Read an export back (ids, times and counters kept; upsert by id)."""
+        """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
+
+        One transaction per batch of records; a bad line names itself and rolls back only its
+        batch. Files from earlier releases (memories only) still import.
+        """
         return await _runner.arun(self._ops.import_jsonl(path))
 
     # ------------------------------------------------------------- memory loop
@@ -481,6 +491,24 @@ class AsyncMemory(_Facade):
     async def discard_quarantined(self, item_id: int) -> None:
         """Delete a quarantined item for good."""
         await _runner.arun(self._core.loop.discard_quarantined(item_id))
+
+    # Last in the class: below it, ``list`` would name this method, not the builtin.
+    async def list(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        state: str = "live",
+        limit: int = 50,
+        after: str | None = None,
+    ) -> Page:
+        """Every memory, page by page in the order written (ids included, no access recorded).
+
+        ``filters`` as :meth:`recall`'s; ``state`` is ``"live"`` (recall's memories),
+        ``"archived"``, ``"deleted"`` (soft-deleted) or ``"all"`` (expired ones too).
+        ``limit`` (1 to 1000) records a page; pass a page's ``next`` as ``after`` for the
+        next one. In a federation (:meth:`for_agent`) it lists the private tier.
+        """
+        return await _runner.arun(_paging.list_page(self._core, filters, state=state, limit=limit, after=after))
 
 
 class Memory(_Facade):
@@ -796,11 +824,20 @@ class Memory(_Facade):
         return _runner.run(self._ops.vectors(ids), "vectors")
 
     def export_jsonl(self, path: str | Path, *, vectors: bool = False) -> int:
-        """Write every memory as JSON lines (lossless); returns the count."""
+        """Write the whole store as JSON lines; returns the number of memories.
+
+        Every table's user data goes: memories (hidden ones too; ``vectors=True`` adds their
+        vectors), turns, sessions, facts with their history, quarantine, the graph and memory
+        edges, read from one snapshot (consistent while writers go on).
+        """
         return _runner.run(self._ops.export_jsonl(path, vectors=vectors), "export_jsonl")
 
     def import_jsonl(self, path: str | Path) -> ImportReport:
-        """Read an export back (ids, times and counters kept; upsert by id)."""
+        """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
+
+        One transaction per batch of records; a bad line names itself and rolls back only its
+        batch. Files from earlier releases (memories only) still import.
+        """
         return _runner.run(self._ops.import_jsonl(path), "import_jsonl")
 
     # ------------------------------------------------------------- memory loop
@@ -879,6 +916,24 @@ class Memory(_Facade):
     def discard_quarantined(self, item_id: int) -> None:
         """Delete a quarantined item for good."""
         _runner.run(self._core.loop.discard_quarantined(item_id), "discard_quarantined")
+
+    # Last in the class: below it, ``list`` would name this method, not the builtin.
+    def list(
+        self,
+        filters: dict[str, Any] | None = None,
+        *,
+        state: str = "live",
+        limit: int = 50,
+        after: str | None = None,
+    ) -> Page:
+        """Every memory, page by page in the order written (ids included, no access recorded).
+
+        ``filters`` as :meth:`recall`'s; ``state`` is ``"live"`` (recall's memories),
+        ``"archived"``, ``"deleted"`` (soft-deleted) or ``"all"`` (expired ones too).
+        ``limit`` (1 to 1000) records a page; pass a page's ``next`` as ``after`` for the
+        next one. In a federation (:meth:`for_agent`) it lists the private tier.
+        """
+        return _runner.run(_paging.list_page(self._core, filters, state=state, limit=limit, after=after), "list")
 
     # ---- end of generated code ----
 

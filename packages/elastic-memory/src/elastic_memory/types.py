@@ -199,12 +199,17 @@ class PruneReport:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import wrote."""
+    """What an import wrote: memories created, updated or deduplicated, and rows per record type.
+
+    ``records`` counts the file's records by type (``"memory"``, ``"turn"``, ``"fact"``,
+    ``"entity"``, ...), each imported (written or found already there).
+    """
 
     created: int
     updated: int
     duplicates: int
     total: int
+    records: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

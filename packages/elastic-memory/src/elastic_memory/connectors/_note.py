@@ -71,8 +71,11 @@ class Parsed:
     title: Counter[str] | None = None
 
 
-def parse_note(rel_path: str, data: bytes, mtime_ns: int, size: int) -> Parsed:
-    """Parse one file's bytes into a note (binary or non-UTF-8 bytes give no note)."""
+def parse_note(rel_path: str, data: bytes, mtime_ns: int, size: int, *, counters: bool = True) -> Parsed:
+    """Parse one file's bytes into a note (binary or non-UTF-8 bytes give no note).
+
+    ``counters=False`` leaves out the token counts that only a folder search needs.
+    """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -102,4 +105,6 @@ def parse_note(rel_path: str, data: bytes, mtime_ns: int, size: int) -> Parsed:
         mtime_ns=mtime_ns,
         size=size,
     )
+    if not counters:
+        return Parsed(mtime_ns, size, note, bad)
     return Parsed(mtime_ns, size, note, bad, Counter(_rank.tokens(body)), Counter(_rank.tokens(title)))

@@ -3,7 +3,8 @@ r"""A folder of Markdown notes (an Obsidian vault, say) as a read-only memory so
 One ``.md``/``.markdown`` file is one note. Its id is a uuid5 of its root-relative POSIX
 path under :data:`NAMESPACE`, so re-reads and ingests (``elastic-memory ingest``) upsert
 instead of duplicating. Each :meth:`MarkdownFolder.notes` or ``search`` restats the tree and
-re-parses only the files whose (mtime, size) changed.
+re-parses only the files whose (mtime, size) changed; :meth:`MarkdownFolder.iter_notes`
+streams the notes without keeping any (what an ingest reads).
 
 >>> import pathlib, tempfile
 >>> with tempfile.TemporaryDirectory() as vault:
@@ -25,7 +26,7 @@ import stat
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -122,6 +123,11 @@ class MarkdownFolder:
         return self._scope
 
     @property
+    def key(self) -> str:
+        """The folder's absolute path, symlinks resolved: what ingested notes record as ``source_folder``."""
+        return str(self._root.resolve())
+
+    @property
     def pool(self) -> str | None:
         """The pool the folder's hits carry (``None`` unless the scope is shared)."""
         return self._pool
@@ -140,6 +146,25 @@ class MarkdownFolder:
     def notes(self) -> list[Note]:
         """Every note, by path; ``[]`` when the root is gone (see :meth:`health_check`)."""
         return [e.note for e in self._scan() if e.note is not None]
+
+    def iter_notes(self) -> Iterator[tuple[FileRef, Note | None]]:
+        """Every note file by path with its note, read one at a time and kept nowhere.
+
+        The note is ``None`` for a file that was skipped (too large, binary, unreadable or
+        now a symlink). :attr:`scan_report` holds the tally once the iteration ends.
+
+        Raises:
+            OSError: The root cannot be opened (nothing below it raises).
+        """
+        tally = Tally()
+        for ref in walk(str(self._root), self._extensions, self._ignore, tally):
+            entry = self._read(ref, tally, counters=False)
+            yield ref, None if entry is None else entry.note
+        self._report = ScanReport(**asdict(tally))
+
+    def file_count(self) -> int:
+        """How many note files :meth:`iter_notes` would yield (a walk that reads no file)."""
+        return sum(1 for _ in walk(str(self._root), self._extensions, self._ignore, Tally()))
 
     def get(self, note_id: str) -> Note | None:
         """The note with id ``note_id``, or ``None``."""
@@ -244,23 +269,31 @@ class MarkdownFolder:
             return [fresh[p] for p in sorted(fresh)]
 
     def _load(self, ref: FileRef, tally: Tally) -> Parsed | None:
+        entry = self._cache.get(ref.rel_path)
+        if entry is None or (entry.mtime_ns, entry.size) != (ref.mtime_ns, ref.size):
+            return self._read(ref, tally, counters=True)
+        return self._tallied(entry, tally)
+
+    def _read(self, ref: FileRef, tally: Tally, *, counters: bool) -> Parsed | None:
+        """Read and parse one file, counting what happened (``None``: too large or unreadable)."""
         if ref.size > self._max:
             tally.skipped_large += 1
             return None
-        entry = self._cache.get(ref.rel_path)
-        if entry is None or (entry.mtime_ns, entry.size) != (ref.mtime_ns, ref.size):
-            try:
-                data, mtime_ns, size = read_note(ref, self._max)
-            except OSError as e:
-                if e.errno == errno.ELOOP:
-                    tally.skipped_symlink += 1
-                else:
-                    tally.errors += 1
-                return None
-            if len(data) > self._max:
-                tally.skipped_large += 1
-                return None
-            entry = parse_note(ref.rel_path, data, mtime_ns, size)
+        try:
+            data, mtime_ns, size = read_note(ref, self._max)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                tally.skipped_symlink += 1
+            else:
+                tally.errors += 1
+            return None
+        if len(data) > self._max:
+            tally.skipped_large += 1
+            return None
+        return self._tallied(parse_note(ref.rel_path, data, mtime_ns, size, counters=counters), tally)
+
+    @staticmethod
+    def _tallied(entry: Parsed, tally: Tally) -> Parsed:
         if entry.note is None:
             tally.skipped_binary += 1
         else:

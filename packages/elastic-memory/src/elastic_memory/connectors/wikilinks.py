@@ -11,6 +11,7 @@ with or without the extension. Ambiguous, dangling and self links are counted, n
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import re
 from collections.abc import Awaitable, Sequence
@@ -21,12 +22,22 @@ from typing import Protocol
 from ..errors import UsageError
 from ..types import Edge
 from ._text import mask_code
-from .markdown import MarkdownFolder, Note
+from .markdown import MarkdownFolder
 
-__all__ = ["SOURCE", "EdgeIndexReport", "EdgeSink", "Link", "WikilinkEdgeExtractor", "parse_links"]
+__all__ = [
+    "SOURCE",
+    "EdgeIndexReport",
+    "EdgeSink",
+    "Link",
+    "LinkIndex",
+    "WikilinkEdgeExtractor",
+    "parse_links",
+    "source_of",
+]
 
-#: The ``source`` of every wikilink edge: :meth:`WikilinkEdgeExtractor.reindex` rewrites exactly these.
+#: The prefix of every wikilink edge's ``source`` (see :func:`source_of`).
 SOURCE = "wikilinks"
+_MAX_SOURCE = 1_000  # an edge's source, at most (graph tables)
 _LINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 
 
@@ -86,8 +97,74 @@ class EdgeSink(Protocol):
         ...
 
 
+class LinkIndex:
+    """The names and wikilinks of a folder's notes, gathered one note at a time, then resolved.
+
+    Only each note's path key and its links are kept, never its text, so an ingest can gather
+    them while it streams the folder, under the ids the store holds (a renamed note keeps its
+    old id).
+    """
+
+    def __init__(self, extensions: tuple[str, ...]) -> None:
+        self._extensions = extensions
+        self._by_path: dict[str, list[str]] = {}
+        self._by_name: dict[str, list[str]] = {}
+        self._links: list[tuple[str, str, bool]] = []
+        self._notes = 0
+        self._self_links = 0
+
+    def add(self, rel_path: str, node_id: str, content: str) -> None:
+        """Gather the note at ``rel_path``, stored as ``node_id``, and the links of its ``content``."""
+        self._notes += 1
+        stem = _strip_ext(rel_path, self._extensions).casefold()
+        self._by_path.setdefault(stem, []).append(node_id)
+        self._by_name.setdefault(stem.rsplit("/", 1)[-1], []).append(node_id)
+        for link in parse_links(content):
+            key = _strip_ext(link.target.replace("\\", "/").strip("/"), self._extensions).casefold()
+            if key:
+                self._links.append((node_id, key, link.embed))
+            else:
+                self._self_links += 1
+
+    def resolve(self, source: str) -> tuple[list[Edge], EdgeIndexReport]:
+        """Every gathered link resolved among the gathered notes, as edges of ``source``."""
+        edges: dict[tuple[str, str, str], Edge] = {}
+        resolved = dangling = ambiguous = 0
+        self_links = self._self_links
+        for src, key, embed in self._links:
+            matches = (self._by_path if "/" in key else self._by_name).get(key, [])
+            if not matches:
+                dangling += 1
+            elif len(matches) > 1:
+                ambiguous += 1
+            elif matches[0] == src:
+                self_links += 1
+            else:
+                resolved += 1
+                relation = "embeds" if embed else "references"
+                edges.setdefault((src, matches[0], relation), Edge(src, matches[0], relation, source, 1.0))
+        found = len(self._links) + self._self_links
+        return list(edges.values()), EdgeIndexReport(self._notes, found, resolved, dangling, ambiguous, self_links)
+
+
+def source_of(folder: MarkdownFolder) -> str:
+    """The edge ``source`` of ``folder``'s wikilinks: ``"wikilinks:<folder path>"``, one per folder.
+
+    Two folders ingested into one store each rewrite only their own links. A path too long
+    for an edge's source is replaced by its SHA-256.
+    """
+    source = f"{SOURCE}:{folder.key}"
+    if len(source) > _MAX_SOURCE:
+        source = f"{SOURCE}:sha256:{hashlib.sha256(folder.key.encode('utf-8', 'surrogateescape')).hexdigest()}"
+    return source
+
+
 class WikilinkEdgeExtractor:
-    """The wikilinks of a :class:`MarkdownFolder` as ``references``/``embeds`` edges between note ids."""
+    """The wikilinks of a :class:`MarkdownFolder` as ``references``/``embeds`` edges between note ids.
+
+    The edges' source is :func:`source_of` the folder, so reindexing one folder leaves the
+    links of every other folder in the store as they are.
+    """
 
     def __init__(self, folder: MarkdownFolder) -> None:
         if not isinstance(folder, MarkdownFolder):
@@ -95,47 +172,27 @@ class WikilinkEdgeExtractor:
             raise UsageError(msg)
         self._folder = folder
 
+    @property
+    def source(self) -> str:
+        """The ``source`` of the edges written (:func:`source_of` the folder)."""
+        return source_of(self._folder)
+
     def scan(self) -> tuple[list[Edge], EdgeIndexReport]:
-        """Read the folder's notes and resolve every link (no writes)."""
-        notes = self._folder.notes()
-        by_path: dict[str, list[Note]] = {}
-        by_name: dict[str, list[Note]] = {}
-        for note in notes:
-            stem = _strip_ext(note.rel_path, self._extensions()).casefold()
-            by_path.setdefault(stem, []).append(note)
-            by_name.setdefault(stem.rsplit("/", 1)[-1], []).append(note)
-        edges: dict[tuple[str, str, str], Edge] = {}
-        found = resolved = dangling = ambiguous = self_links = 0
-        for note in notes:
-            for link in parse_links(note.content):
-                found += 1
-                key = _strip_ext(link.target.replace("\\", "/").strip("/"), self._extensions()).casefold()
-                if not key:
-                    self_links += 1
-                    continue
-                matches = (by_path if "/" in key else by_name).get(key, [])
-                if not matches:
-                    dangling += 1
-                elif len(matches) > 1:
-                    ambiguous += 1
-                elif matches[0].id == note.id:
-                    self_links += 1
-                else:
-                    resolved += 1
-                    relation = "embeds" if link.embed else "references"
-                    edge = Edge(note.id, matches[0].id, relation, SOURCE, 1.0)
-                    edges.setdefault((edge.src_id, edge.dst_id, relation), edge)
-        report = EdgeIndexReport(len(notes), found, resolved, dangling, ambiguous, self_links)
-        return list(edges.values()), report
+        """Read the folder's notes and resolve every link between their folder ids (no writes)."""
+        index = LinkIndex(self._folder.extensions)
+        for _, note in self._folder.iter_notes():
+            if note is not None:
+                index.add(note.rel_path, note.id, note.content)
+        return index.resolve(self.source)
 
     def reindex(self, sink: EdgeSink) -> EdgeIndexReport:
-        """Rewrite the whole ``"wikilinks"`` edge set of a sync ``sink`` (such as ``Memory.graph``).
+        """Rewrite the folder's whole edge set in a sync ``sink`` (such as ``Memory.graph``).
 
         Raises:
             UsageError: The sink is async (use :meth:`areindex`).
         """
         edges, report = self.scan()
-        written = sink.replace_source(SOURCE, edges)
+        written = sink.replace_source(self.source, edges)
         if inspect.isawaitable(written):
             if inspect.iscoroutine(written):
                 written.close()  # never started: no "never awaited" warning
@@ -144,15 +201,12 @@ class WikilinkEdgeExtractor:
         return _written(report, written)
 
     async def areindex(self, sink: EdgeSink) -> EdgeIndexReport:
-        """Rewrite the whole ``"wikilinks"`` edge set of a sink, sync or async (``AsyncMemory.graph``)."""
+        """Rewrite the folder's whole edge set in a sink, sync or async (``AsyncMemory.graph``)."""
         edges, report = self.scan()
-        written = sink.replace_source(SOURCE, edges)
+        written = sink.replace_source(self.source, edges)
         if inspect.isawaitable(written):
             written = await written
         return _written(report, written)
-
-    def _extensions(self) -> tuple[str, ...]:
-        return self._folder.extensions
 
 
 def _strip_ext(path: str, extensions: tuple[str, ...]) -> str:

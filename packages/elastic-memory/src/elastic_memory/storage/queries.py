@@ -25,6 +25,7 @@ __all__ = [
     "browse",
     "keyword_search",
     "live_filter",
+    "page",
     "quote_ident",
     "select_rows",
     "tag_counts",
@@ -198,21 +199,38 @@ def _metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
     return _metadata_condition(key, op, operand, alias)
 
 
+#: What :func:`page` lists: live memories (not archived, deleted or expired), archived ones
+#: (not deleted), soft-deleted ones, or every row.
+STATES = ("live", "archived", "deleted", "all")
+
+
+def _state(state: str, now: float, a: str) -> Prepared:
+    """The conditions that select the memories in ``state`` (one of :data:`STATES`)."""
+    if state == "live":
+        return (
+            f'{a}."deleted_at" IS NULL AND {a}."archived" = 0 AND ({a}."expires_at" IS NULL OR {a}."expires_at" > ?)',
+            [now],
+        )
+    if state == "archived":
+        return f'{a}."deleted_at" IS NULL AND {a}."archived" = 1', []
+    if state == "deleted":
+        return f'{a}."deleted_at" IS NOT NULL', []
+    return "", []
+
+
 def live_filter(
-    filters: Filters, *, now: float, alias: str = "m", metadata: MetadataCompiler | None = None
+    filters: Filters, *, now: float, alias: str = "m", metadata: MetadataCompiler | None = None, state: str = "live"
 ) -> Prepared:
     """The WHERE clause (without ``WHERE``) for live memories matching ``filters``.
 
-    ``metadata`` compiles metadata conditions (default: SQLite's JSON functions).
+    ``metadata`` compiles metadata conditions (default: SQLite's JSON functions); ``state``
+    (one of :data:`STATES`) swaps "live" for archived, deleted or every memory, and with
+    ``"all"`` and no filters the clause is empty.
     """
     compile_metadata = metadata or _metadata_node
     a = alias
-    parts = [
-        f'{a}."deleted_at" IS NULL',
-        f'{a}."archived" = 0',
-        f'({a}."expires_at" IS NULL OR {a}."expires_at" > ?)',
-    ]
-    params: list[Any] = [now]
+    first, params = _state(state, now, a)
+    parts = [first] if first else []
     for column, values in (
         ("agent_id", filters.agent_ids),
         ("scope", filters.scopes),
@@ -355,6 +373,21 @@ def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompil
         "ORDER BY m.pinned DESC, m.importance DESC, m.created_at DESC, m.seq DESC LIMIT ?"
     )
     return sql, [*params, limit]
+
+
+def page(
+    filters: Filters,
+    *,
+    state: str,
+    after: int,
+    limit: int,
+    now: float,
+    metadata: MetadataCompiler | None = None,
+) -> Prepared:
+    """Memories in ``state`` matching ``filters`` with a seq above ``after``, oldest first (a keyset page)."""
+    where, params = live_filter(filters, now=now, metadata=metadata, state=state)
+    sql = f"SELECT {columns()} FROM memories AS m WHERE m.seq > ?{' AND ' + where if where else ''} "
+    return sql + "ORDER BY m.seq LIMIT ?", [after, *params, limit]
 
 
 def tag_counts(

@@ -1,7 +1,7 @@
 """The record reads both stores share, written once over each store's SQL dialect.
 
 A store mixes in :class:`RecordReads` and supplies ``_read(sql, params)`` (one statement in its own placeholders,
-its rows), ``clock`` and ``dialect``: the module whose ``select_rows``, ``browse`` and
+its rows), ``clock`` and ``dialect``: the module whose ``select_rows``, ``browse``, ``page`` and
 ``tag_counts`` build its SQL (:mod:`.queries` for SQLite, :mod:`.pg_queries` for
 PostgreSQL). Rows come back in :data:`.queries.COLUMNS` order either way.
 """
@@ -33,13 +33,17 @@ class Dialect(Protocol):
         """Live memories matching ``filters``, pinned first, then by importance, then newest."""
         ...
 
+    def page(self, filters: Filters, *, state: str, after: int, limit: int, now: float) -> Prepared:
+        """Memories in ``state`` matching ``filters`` with a seq above ``after``, by seq."""
+        ...
+
     def tag_counts(self, filters: Filters, *, now: float, prefix: str | None = None) -> Prepared:
         """``(tag, count)`` over live memories matching ``filters``."""
         ...
 
 
 class RecordReads:
-    """``get``, ``records_matching``, ``rows_for``, ``browse`` and ``tag_counts`` for a store."""
+    """``get``, ``records_matching``, ``rows_for``, ``browse``, ``page`` and ``tag_counts`` for a store."""
 
     dialect: ClassVar[Dialect]
     clock: Callable[[], float]
@@ -79,6 +83,11 @@ class RecordReads:
     async def browse(self, filters: Filters, limit: int) -> list[tuple[int, MemoryRecord]]:
         """Live records, pinned first, then by importance, then newest."""
         sql, params = self.dialect.browse(filters, now=self.clock(), limit=limit)
+        return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
+
+    async def page(self, filters: Filters, *, state: str, after: int, limit: int) -> list[tuple[int, MemoryRecord]]:
+        """Up to ``limit`` records in ``state`` matching ``filters`` with a seq above ``after``, by seq."""
+        sql, params = self.dialect.page(filters, state=state, after=after, limit=limit, now=self.clock())
         return [(seq_of(r), record_from_row(r)) for r in await self._read(sql, params)]
 
     async def tag_counts(self, filters: Filters, prefix: str | None = None) -> dict[str, int]:

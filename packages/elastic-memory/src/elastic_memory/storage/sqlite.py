@@ -33,7 +33,7 @@ from ..filters import Filters
 from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
 from . import migrations, readonly, write_plan
 from . import queries as q
-from .backend import Capabilities, EmbeddingPin, Transaction
+from .backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from .driver import Driver, driver
 from .frequent_terms import FrequentTerms
 from .keyword_partitions import KeywordPartitions
@@ -812,6 +812,28 @@ class SQLiteStore(RecordReads):
                 yield record_from_row(row), vecs.get(seq_of(row))
             last = seq_of(rows[-1])
 
+    @contextlib.asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[Snapshot]:
+        """A read transaction on a second, read-only connection: this process's writers go on.
+
+        A store without a file of its own (``:memory:``) reads on its connection and holds
+        the store lock meanwhile.
+        """
+        self._check_open()
+        opener = self._reader()
+        if opener is None:
+            async with self._lock, self._snapshot():
+                yield _SQLiteSnapshot(self, self._conn)
+            return
+        with self._errors("open a snapshot"):
+            conn = await aiosqlite.Connection(opener, iter_chunk_size=256)
+        try:
+            with self._errors("open a snapshot"):
+                await conn.execute("BEGIN")
+            yield _SQLiteSnapshot(self, conn)
+        finally:
+            await conn.close()
+
     async def stats(self) -> dict[str, Any]:
         """Counts, index and file facts."""
         now = self.clock()
@@ -1073,3 +1095,20 @@ def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> 
         return CorruptDatabaseError(msg)
     hint = "check that the folder exists and is writable" if at_open else "nothing was written; retry"
     return StorageError(f"could not {what}: {text}; {hint}")
+
+
+class _SQLiteSnapshot:
+    """Reads on one connection inside its read transaction (see :meth:`SQLiteStore.snapshot`)."""
+
+    def __init__(self, store: SQLiteStore, conn: aiosqlite.Connection) -> None:
+        self._store = store
+        self._conn = conn
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._store._errors("read a snapshot"):
+            return list(await self._conn.execute_fetchall(sql, params))
+
+    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
+        if not seqs or not self._store.has_vec or self._store.pin is None:
+            return {}
+        return {int(r[0]): from_blob(r[1]) for r in await self.fetch(*q.vec_by_rowids(seqs))}

@@ -1,0 +1,239 @@
+"""Copy a store while it is in use: :func:`backup`, and put a copy back: :func:`restore_backup`.
+
+A backup is SQLite's ``VACUUM INTO`` run on a read-only connection: one read transaction,
+so the copy is the store as of one commit even while other connections write (the file is
+in WAL mode, so they are not blocked), with its vectors, keyword indexes and the memory
+loop's tables, compacted. The copy is written to ``DESTINATION.partial``, checked
+(``PRAGMA quick_check``), flushed to disk and only then renamed over ``DESTINATION``: a
+crash leaves the old file or the new one, never half of one.
+
+A restore makes the same kind of copy from a backup file into a store path, after checking
+that the backup is an elastic-memory store this version can open. PostgreSQL stores are
+copied with ``pg_dump`` (or ``export_jsonl``), not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _runner
+from .errors import CorruptDatabaseError, SchemaVersionError, StorageError, UsageError
+from .storage import migrations
+from .storage.driver import driver
+from .storage.postgres import is_url
+
+__all__ = ["BackupReport", "abackup", "arestore_backup", "backup", "restore_backup"]
+
+#: Tables every elastic-memory file has had since schema 1.
+_REQUIRED = ("memories", "embedding_meta")
+_SIDECARS = ("-wal", "-shm", "-journal")
+_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    """What :func:`backup` or :func:`restore_backup` wrote: ``destination`` holds ``memories`` (hidden ones too)."""
+
+    source: str
+    destination: str
+    size_bytes: int
+    memories: int
+    schema_version: int
+
+
+def backup(source: str | Path, destination: str | Path, *, force: bool = False) -> BackupReport:
+    """Copy the store at ``source`` into the file ``destination``: consistent while others write to it.
+
+    The way to copy a live store (copying the file itself is safe only when no process has
+    it open). ``destination`` must not exist unless ``force``; its folder must. Open the copy
+    with :meth:`Memory.open`, or put it back with :func:`restore_backup`.
+
+    Raises:
+        UsageError: A path is wrong (no store at ``source``, a missing folder, ``destination``
+            exists without ``force``, a PostgreSQL URL: use ``pg_dump`` or ``export_jsonl``).
+        CorruptDatabaseError: The copy fails SQLite's integrity check (``destination`` is untouched).
+    """
+    return _runner.run(abackup(source, destination, force=force), "backup")
+
+
+async def abackup(source: str | Path, destination: str | Path, *, force: bool = False) -> BackupReport:
+    """:func:`backup` for async code."""
+    src = _path(source, "source", "back up")
+    dst = _path(destination, "destination", "back up")
+    return await _runner.arun(asyncio.to_thread(_copy, src, dst, force=force, restoring=False))
+
+
+def restore_backup(backup: str | Path, destination: str | Path, *, force: bool = False) -> BackupReport:
+    """Put the backup file ``backup`` in place as the store ``destination``.
+
+    ``backup`` must be an elastic-memory store that passes SQLite's integrity check and is not
+    newer than this version. An existing ``destination`` is replaced only with ``force``:
+    close every process that has it open first. Its stale ``-wal``/``-shm`` files are removed.
+
+    Raises:
+        UsageError: ``backup`` is not an elastic-memory store, ``destination`` exists without
+            ``force``, a folder is missing, or a path is a PostgreSQL URL.
+        SchemaVersionError: ``backup`` was written by a newer elastic-memory.
+        CorruptDatabaseError: ``backup`` fails SQLite's integrity check.
+    """
+    return _runner.run(arestore_backup(backup, destination, force=force), "restore_backup")
+
+
+async def arestore_backup(backup: str | Path, destination: str | Path, *, force: bool = False) -> BackupReport:
+    """:func:`restore_backup` for async code."""
+    src = _path(backup, "backup", "restore")
+    dst = _path(destination, "destination", "restore")
+    return await _runner.arun(asyncio.to_thread(_copy, src, dst, force=force, restoring=True))
+
+
+# ----------------------------------------------------------------------- checks
+def _path(value: Any, name: str, verb: str) -> str:
+    if not isinstance(value, str | Path) or not str(value):
+        msg = f"{name} must be a file path, got {value!r}"
+        raise UsageError(msg)
+    text = os.fspath(value)
+    if is_url(text):
+        msg = (
+            f"cannot {verb} a PostgreSQL store here: use the server's own tools (pg_dump / pg_restore), "
+            "or export_jsonl / import_jsonl (`elastic-memory export` / `import`)"
+        )
+        raise UsageError(msg)
+    if text == ":memory:" or text.startswith("file:"):
+        msg = f"{name} must be the path of a database file, got {text!r}; an in-memory store can use export_jsonl"
+        raise UsageError(msg)
+    return os.path.abspath(os.path.expanduser(text))
+
+
+def _check_paths(src: str, dst: str, *, force: bool, restoring: bool) -> None:
+    what = "backup file" if restoring else "store"
+    if not os.path.isfile(src):
+        msg = f"there is no {what} at {src}" + (
+            ": pass the path of an elastic-memory database file" if not restoring else ""
+        )
+        raise UsageError(msg)
+    folder = os.path.dirname(dst)
+    if not os.path.isdir(folder):
+        msg = f"cannot write {dst}: the folder {folder} does not exist; create it first"
+        raise UsageError(msg)
+    if os.path.isdir(dst):
+        msg = f"{dst} is a folder; pass the path of the file to write, such as {os.path.join(dst, 'memory.db')}"
+        raise UsageError(msg)
+    if os.path.exists(dst) and os.path.samefile(src, dst):
+        msg = f"{src} cannot be copied onto itself; pass another destination"
+        raise UsageError(msg)
+    if os.path.exists(dst) and not force:
+        msg = f"{dst} exists; replace it with force=True (--force on the command line)" + (
+            ", after closing every process that has it open" if restoring else ""
+        )
+        raise UsageError(msg)
+
+
+def _check_store(conn: Any, shown: str, *, restoring: bool) -> int:
+    """The schema version of the open database ``shown``, after checking it is an elastic-memory store."""
+    drv = driver()
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+    except drv.module.DatabaseError as e:
+        msg = (
+            f"{shown} is not an elastic-memory store ({e}); pass the path of one "
+            "(`elastic-memory repair` copies what a damaged store still holds)"
+        )
+        raise UsageError(msg) from e
+    missing = [t for t in _REQUIRED if t not in tables]
+    if version < 1 or missing:
+        msg = f"{shown} is an SQLite file but not an elastic-memory store (no {', '.join(missing) or 'schema version'})"
+        raise UsageError(msg)
+    if restoring and version > migrations.LATEST:
+        msg = (
+            f"{shown} has schema version {version}, newer than this elastic-memory understands "
+            f"({migrations.LATEST}); upgrade elastic-memory to restore it"
+        )
+        raise SchemaVersionError(msg)
+    return version
+
+
+def _quick_check(conn: Any, shown: str) -> None:
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    except driver().module.DatabaseError as e:
+        rows = [str(e)]
+    if rows != ["ok"]:
+        msg = (
+            f"{shown} fails SQLite's integrity check ({'; '.join(rows[:3])}); "
+            "`elastic-memory repair` copies what it still holds"
+        )
+        raise CorruptDatabaseError(msg)
+
+
+# ------------------------------------------------------------------------- copy
+def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
+    _check_paths(src, dst, force=force, restoring=restoring)
+    drv = driver()
+    partial = dst + ".partial"
+    _remove(partial)
+    try:
+        conn = drv.connect(Path(src).as_uri() + "?mode=ro", timeout=_TIMEOUT, uri=True)
+    except drv.module.OperationalError as e:
+        msg = f"cannot open {src} to read it ({e}); check the path and its permissions"
+        raise StorageError(msg) from e
+    except drv.module.DatabaseError as e:  # "file is not a database"
+        msg = f"{src} is not an elastic-memory store ({e}); pass the path of one"
+        raise UsageError(msg) from e
+    try:
+        _check_store(conn, src, restoring=restoring)
+        if restoring:
+            _quick_check(conn, src)
+        try:
+            conn.execute("VACUUM INTO ?", [partial])
+        except drv.module.Error as e:
+            folder = os.path.dirname(dst)
+            msg = f"could not copy {src} to {partial} ({e}); check the free space and permissions of {folder}"
+            raise StorageError(msg) from e
+    finally:
+        conn.close()
+    try:
+        memories, version = _verify(partial)
+        _fsync(partial)
+        for suffix in _SIDECARS:  # another file's WAL beside the new one would be replayed into it
+            _remove(dst + suffix)
+        os.replace(partial, dst)
+        _fsync(os.path.dirname(dst))
+    finally:
+        for leftover in (partial, *(partial + suffix for suffix in _SIDECARS)):
+            _remove(leftover)
+    return BackupReport(src, dst, os.path.getsize(dst), memories, version)
+
+
+def _verify(path: str) -> tuple[int, int]:
+    """``(memories, schema version)`` of the fresh copy at ``path``, after SQLite's integrity check."""
+    conn = driver().connect(Path(path).as_uri() + "?mode=ro", timeout=_TIMEOUT, uri=True)
+    try:
+        _quick_check(conn, path)
+        memories = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        return memories, int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _fsync(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a folder cannot be opened on Windows; the rename is durable there anyway
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)

@@ -1,0 +1,163 @@
+"""``elastic-memory facts get|set|history|forget|list``: an agent's versioned key-value facts.
+
+``set`` supersedes the current version of a key (user-confirmed), ``history`` shows every
+version with when it held, ``forget`` tombstones the key. Each command takes ``--agent``.
+"""
+
+# No `from __future__ import annotations`: the commands are defined inside register(), and typer
+# must see their annotations (cli's option types) as objects, not as names it cannot resolve.
+
+import dataclasses
+import datetime as dt
+import json
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from .errors import UsageError
+from .types import Fact
+
+__all__ = ["fact_to_dict", "register"]
+
+
+def fact_to_dict(fact: Fact) -> dict[str, Any]:
+    """One fact version as plain JSON data."""
+    data = dataclasses.asdict(fact)
+    data["source"] = fact.source.value
+    return data
+
+
+def _when(ts: float | None) -> str:
+    return "" if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _status(fact: Fact) -> str:
+    if fact.forgotten:
+        return "forgotten"
+    return "current" if fact.invalidated_at is None else "superseded"
+
+
+def _table(facts: list[Fact], title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("key", overflow="fold")
+    table.add_column("value", min_width=12, overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("valid from", no_wrap=True)
+    table.add_column("valid to", no_wrap=True)
+    for f in facts:
+        table.add_row(str(f.id), f.key, Text(f.value), _status(f), _when(f.valid_from), _when(f.valid_to))
+    return table
+
+
+def _as_of(value: str | None) -> float | str | None:
+    """``--as-of``: seconds since the epoch, or an ISO date the library parses."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``facts`` commands to the ``elastic-memory`` app."""
+    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
+
+    group = typer.Typer(help="An agent's versioned facts: get, set, history, forget, list.", no_args_is_help=True)
+    app.add_typer(group, name="facts")
+    Key = Annotated[str, typer.Argument(metavar="KEY", help="A dotted key, such as user.dog_name.")]
+    JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+    def show(facts: list[Fact], title: str, as_json: bool) -> None:
+        if as_json:
+            for fact in facts:
+                typer.echo(json.dumps(fact_to_dict(fact), ensure_ascii=False, sort_keys=True))
+            return
+        if not facts:
+            cli.console_out().print(Text("No facts.", style="dim"))
+            return
+        cli.console_out().print(_table(facts, title))
+
+    @group.command()
+    def get(
+        key: Key,
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        as_of: Annotated[
+            str | None, typer.Option(metavar="TIME", help="The version that held then: epoch seconds or ISO date.")
+        ] = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show the current value of KEY (or the one that held at --as-of)."""
+        with cli.reported():
+            when = _as_of(as_of)
+            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+                fact = mem.facts.get(key, as_of=when)
+            if fact is None:
+                msg = f"agent {agent!r} has no fact {key!r}" + (" at that time" if as_of else "")
+                raise UsageError(msg)
+        show([fact], f"fact {key}", as_json)
+
+    @group.command("set")
+    def set_(
+        key: Key,
+        value: Annotated[str, typer.Argument(metavar="VALUE", help="The value (text).")],
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        category: Annotated[
+            str | None, typer.Option(help="profile (always shown to the model) or note (shown when relevant).")
+        ] = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Set KEY to VALUE (user-confirmed); the previous version stays in its history."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, agent_id=agent) as mem:
+            fact = mem.facts.set(key, value, category=category)
+        if as_json:
+            show([fact], "", as_json)
+            return
+        cli.console_out().print(
+            Text(f"set {fact.key} = {fact.value} (fact {fact.id}, {fact.category})"), soft_wrap=True
+        )
+
+    @group.command()
+    def history(
+        key: Key,
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show every version of KEY, oldest first."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            facts = mem.facts.history(key)
+        show(facts, f"history of {key}", as_json)
+
+    @group.command()
+    def forget(
+        key: Key,
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        as_json: JsonOption = False,
+    ) -> None:
+        """Tombstone KEY so it is no longer shown (its history stays)."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            done = mem.facts.forget(key)
+        if as_json:
+            typer.echo(json.dumps({"key": key, "forgotten": done}))
+            return
+        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} held no value; nothing to forget"))
+
+    @group.command("list")
+    def list_(
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        category: Annotated[str | None, typer.Option(help="Only profile or only note facts.")] = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show the current facts, most important first."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            facts = mem.facts.list(category=category)
+        show(facts, f"facts of {agent}", as_json)

@@ -1,0 +1,117 @@
+"""``elastic-memory graph entities|neighbors|path``: explore an agent's knowledge graph (``--agent``).
+
+``entities`` lists the most mentioned entities with their ids, ``neighbors NAME`` the
+entities within ``--hops`` relations of NAME, ``path A B`` the shortest chain of relations
+between two entities.
+"""
+
+# No `from __future__ import annotations`: the commands are defined inside register(), and typer
+# must see their annotations (cli's option types) as objects, not as names it cannot resolve.
+
+import dataclasses
+import json
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from .graph.api import Reached
+from .types import Entity
+
+__all__ = ["register"]
+
+
+def _entities_table(entities: list[Entity], title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("name", min_width=12, overflow="fold")
+    table.add_column("type", no_wrap=True)
+    table.add_column("mentions", justify="right", no_wrap=True)
+    table.add_column("aliases", overflow="fold")
+    for e in entities:
+        table.add_row(str(e.id), Text(e.name), e.type, str(e.mention_count), Text(", ".join(e.aliases)))
+    return table
+
+
+def _reached_table(reached: list[Reached], title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("name", "type", "hops", "relation", "path"):
+        table.add_column(column, overflow="fold")
+    for r in reached:
+        table.add_row(Text(r.name), r.type, str(r.hops), r.relation, Text(" → ".join(r.path)))
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``graph`` commands to the ``elastic-memory`` app."""
+    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
+
+    group = typer.Typer(help="An agent's knowledge graph: entities, neighbors, paths.", no_args_is_help=True)
+    app.add_typer(group, name="graph")
+    JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per row, one per line.")]
+
+    def echo_rows(rows: list[Entity] | list[Reached]) -> None:
+        for row in rows:
+            typer.echo(json.dumps(dataclasses.asdict(row), ensure_ascii=False, sort_keys=True))
+
+    @group.command()
+    def entities(
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 50,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show the most mentioned entities first, with their ids."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            found = mem.graph.entities(limit)
+        if as_json:
+            echo_rows(found)
+        elif not found:
+            cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
+        else:
+            cli.console_out().print(_entities_table(found, f"entities of {agent}"))
+
+    @group.command()
+    def neighbors(
+        name: Annotated[str, typer.Argument(metavar="NAME", help="An entity's name or alias.")],
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        hops: Annotated[int, typer.Option(min=1, max=3, help="How many relations away.")] = 1,
+        relation: Annotated[str | None, typer.Option(help="Follow only relations of this type.")] = None,
+        limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 100,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show the entities within --hops relations of NAME (either direction), nearest first."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            found = mem.graph.traverse(name, hops=hops, relation=relation, limit=limit)
+        if as_json:
+            echo_rows(found)
+        elif not found:
+            cli.console_out().print(Text(f"Nothing is related to {name!r} (agent {agent!r}).", style="dim"))
+        else:
+            cli.console_out().print(_reached_table(found, f"within {hops} hop(s) of {name}"))
+
+    @group.command()
+    def path(
+        source: Annotated[str, typer.Argument(metavar="A", help="The entity to start from.")],
+        target: Annotated[str, typer.Argument(metavar="B", help="The entity to reach.")],
+        db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        max_hops: Annotated[int, typer.Option(min=1, max=6, help="The longest chain to look for.")] = 4,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="One JSON object, or null when there is no path.")
+        ] = False,
+    ) -> None:
+        """Show the shortest chain of relations between entities A and B."""
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            found = mem.graph.path(source, target, max_hops=max_hops)
+        if as_json:
+            typer.echo(json.dumps(None if found is None else dataclasses.asdict(found), ensure_ascii=False))
+        elif found is None:
+            cli.console_out().print(
+                Text(f"No path from {source!r} to {target!r} within {max_hops} hops.", style="dim"), soft_wrap=True
+            )
+        else:
+            cli.console_out().print(Text(f"{found.hops} hop(s): " + " → ".join(found.path)), soft_wrap=True)

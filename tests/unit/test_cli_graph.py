@@ -1,0 +1,75 @@
+"""``elastic-memory graph entities|neighbors|path``, through CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from elastic_memory import Memory, cli
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
+    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")  # tables keep each cell on one line
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+def invoke(*args: str | Path) -> Result:
+    return runner.invoke(cli.app, [str(a) for a in args])
+
+
+def ok(*args: str | Path) -> Result:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def graph_db(db: Path) -> Path:
+    """A store whose graph has user -works_at-> Acme Robotics -mentioned_with- Ana -... Lisbon."""
+    with Memory.open(db, embedder=None) as mem:
+        mem.record_turn("I work at Acme Robotics. My sister Ana lives in Lisbon.", "Nice!")
+        mem.drain()
+    return db
+
+
+def test_entities_table_shows_ids_and_names(graph_db: Path) -> None:
+    with Memory.open(graph_db, embedder=None) as mem:
+        acme = mem.graph.entity("Acme Robotics")
+    assert acme is not None
+    out = ok("graph", "entities", "--db", graph_db).stdout
+    assert "Acme Robotics" in out
+    assert str(acme.id) in out
+
+
+def test_entities_of_another_agent_are_empty(graph_db: Path) -> None:
+    assert ok("graph", "entities", "--agent", "nobody", "--db", graph_db, "--json").stdout == ""
+
+
+def test_neighbors_lists_entities_within_hops(graph_db: Path) -> None:
+    rows = [
+        json.loads(line) for line in ok("graph", "neighbors", "user", "--db", graph_db, "--json").stdout.splitlines()
+    ]
+    assert [(r["name"], r["hops"], r["relation"]) for r in rows] == [("Acme Robotics", 1, "works_at")]
+
+
+def test_path_prints_the_chain(graph_db: Path) -> None:
+    out = ok("graph", "path", "user", "Lisbon", "--db", graph_db).stdout
+    assert out.strip() == "2 hop(s): user → Acme Robotics → Lisbon"
+
+
+def test_path_json_is_null_without_a_path(graph_db: Path) -> None:
+    out = ok("graph", "path", "user", "Lisbon", "--max-hops", "1", "--db", graph_db, "--json").stdout
+    assert json.loads(out) is None

@@ -1,0 +1,59 @@
+"""``elastic-memory lessons list|add``, through CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from elastic_memory import Memory, cli
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
+    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")  # tables keep each cell on one line
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+def invoke(*args: str | Path) -> Result:
+    return runner.invoke(cli.app, [str(a) for a in args])
+
+
+def ok(*args: str | Path) -> Result:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_add_prints_id_and_list_shows_it(db: Path) -> None:
+    lesson_id = json.loads(
+        ok("lessons", "add", "Ask before deleting files.", "--db", db, "--embedder", "none", "--json").stdout
+    )["id"]
+    out = ok("lessons", "list", "--db", db).stdout
+    assert lesson_id in out
+    assert "Ask before deleting files." in out
+
+
+def test_list_json_has_one_lesson_per_line(db: Path) -> None:
+    ok("lessons", "add", "Ask first.", "--db", db, "--embedder", "none")
+    ok("lessons", "add", "Cite sources.", "--db", db, "--embedder", "none")
+    rows = [json.loads(line) for line in ok("lessons", "list", "--db", db, "--json").stdout.splitlines()]
+    assert sorted(r["content"] for r in rows) == ["Ask first.", "Cite sources."]
+
+
+def test_lessons_are_per_agent(db: Path) -> None:
+    ok("lessons", "add", "Ask first.", "--agent", "ana", "--db", db, "--embedder", "none")
+    assert "has no lessons" in ok("lessons", "list", "--db", db).stdout
+    with Memory.open(db, embedder=None, agent_id="ana") as mem:
+        assert [r.content for r in mem.lessons.list()] == ["Ask first."]
