@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from ._validate import MAX_CONTENT_CHARS, build_row
@@ -42,8 +41,9 @@ from .types import MemoryRecord
 
 __all__ = ["BATCH", "MISSING_AT", "IngestReport", "ingest_folder", "note_item", "register"]
 
-#: Notes looked up and written together (one ``remember_many`` transaction each).
-BATCH = 500
+#: Notes looked up, embedded and written together: one ``remember_many`` transaction each, so
+#: an interrupted ingest keeps every finished batch, and Ctrl-C waits for one batch at most.
+BATCH = 16
 #: The metadata key a sweep stamps (the time) on the notes it archived or forgot.
 MISSING_AT = "source_missing_at"
 #: Records read per page when listing a folder's notes (whole records: their text too).
@@ -419,31 +419,30 @@ def register(app: typer.Typer) -> None:
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
         """Sync the notes of FOLDER into the store: new and changed notes written, notes gone archived."""
-        console = cli.console_err()
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=not console.is_terminal,
-        )
+        progress = cli.item_progress("notes")
         task = progress.add_task(f"Ingesting {folder}", total=None)
-        with cli.reported():
+        done = [0]
+
+        def advance(n: int) -> None:
+            done[0] += n
+            progress.advance(task, n)
+
+        with cli.reported(), cli.interruptible("notes", lambda: done[0]):
             if hard and not delete_missing:
                 msg = "--hard deletes the missing notes for good: pass it with --delete-missing"
                 raise UsageError(msg)
             source = MarkdownFolder(folder, ignore=ignore or (), max_file_bytes=max_file_bytes)
-            with cli.open_memory(db, embedder) as mem, progress:
-                report = ingest_folder(
-                    mem,
-                    source,
-                    delete_missing=delete_missing,
-                    hard=hard,
-                    on_start=lambda total: progress.update(task, total=total),
-                    on_batch=lambda n: progress.advance(task, n),
-                )
+            with cli.open_memory(db, embedder) as mem:
+                cli.load_model(mem, embedder)
+                with progress:
+                    report = ingest_folder(
+                        mem,
+                        source,
+                        delete_missing=delete_missing,
+                        hard=hard,
+                        on_start=lambda total: progress.update(task, total=total),
+                        on_batch=advance,
+                    )
         if as_json:
             data = {"folder": source.key, "db": str(db), **dataclasses.asdict(report)}
             typer.echo(json.dumps(data, ensure_ascii=False))

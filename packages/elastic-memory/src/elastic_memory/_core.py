@@ -928,7 +928,7 @@ class MemoryCore:
                 tmp.unlink(missing_ok=True)
         return count
 
-    async def import_jsonl(self, path: Any, *, batch: int = 500) -> ImportReport:
+    async def import_jsonl(self, path: Any, *, batch: int = _dump.MEMORY_BATCH, progress: Any = None) -> ImportReport:
         """Read an export back, ids and times included (an upsert); one transaction per batch.
 
         The whole file is checked before anything is written: a bad line or a file cut short
@@ -939,13 +939,16 @@ class MemoryCore:
         if _kind(source, "import from") != "file":
             msg = f"{source} is not a file; pass the path of a JSONL export"
             raise UsageError(msg)
+        if progress is not None and not callable(progress):
+            msg = f"progress must be a callable (done, total) or None, got {type(progress).__name__}"
+            raise UsageError(msg)
         with contextlib.closing(_json_lines(source)) as lines:
             first = next(lines, None)
         if first is not None and isinstance(first[1], dict) and first[1].get("record") == "header":
-            return await self._import_v2(source, first)
-        return await self._import_v1(source, batch)
+            return await self._import_v2(source, first, progress)
+        return await self._import_v1(source, batch, progress)
 
-    async def _import_v2(self, source: Path, header: tuple[int, Any]) -> ImportReport:
+    async def _import_v2(self, source: Path, header: tuple[int, Any], progress: Any) -> ImportReport:
         data = header[1]
         if data.get("format") != _dump.FORMAT or data.get("version") != _dump.VERSION:
             msg = (
@@ -955,12 +958,13 @@ class MemoryCore:
             raise UsageError(msg)
         where = lambda n: f"{source}:{n}"  # noqa: E731 - a name for the two passes
         try:
-            importer = _dump.Importer(self, data, where=where)
+            importer = _dump.Importer(self, data, where=where, progress=progress)
             checker = _dump.Checker(self, where=where)
             with contextlib.closing(_json_lines(source)) as lines:
                 for line_no, record in itertools.islice(lines, 1, None):
                     checker.check(line_no, record)
             checker.done(source)
+            importer.total = sum(checker.read.values())
         except UsageError:
             raise
         except ValueError as e:
@@ -973,24 +977,29 @@ class MemoryCore:
         total = totals.created + totals.updated + totals.duplicates
         return ImportReport(totals.created, totals.updated, totals.duplicates, total, dict(totals.records))
 
-    async def _import_v1(self, source: Path, batch: int) -> ImportReport:
+    async def _import_v1(self, source: Path, batch: int, progress: Any) -> ImportReport:
         embedder = await self.embedder()
         family = embedder.family if embedder is not None else None
+        count = 0
         with contextlib.closing(_json_lines(source)) as lines:
             for line_no, data in lines:  # the whole file first: a bad line writes nothing
                 self._v1_row(source, line_no, data, family)
+                count += 1
         created = updated = dup = 0
         pending: list[dict[str, Any]] = []
         pending_vectors: list[Any] = []
 
         async def flush() -> None:
             nonlocal created, updated, dup
-            ids = await self.write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=pending_vectors)
+            vectors = await self.stored_vectors_kept(pending, pending_vectors)
+            ids = await self.write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=vectors)
             created += sum(i.status == "created" for i in ids)
             updated += sum(i.status == "updated" for i in ids)
             dup += sum(i.status == "duplicate" for i in ids)
             pending.clear()
             pending_vectors.clear()
+            if progress is not None:
+                progress(created + updated + dup, count)
 
         with contextlib.closing(_json_lines(source)) as lines:
             for line_no, data in lines:
@@ -1003,6 +1012,22 @@ class MemoryCore:
             await flush()
         total = created + updated + dup
         return ImportReport(created, updated, dup, total, {"memory": total} if total else {})
+
+    async def stored_vectors_kept(self, rows: list[dict[str, Any]], vectors: list[Any]) -> list[Any]:
+        """``vectors`` with :data:`KEEP` for rows without one whose id is stored with the same text and a vector.
+
+        A re-run of an import (or of an interrupted one) then embeds nothing it already did.
+        """
+        wanted = [row["id"] for row, vector in zip(rows, vectors, strict=True) if vector is None]
+        if not wanted:
+            return vectors
+        held = await self.store.get(wanted)
+        out = list(vectors)
+        for i, row in enumerate(rows):
+            record = held.get(row["id"]) if out[i] is None else None
+            if record is not None and record.has_vector and record.content_hash == row["content_hash"]:
+                out[i] = KEEP
+        return out
 
     def _v1_row(self, source: Path, line_no: int, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
         try:

@@ -36,6 +36,9 @@ FORMAT = "elastic-memory-export"
 VERSION = 2
 #: Records of one type written per transaction.
 BATCH = 500
+#: Memories written per transaction: their embedding is the slow part, and an interrupted
+#: import keeps every finished batch.
+MEMORY_BATCH = 64
 
 
 def _line(data: Mapping[str, Any]) -> str:
@@ -197,9 +200,20 @@ class Importer:
     are not are remapped (only those are remembered), and references follow.
     """
 
-    def __init__(self, core: MemoryCore, header: Mapping[str, Any], *, where: Callable[[int], str]) -> None:
+    def __init__(
+        self,
+        core: MemoryCore,
+        header: Mapping[str, Any],
+        *,
+        where: Callable[[int], str],
+        progress: Callable[[int, int], object] | None = None,
+    ) -> None:
         self.core = core
         self.where = where
+        self.progress = progress
+        #: The file's records (the progress' total), once checked.
+        self.total = 0
+        self.done = 0
         self.totals = ImportTotals()
         self.pin = _pin_of(header.get("pin"))
         self.remap: dict[str, dict[int, int]] = {"turn": {}, "fact": {}, "entity": {}}
@@ -215,7 +229,7 @@ class Importer:
         if kind == "end":
             await self.flush()
             return
-        if kind != self._kind or len(self._pending) >= BATCH:
+        if kind != self._kind or len(self._pending) >= (MEMORY_BATCH if kind == "memory" else BATCH):
             await self.flush()
             self._kind = kind
         self._pending.append((line_no, data))
@@ -231,6 +245,9 @@ class Importer:
         else:
             await self._rows(d.BY_RECORD[kind], pending)
         self.totals.records[kind] = self.totals.records.get(kind, 0) + len(pending)
+        self.done += len(pending)
+        if self.progress is not None:
+            self.progress(self.done, self.total)
         if kind != "fact":  # the facts' section is over (or not begun): their references can be fixed
             await self._fix_forward()
 
@@ -261,6 +278,7 @@ class Importer:
                 raise ValueError(msg) from e
             rows.append(row)
             vectors.append(vector)
+        vectors = await core.stored_vectors_kept(rows, vectors)
         ids = await core.write_rows(rows, dedupe=[False] * len(rows), mode="import", vectors=vectors, pin=self.pin)
         self.totals.created += sum(i.status == "created" for i in ids)
         self.totals.updated += sum(i.status == "updated" for i in ids)

@@ -110,7 +110,7 @@ class MemoryOps(Protocol):
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
         """Write memories as JSON lines."""
 
-    async def import_jsonl(self, path: Any) -> ImportReport:
+    async def import_jsonl(self, path: Any, *, progress: Any = None) -> ImportReport:
         """Read an export back."""
 
     async def health(self) -> dict[str, Any]:

@@ -29,14 +29,24 @@ import json
 import shlex
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich import box
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -179,6 +189,55 @@ def _spinner(description: str) -> Iterator[None]:
     with progress:
         progress.add_task(description, total=None)
         yield
+
+
+class _Rate(ProgressColumn):
+    """Items per second, once there is a rate."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.1f} {self.unit}/s", style="progress.data.speed")
+
+
+def item_progress(unit: str) -> Progress:
+    """A bar on stderr for a long job: done of total, the rate, the time left (terminals only)."""
+    console = console_err()
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(unit),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+def load_model(mem: Memory, embedder: EmbedderChoice) -> None:
+    """Load the embedding model now, saying so, rather than silently inside the first batch."""
+    if embedder is EmbedderChoice.NONE:
+        return
+    console = console_err()
+    status = console.status("Loading the embedding model…") if console.is_terminal else contextlib.nullcontext()
+    with status, contextlib.suppress(ElasticMemoryError):  # no usable model: the job says so as it goes
+        mem.embed_query("warm-up")
+
+
+@contextlib.contextmanager
+def interruptible(unit: str, stored: Callable[[], int]) -> Iterator[None]:
+    """On Ctrl-C: say what was kept and exit 130 (each finished batch is committed; a re-run skips it)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        message = f"Interrupted: at least {stored():,} {unit} stored; run the same command again to finish."
+        console_err().print(Text(message, style="yellow"), soft_wrap=True)
+        raise typer.Exit(130) from None
 
 
 def _show_warning(
@@ -540,15 +599,23 @@ def import_(
     db: DbOption = DEFAULT_DB,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
-    """Read an export into the store: ids, times and counters kept, existing ids updated."""
-    with reported():
+    """Read an export into the store: ids, times and counters kept, existing rows updated (a re-run is safe)."""
+    progress = item_progress("records")
+    task = progress.add_task(f"Importing {path}", total=None)
+    done = [0]
+
+    def advance(written: int, total: int) -> None:
+        done[0] = written
+        progress.update(task, completed=written, total=total)
+
+    with reported(), interruptible("records", lambda: done[0]):
         if not path.is_file():
             msg = f"{path} is not a file; pass the path of a JSONL export made by `elastic-memory export`"
             raise UsageError(msg)
-        with path.open("rb") as fh:
-            records = sum(1 for line in fh if line.strip())
-        with open_memory(db, embedder) as mem, _spinner(f"Importing {records} records from {path} into {db}"):
-            report = mem.import_jsonl(path)
+        with open_memory(db, embedder) as mem:
+            load_model(mem, embedder)
+            with progress:
+                report = mem.import_jsonl(path, progress=advance)
     others = ", ".join(f"{n} {kind}" for kind, n in report.records.items() if kind != "memory")
     console_out().print(
         Text(

@@ -407,13 +407,17 @@ class AsyncMemory(_Facade):
         """
         return await _runner.arun(self._ops.export_jsonl(path, vectors=vectors))
 
-    async def import_jsonl(self, path: str | Path) -> ImportReport:
+    async def import_jsonl(
+        self, path: str | Path, *, progress: Callable[[int, int], object] | None = None
+    ) -> ImportReport:
         """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
 
         One transaction per batch of records; a bad line names itself and rolls back only its
-        batch. Files from earlier releases (memories only) still import.
+        batch. Files from earlier releases (memories only) still import. ``progress(done,
+        total)`` is called with the records written so far and the file's count after each
+        batch (from elastic-memory's own thread).
         """
-        return await _runner.arun(self._ops.import_jsonl(path))
+        return await _runner.arun(self._ops.import_jsonl(path, progress=progress))
 
     # ------------------------------------------------------------- memory loop
     @property
@@ -832,13 +836,15 @@ class Memory(_Facade):
         """
         return _runner.run(self._ops.export_jsonl(path, vectors=vectors), "export_jsonl")
 
-    def import_jsonl(self, path: str | Path) -> ImportReport:
+    def import_jsonl(self, path: str | Path, *, progress: Callable[[int, int], object] | None = None) -> ImportReport:
         """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
 
         One transaction per batch of records; a bad line names itself and rolls back only its
-        batch. Files from earlier releases (memories only) still import.
+        batch. Files from earlier releases (memories only) still import. ``progress(done,
+        total)`` is called with the records written so far and the file's count after each
+        batch (from elastic-memory's own thread).
         """
-        return _runner.run(self._ops.import_jsonl(path), "import_jsonl")
+        return _runner.run(self._ops.import_jsonl(path, progress=progress), "import_jsonl")
 
     # ------------------------------------------------------------- memory loop
     @property

@@ -10,6 +10,7 @@ downloading it only when asked to (``allow_download=True``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -25,11 +26,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import EmbedderError, UsageError
+from . import batching
 
 __all__ = ["FastEmbedEmbedder", "MiniLMEmbedder", "cache_dir"]
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
+#: Tokens of a text the model reads (its sentence-transformers ``max_seq_length``; the
+#: tokenizer files say 512, the base model's): the rest is truncated.
+MAX_TOKENS = 256
 _verified: set[tuple[str, int, float]] = set()
 _verify_lock = threading.Lock()
 
@@ -66,6 +71,8 @@ def _assemble(folder: Path, onnx: Path) -> None:
     for name in _TOKENIZER_FILES:
         target = folder / name
         data = (assets / name).read_bytes()
+        if name == "tokenizer_config.json":  # fastembed truncates at the smaller of the two
+            data = json.dumps({**json.loads(data), "max_length": MAX_TOKENS}).encode()
         if not target.exists() or target.read_bytes() != data:
             tmp = folder / f".{name}.{os.getpid()}.tmp"
             tmp.write_bytes(data)
@@ -110,6 +117,7 @@ class MiniLMEmbedder:
         self._threads = threads
         self._batch_size = batch_size
         self._model: Any = None
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
         self._twin: MiniLMEmbedder | None = None
 
@@ -151,6 +159,11 @@ class MiniLMEmbedder:
             )
             _assemble(folder, onnx)
         try:
+            from tokenizers import Tokenizer  # noqa: PLC0415 - fastembed's own dependency
+
+            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            self._tokenizer.no_padding()
             return TextEmbedding(
                 "sentence-transformers/all-MiniLM-L6-v2", specific_model_path=str(folder), threads=self._threads
             )
@@ -159,18 +172,27 @@ class MiniLMEmbedder:
             raise EmbedderError(msg) from e
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """L2-normalised float32 vectors, one row per text."""
+        """L2-normalised float32 vectors, one row per text (the first :data:`MAX_TOKENS` tokens of each).
+
+        Texts go to the model in batches of like length within a token budget
+        (:mod:`.batching`): little padding, and bounded memory for long texts.
+        """
         with self._lock:
             if self._model is None:
                 self._model = self._load()
+            out = np.zeros((len(texts), self.dimension), dtype=np.float32)
             if not texts:
-                return np.zeros((0, self.dimension), dtype=np.float32)
+                return out
             try:
-                rows = list(self._model.embed(list(texts), batch_size=self._batch_size))
+                texts = list(texts)
+                lengths = [len(e.ids) for e in self._tokenizer.encode_batch(texts)]
+                for batch in batching.plan(lengths, max_batch=self._batch_size):
+                    rows = list(self._model.embed([texts[i] for i in batch], batch_size=len(batch)))
+                    out[batch] = np.asarray(rows, dtype=np.float32)
             except Exception as e:
                 msg = f"the built-in embedder failed: {e}"
                 raise EmbedderError(msg) from e
-        return np.asarray(rows, dtype=np.float32)
+        return out
 
 
 class FastEmbedEmbedder:

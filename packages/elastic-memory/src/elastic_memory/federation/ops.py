@@ -322,9 +322,9 @@ class FederatedOps:
         """Export the private tier (the agent's own memories)."""
         return await self.core.export_jsonl(path, vectors=vectors)
 
-    async def import_jsonl(self, path: str | Path) -> ImportReport:
+    async def import_jsonl(self, path: str | Path, *, progress: Any = None) -> ImportReport:
         """Import into the private tier."""
-        return await self.core.import_jsonl(path)
+        return await self.core.import_jsonl(path, progress=progress)
 
     async def close(self) -> None:
         """Close the federation: the loop and every tier (idempotent)."""

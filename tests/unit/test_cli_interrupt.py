@@ -1,0 +1,83 @@
+"""Long CLI jobs (ingest, import) commit batch by batch: Ctrl-C stops within a batch and keeps what is done."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elastic_memory import EmbedderError, Memory
+from elastic_memory._cli_ingest import BATCH, ingest_folder
+from elastic_memory.connectors import MarkdownFolder
+from elastic_memory.testing import FakeEmbedder
+
+
+def _vault(root: Path, notes: int) -> Path:
+    vault = root / "vault"
+    vault.mkdir()
+    for n in range(notes):
+        (vault / f"n{n}.md").write_text(f"# Note {n}\nSome text about topic {n % 97}.\n", encoding="utf-8")
+    return vault
+
+
+def _count(db: Path) -> int:
+    try:
+        with closing(sqlite3.connect(db)) as conn:
+            return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_failing_embedder_mid_ingest_keeps_the_finished_batches(tmp_path: Path) -> None:
+    """Each batch of notes is one transaction: a failure in the third leaves the first two stored."""
+
+    class Failing(FakeEmbedder):
+        batches = 0
+
+        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+            if len(texts) == BATCH:  # an ingest batch (the store's own probe embeds one text)
+                self.batches += 1
+                if self.batches == 3:
+                    msg = "model crashed"
+                    raise RuntimeError(msg)
+            return super().embed(texts)
+
+    vault = _vault(tmp_path, 5 * BATCH)
+    with Memory.open(tmp_path / "m.db", embedder=Failing()) as mem:
+        with pytest.raises(EmbedderError, match="model crashed"):
+            ingest_folder(mem, MarkdownFolder(vault))
+        assert mem.stats()["total_memories"] == 2 * BATCH
+
+
+def test_ctrl_c_exits_130_soon_and_a_rerun_finishes(tmp_path: Path) -> None:
+    """SIGINT during `elastic-memory ingest`: exit 130 within seconds, the stored notes kept; a re-run adds the rest.
+
+    If the exit takes long, check that a batch is small (``BATCH``) and that the command
+    does not catch KeyboardInterrupt before ``cli.interruptible``.
+    """
+    vault, db = _vault(tmp_path, 6000), tmp_path / "m.db"
+    command = [sys.executable, "-m", "elastic_memory.cli", "ingest", str(vault), "--db", str(db), "--embedder", "none"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _count(db) < 2 * BATCH and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    job.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    _, err = job.communicate(timeout=60)
+    waited = time.monotonic() - start
+    stored = _count(db)
+    assert job.returncode == 130, err
+    assert "Interrupted: at least" in err and waited < 10
+    assert 0 < stored < 6000
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert f"{6000 - stored} new" in rerun.stdout and f"{stored} unchanged" in rerun.stdout
+    assert _count(db) == 6000
