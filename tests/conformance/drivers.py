@@ -149,8 +149,10 @@ class MemoryDriver(abc.ABC):
 
 
 def _read_export(path: Path) -> list[dict[str, Any]]:
+    """The memory records of an export (format 2 lines also hold the loop's and the graph's rows)."""
     with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        lines = [json.loads(line) for line in f if line.strip()]
+    return [line for line in lines if line.get("record", "memory") == "memory"]
 
 
 def hit_from_provenance(meta: dict[str, Any], content: str, score: float) -> Hit:

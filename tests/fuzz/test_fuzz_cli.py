@@ -82,6 +82,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         names = [e.name for e in mem.graph.entities()]
         mem.export_jsonl(tmp_path / "export.jsonl")
     backup(db, tmp_path / "backup.db")
+    (tmp_path / "a" / "b").mkdir(parents=True)  # where confined() puts hostile file names: writes can land
     notes = tmp_path / "vault"
     notes.mkdir()
     (notes / "a.md").write_text("---\ntitle: [unclosed\n---\n# A\nSee [[b]] and [[../../etc/passwd]].\n")
@@ -103,8 +104,10 @@ def _flag(*names: str) -> st.SearchStrategy[list[str]]:
 
 
 def _one(values: list[str], hostile: st.SearchStrategy[str] = words) -> st.SearchStrategy[str]:
-    """A seeded id, key or name as often as a hostile word."""
-    return st.one_of(st.sampled_from(values), hostile) if values else hostile
+    """A seeded id, key or name as often as a hostile word (``one_of`` would flatten ``words``' branches)."""
+    if not values:
+        return hostile
+    return st.booleans().flatmap(lambda seeded: st.sampled_from(values) if seeded else hostile)
 
 
 def _strategies(w: dict[str, Any]) -> dict[str, st.SearchStrategy[list[str]]]:

@@ -111,3 +111,15 @@ def test_a_failed_import_keeps_the_finished_batches(tmp_path: Path) -> None:
         with pytest.raises(EmbedderError, match="model crashed"):
             dst.import_jsonl(out)
         assert dst.stats()["total_memories"] == 64
+
+
+def test_remembering_stored_texts_again_embeds_nothing(tmp_path: Path) -> None:
+    """Texts already stored (visible, same namespace) are duplicates: found by hash, not run through the model."""
+    fake = FakeEmbedder()
+    with Memory.open(tmp_path / "m.db", embedder=fake) as mem:
+        first = mem.remember_many([f"note number {n}" for n in range(50)])
+        before = fake.calls
+        again = mem.remember_many([f"note number {n}" for n in range(50)] + ["a new note"])
+        assert fake.calls - before == 1
+        assert [i.status for i in again] == ["duplicate"] * 50 + ["created"]
+        assert [str(i) for i in again[:50]] == [str(i) for i in first]

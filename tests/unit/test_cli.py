@@ -441,3 +441,12 @@ def test_main_runs_the_app(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
         cli.main()
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"elastic-memory {__version__}"
+
+
+def test_a_path_that_is_not_utf8_prints_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file name with undecodable bytes (a lone surrogate) is printed as ``\\udcff``, never a crash."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(cli.app, ["add", "hello", "--db", "m\udcff.db", "--embedder", "none"]).exit_code == 0
+    result = CliRunner().invoke(cli.app, ["stats", "--db", "m\udcff.db", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "m\\udcff.db" in result.output

@@ -290,3 +290,14 @@ def test_a_newer_format_is_refused_with_what_to_do(tmp_path: Path) -> None:
     out.write_text(json.dumps({"record": "header", "format": "elastic-memory-export", "version": 9}) + "\n")
     with Memory.open(tmp_path / "b.db", embedder=None) as dst, pytest.raises(UsageError, match="upgrade"):
         dst.import_jsonl(out)
+
+
+def test_exporting_onto_the_store_file_is_refused(tmp_path: Path) -> None:
+    """The export's path may not be the database itself (or its WAL): the store would be lost."""
+    db = tmp_path / "a.db"
+    with Memory.open(db, embedder=None) as mem:
+        mem.remember("kept")
+        for target in (db, tmp_path / "a.db-wal", tmp_path / "." / "a.db"):
+            with pytest.raises(UsageError, match="own database file"):
+                mem.export_jsonl(target)
+        assert [r.content for r in mem.list().records] == ["kept"]

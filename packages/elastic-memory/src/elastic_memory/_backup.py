@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _runner
+from ._validate import check_path
 from .errors import CorruptDatabaseError, SchemaVersionError, StorageError, UsageError
 from .storage import migrations
 from .storage.driver import driver
@@ -96,7 +97,7 @@ def _path(value: Any, name: str, verb: str) -> str:
     if not isinstance(value, str | Path) or not str(value):
         msg = f"{name} must be a file path, got {value!r}"
         raise UsageError(msg)
-    text = os.fspath(value)
+    text = check_path(value, name)  # a name os.fsencode() cannot encode (a lone "\ud800") names no file
     if is_url(text):
         msg = (
             f"cannot {verb} a PostgreSQL store here: use the server's own tools (pg_dump / pg_restore), "
@@ -190,7 +191,8 @@ def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
         if restoring:
             _quick_check(conn, src)
         try:
-            conn.execute("VACUUM INTO ?", [partial])
+            # a URI (the connection takes them): a bound str must be UTF-8, a file name need not be
+            conn.execute("VACUUM INTO ?", [Path(partial).as_uri()])
         except drv.module.Error as e:
             folder = os.path.dirname(dst)
             msg = f"could not copy {src} to {partial} ({e}); check the free space and permissions of {folder}"

@@ -16,7 +16,15 @@ from rich.text import Text
 
 from ._backup import backup
 
-__all__ = ["register"]
+__all__ = ["printable", "register"]
+
+
+def printable(text: str) -> str:
+    r"""``text`` as stdout can encode it: lone surrogates (a non-UTF-8 file name) become ``\udc80``.
+
+    In JSON text that escape reads back as the same character, so whole JSON lines may pass through.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def register(app: typer.Typer) -> None:
@@ -42,8 +50,10 @@ def register(app: typer.Typer) -> None:
             return
         cli.console_out().print(
             Text(
-                f"Backed up {report.source} to {report.destination}: {report.memories} memories, "
-                f"{cli.human_bytes(report.size_bytes)}."
+                printable(
+                    f"Backed up {report.source} to {report.destination}: {report.memories} memories, "
+                    f"{cli.human_bytes(report.size_bytes)}."
+                )
             ),
             soft_wrap=True,
         )

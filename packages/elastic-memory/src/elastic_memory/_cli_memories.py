@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._backup import restore_backup
+from ._cli_backup import printable
 from .errors import UsageError
 from .types import MemoryRecord, MemoryType, PruneAction, PruneReport
 
@@ -95,7 +96,7 @@ def _prune_dict(report: PruneReport) -> dict[str, Any]:
 
 
 def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    typer.echo(printable(json.dumps(data, ensure_ascii=False, sort_keys=True)))
 
 
 def register(app: typer.Typer) -> None:
@@ -271,7 +272,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             _echo_json(data)
             return
-        cli.console_out().print(Text(line), soft_wrap=True)
+        cli.console_out().print(Text(printable(line)), soft_wrap=True)
 
     @app.command()
     def prune(

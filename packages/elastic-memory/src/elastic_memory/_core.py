@@ -32,8 +32,9 @@ from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .loop.flags import flag_of
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, ann_index, is_url
+from .storage.queries import MAX_PARAMS, live_by_hash
 from .storage.sqlite import VectorTier, WriteMode
-from .storage.vectors import DEFAULT_ANN_THRESHOLD
+from .storage.vectors import DEFAULT_ANN_THRESHOLD, chunks
 from .types import (
     Explanation,
     Hit,
@@ -146,6 +147,20 @@ def _json_lines(source: Path) -> Generator[tuple[int, Any]]:
             except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
                 msg = f"{source}:{line_no}: not JSON ({e}); nothing was imported"
                 raise UsageError(msg) from e
+
+
+def _is_store_file(target: Path, store_path: str) -> bool:
+    """Whether ``target`` is the SQLite file at ``store_path`` or one of its side files (WAL, shared memory, journal)."""
+    if not store_path or store_path == ":memory:" or store_path.startswith("file:") or is_url(store_path):
+        return False
+    base = Path(store_path)
+    for candidate in (base, *(base.with_name(base.name + side) for side in ("-wal", "-shm", "-journal"))):
+        if os.path.abspath(target) == os.path.abspath(candidate):
+            return True
+        with contextlib.suppress(OSError):
+            if target.exists() and candidate.exists() and os.path.samefile(target, candidate):
+                return True
+    return False
 
 
 def _export_error(target: Path, error: OSError) -> StorageError:
@@ -661,10 +676,34 @@ class MemoryCore:
             pin = EmbeddingPin(SUPPLIED, int(first.shape[0]), SUPPLIED)
         missing = [i for i, vector in enumerate(vectors) if vector is None]
         if embedder is not None and missing:
+            duplicates = await self._stored_duplicates([i for i in missing if dedupe[i]], rows)
+            missing = [i for i in missing if i not in duplicates]  # not written: nothing to embed
+        if embedder is not None and missing:
             embedded = await self.embed_texts(embedder, [rows[i]["content"] for i in missing])
             for i, vector in zip(missing, embedded, strict=True):
                 vectors[i] = vector
         return await self.store.write(rows, vectors, dedupe=dedupe, mode=mode, pin=pin)
+
+    async def _stored_duplicates(self, candidates: list[int], rows: list[dict[str, Any]]) -> set[int]:
+        """Which of ``rows[candidates]`` repeat a visible memory's text (same namespace, another id).
+
+        The write will report them as duplicates and store nothing, so they are not embedded:
+        remembering the same texts again costs a lookup, not a model run.
+        """
+        if not candidates:
+            return set()
+        hashes = sorted({rows[i]["content_hash"] for i in candidates})
+        live: dict[tuple[Any, ...], str] = {}
+        for chunk in chunks(hashes, MAX_PARAMS // 2):
+            for content_hash, agent, scope, pool, mid in await self.store.read(*live_by_hash(chunk, now=self.clock())):
+                live.setdefault((content_hash, agent, scope, pool), str(mid))
+        out = set()
+        for i in candidates:
+            row = rows[i]
+            found = live.get((row["content_hash"], row["agent_id"], row["scope"], row["pool"]))
+            if found is not None and found != row["id"]:
+                out.add(i)
+        return out
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
         """Change some fields of a memory; see :meth:`AsyncMemory.update`."""
@@ -913,6 +952,9 @@ class MemoryCore:
             raise UsageError(msg)
         if not isinstance(vectors, bool):
             msg = f"vectors must be True or False, got {vectors!r}"
+            raise UsageError(msg)
+        if _is_store_file(target, self.store.path):
+            msg = f"cannot export to {target}: it is this store's own database file; pass another path"
             raise UsageError(msg)
         tmp = target.with_name(target.name + ".partial")
         try:

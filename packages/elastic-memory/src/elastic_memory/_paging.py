@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["Page", "list_page"]
 
 _PREFIX = "seq:"
+#: The largest ``seq`` (an SQLite INTEGER); a larger cursor was not made by a page.
+_MAX_SEQ = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,8 @@ def _after(after: Any) -> int:
         return 0
     text = after if isinstance(after, str) else ""
     digits = text.removeprefix(_PREFIX)
-    if not text.startswith(_PREFIX) or not digits.isascii() or not digits.isdigit():
+    valid = text.startswith(_PREFIX) and digits.isascii() and digits.isdigit()
+    if not valid or len(digits) > len(str(_MAX_SEQ)) or int(digits) > _MAX_SEQ:
         msg = f"after must be the `next` cursor of an earlier page (such as 'seq:42'), got {after!r}"
         raise UsageError(msg)
     return int(digits)

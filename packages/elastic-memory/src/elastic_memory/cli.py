@@ -27,6 +27,7 @@ import datetime as dt
 import enum
 import json
 import shlex
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -480,6 +481,16 @@ def _root(
 
     Start with [bold]elastic-memory demo[/bold]. Stores default to $ELASTIC_MEMORY_DB, else ./memory.db.
     """
+    _tolerant_output()
+
+
+def _tolerant_output() -> None:
+    r"""Let stdout and stderr print any path: a file name that is not UTF-8 shows as ``\udc80``, never a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change keeps its ways
+                reconfigure(errors="backslashreplace")
 
 
 @app.command()
