@@ -638,7 +638,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = []
         for label, r in results:
             if "wall_s" not in r:
-                rows.append([label, "skipped" if "skipped" in r else "failed", *["-"] * 9])
+                rows.append([label, "skipped" if "skipped" in r else "failed", *["-"] * 10])
                 continue
             rate = _rate(r)
             work_s = r["wall_s"] - r["load_s"]
@@ -649,6 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     fmt(int(r["notes"]) if isinstance(r["notes"], int) else r["notes"], 0),
                     rate,
                     rate / base if base else math.nan,
+                    int(r["notes"]) / cpu_work if cpu_work > 0 and isinstance(r["notes"], int) else math.nan,
                     r["peak_mb"],
                     r["rss_loaded_mb"],
                     r["peak_mb"] - r["rss_loaded_mb"],
@@ -662,12 +663,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             table(
                 f"{args.notes:,} notes of ~{args.words} words; rate = notes / (process wall - model load); "
-                "ratio = rate / mean raw rate; RSS in MB (MiB) from /proc/self/status; CPU/wall over the same span",
+                "ratio = rate / mean raw rate; notes/CPU-s = notes per second of CPU (user + sys) after the load, "
+                "steadier than notes/s on a shared machine; RSS in MB (MiB) from /proc/self/status; CPU/wall over "
+                "the same span",
                 [
                     "contender",
                     "notes",
                     "notes/s",
                     "ratio",
+                    "notes/CPU-s",
                     "peak RSS",
                     "RSS loaded",
                     "beyond model",

@@ -2,8 +2,8 @@
 
 Each notebook runs with nbclient on the ``python3`` kernel (the ipykernel of the running
 interpreter), in a fresh temporary working directory, with a 600 s limit per cell. A notebook
-fails when a cell raises, or when an output carries a warning (text with "Warning" in it, such
-as a ``DeprecationWarning`` or tqdm's ``TqdmWarning`` on stderr). The script reports each
+fails when a cell raises, or when an output carries a warning as Python prints one (such as
+``DeprecationWarning: ...`` or tqdm's ``TqdmWarning: ...`` on stderr). The script reports each
 failure (notebook, cell, what went wrong), runs the remaining notebooks, and exits with status 1.
 
 ``--write`` saves each notebook that passed with its new outputs, so that what is committed is
@@ -16,6 +16,7 @@ really changed (the dates the memory loop prints, for one).
 from __future__ import annotations
 
 import copy
+import re
 import sys
 import tempfile
 import time
@@ -28,7 +29,8 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError
 HERE = Path(__file__).resolve().parent
 KERNEL = "python3"
 TIMEOUT = 600
-WARNING = "Warning"
+#: A warning as Python prints it (``DeprecationWarning: ...``, ``TqdmWarning: ...``), not the word in a memory's text.
+WARNING = re.compile(r"\b[A-Z]\w*Warning\b:")
 #: Cell metadata that front-ends and executors add on their own (timings, view state).
 VOLATILE_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
 
@@ -47,7 +49,7 @@ def warnings_in(nb: nbformat.NotebookNode) -> list[str]:
     found = []
     for n, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
-            found += [f"cell {n}: {line.strip()}" for line in output_text(output).splitlines() if WARNING in line]
+            found += [f"cell {n}: {line.strip()}" for line in output_text(output).splitlines() if WARNING.search(line)]
     return found
 
 

@@ -298,6 +298,12 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "explain": pos(text, **query_kwargs),
         "get": pos(one_id),
         "get_many": pos(many_ids),
+        "list": pos(
+            st.one_of(st.none(), filters()),
+            state=st.one_of(st.sampled_from(["live", "archived", "deleted", "all"]), hs.any_value()),
+            limit=hs.limits(),
+            after=st.one_of(st.none(), st.sampled_from(["seq:1", "seq:0", "seq:-1", "seq:", "1"]), hs.any_value()),
+        ),
         "update": st.tuples(
             st.tuples(one_id),
             kwargs_of(
@@ -350,6 +356,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "graph.relations": pos(st.one_of(st.none(), name), hs.limits()),
         "graph.traverse": pos(name, hs.ints(), st.one_of(st.none(), hs.names()), hs.limits()),
         "graph.alias": pos(name, hs.names()),
+        "graph.path": pos(name, name, hs.ints()),
         "graph.neighbors": pos(one_id, st.one_of(st.none(), hs.names())),
         "graph.edges": pos(one_id),
         "graph.add_edges": pos(edges()),

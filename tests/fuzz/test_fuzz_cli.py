@@ -157,6 +157,7 @@ def _strategies(w: dict[str, Any]) -> dict[str, st.SearchStrategy[list[str]]]:
                     "--ignore": words,
                     "--max-file-bytes": numbers,
                     "--delete-missing": _flag("--delete-missing"),
+                    "--allow-empty": _flag("--allow-empty"),
                     "--hard": _flag("--hard"),
                 },
             ),

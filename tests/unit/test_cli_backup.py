@@ -83,3 +83,21 @@ def test_restore_with_ids_and_backup_is_usage_error(store: Path, tmp_path: Path)
     result = invoke("restore", "some-id", "--backup", tmp_path / "copy.db", "--db", store)
     assert result.exit_code == 2
     assert "not both" in result.stderr
+
+
+def test_backup_onto_the_stores_own_wal_is_refused(store: Path) -> None:
+    with Memory.open(store, embedder=None) as mem:  # open: the WAL exists while it runs
+        mem.remember("The cat is Pixel.")
+        result = invoke("backup", store, f"{store}-wal", "--force")
+        assert result.exit_code == 2
+        assert "side files" in result.stderr
+    with Memory.open(store, embedder=None) as mem:
+        assert mem.stats()["total_memories"] == 2
+
+
+def test_restore_backup_into_postgres_url_names_pg_restore(store: Path, tmp_path: Path) -> None:
+    ok("backup", store, tmp_path / "copy.db")
+    result = invoke("restore", "--backup", tmp_path / "copy.db", "--db", "postgresql://u@localhost/mem")
+    assert result.exit_code == 2
+    assert "pg_restore" in result.stderr
+    assert "does not exist" not in result.stderr

@@ -315,3 +315,32 @@ def test_shared_tiers_on_a_server_are_owned_too(home: Path, fake: FakeEmbedder, 
             ("Alice's pool note.", "shared:ops", "alice"),
             (SECRET, "global", "alice"),
         ]
+
+
+@pytest.mark.parametrize("claim", [{"agent_id": "bob"}, {"scope": "shared", "pool": "ops"}])
+def test_an_import_cannot_write_rows_of_another_agent_or_tier(
+    home: Path, fake: FakeEmbedder, tmp_path: Path, claim: dict[str, str]
+) -> None:
+    """A file claiming Bob's rows, or a shared pool's, is refused by Alice's federation; nothing is written.
+
+    If this fails, check that the federation's import passes its agent as ``owner`` to the core.
+    """
+    out = tmp_path / "forged.jsonl"
+    with Memory.open(tmp_path / "plain.db", embedder=None) as plain:
+        plain.remember("the deploy password is hunter2", **{"agent_id": "alice", **claim})
+        plain.export_jsonl(out)
+    with _agent(home, "alice", fake) as alice:
+        with pytest.raises(AccessDeniedError, match="cannot be imported by agent 'alice'"):
+            alice.import_jsonl(out)
+        assert alice.recall("deploy password", mode="keyword") == []
+
+
+def test_an_import_of_the_agents_own_private_rows_works(home: Path, fake: FakeEmbedder, tmp_path: Path) -> None:
+    """Alice's own private export goes back into her private tier."""
+    out = tmp_path / "own.jsonl"
+    with _agent(home, "alice", fake) as alice:
+        alice.remember("my locker is number 12")
+        alice.export_jsonl(out)
+    with _agent(tmp_path / "home2", "alice", fake) as again:
+        assert again.import_jsonl(out).created == 1
+        assert [h.content for h in again.recall("locker", mode="keyword")] == ["my locker is number 12"]

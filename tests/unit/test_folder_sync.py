@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -277,6 +278,174 @@ def test_a_second_sweep_reports_nothing_new(mem: Memory, vault: Path) -> None:
     assert (sync(mem, vault).archived, sync(mem, vault).missing_paths) == (0, ())
 
 
+# ------------------------------------------------------------- a folder that moved
+def folder_of(mem: Memory, rel: str, mid: str | None = None) -> str:
+    record = mem.get(mid or note_id(rel))
+    assert record is not None
+    return record.metadata["source_folder"]
+
+
+def test_a_moved_folder_keeps_its_notes(vault: Path, tmp_path: Path) -> None:
+    embedder = FakeEmbedder()
+    with Memory.open(":memory:", embedder=embedder) as mem:
+        sync(mem, vault)
+        moved = vault.rename(tmp_path / "moved")
+        (moved / "projects" / "Zebra.md").unlink()
+        before = embedder.calls
+        report = sync(mem, moved)
+        assert embedder.calls == before  # no note embedded again
+        assert (report.new, report.unchanged, report.archived) == (0, 2, 1)
+        assert (report.moved_from, report.adopted) == ((str(vault.resolve()),), 2)
+        assert report.missing_paths == ("projects/Zebra.md",)
+        assert keyword(mem, "beagle") == ["Dog.md"]  # once: no duplicate
+        assert keyword(mem, "zebra") == []  # the note deleted meanwhile left recall
+        assert folder_of(mem, "Dog.md") == folder_of(mem, "Vet.md") == str(moved.resolve())
+        assert note_id("Dog.md") in mem.vectors([note_id("Dog.md")])
+        assert [(e.dst_id, e.source) for e in mem.graph.edges(note_id("Dog.md"))] == [
+            (note_id("Vet.md"), f"wikilinks:{moved.resolve()}")
+        ]  # the old folder's edge set is gone
+        assert sync(mem, moved).unchanged == 2  # settled: the next run adopts nothing
+        assert sync(mem, moved).moved_from == ()
+
+
+def test_a_moved_folder_drops_its_old_wikilink_edges(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    moved = vault.rename(tmp_path / "moved")
+    write(moved / "Dog.md", "Biscuit is a beagle.")  # the link to Vet is gone while it moved
+    report = sync(mem, moved)
+    assert (report.updated, report.adopted, report.links) == (1, 3, 0)
+    assert mem.graph.edges(note_id("Dog.md")) == []
+
+
+def test_a_moved_folder_with_delete_missing_forgets_the_notes_gone(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    moved = vault.rename(tmp_path / "moved")
+    (moved / "Vet.md").unlink()
+    report = sync(mem, moved, delete_missing=True, hard=True)
+    assert (report.deleted, report.missing_paths, report.adopted) == (1, ("Vet.md",), 2)
+    assert mem.get(note_id("Vet.md")) is None
+
+
+def test_a_note_renamed_while_its_folder_moved_keeps_its_id(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    moved = vault.rename(tmp_path / "moved")
+    (moved / "Dog.md").rename(moved / "Biscuit.md")
+    report = sync(mem, moved)
+    assert (report.renamed, report.new, report.archived, report.adopted) == (1, 0, 0, 3)
+    record = mem.get(note_id("Dog.md"))
+    assert record is not None
+    assert (record.metadata["source_path"], record.metadata["source_folder"]) == ("Biscuit.md", str(moved.resolve()))
+
+
+def test_a_moved_second_folder_keeps_its_own_ids(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    write(other / "Dog.md", "Rex the dachshund.")
+    sync(mem, vault)
+    sync(mem, other)  # Dog.md's path id is the vault's: this note has a folder-scoped id
+    rex = [h.id for h in mem.recall("dachshund", mode="keyword")]
+    moved = other.rename(tmp_path / "elsewhere")
+    report = sync(mem, moved)
+    assert (report.new, report.unchanged, report.adopted) == (0, 1, 1)
+    assert [h.id for h in mem.recall("dachshund", mode="keyword")] == rex
+    assert sync(mem, vault).unchanged == 3
+
+
+def test_a_folder_whose_old_path_still_exists_is_never_adopted(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    copy = Path(shutil.copytree(vault, tmp_path / "copy"))
+    (copy / "Vet.md").unlink()
+    report = sync(mem, copy)
+    assert (report.new, report.moved_from, report.archived) == (2, (), 0)
+    assert folder_of(mem, "Vet.md") == folder_of(mem, "Dog.md") == str(vault.resolve())
+    assert sync(mem, vault).unchanged == 3
+
+
+def test_a_gone_folder_with_few_notes_here_is_not_adopted(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    write(old / "Dog.md", "Biscuit is a beagle. See [[Vet]].")  # the same note, by chance
+    write(old / "Cat.md", "Miso the cat sleeps all day.")
+    write(old / "Fish.md", "Nemo the clownfish.")
+    sync(mem, old)
+    shutil.rmtree(old)
+    report = sync(mem, vault)
+    assert (report.moved_from, report.archived, report.new) == ((), 0, 3)
+    assert keyword(mem, "miso") == ["Cat.md"]  # the gone folder's notes are left alone
+
+
+def test_duplicates_of_a_moved_folder_are_swept(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    copy = Path(shutil.copytree(vault, tmp_path / "copy"))
+    sync(mem, copy)  # the old path still exists: two copies of each note
+    shutil.rmtree(vault)  # now it moved for good
+    report = sync(mem, copy)
+    assert (report.moved_from, report.archived, report.unchanged) == ((str(vault.resolve()),), 3, 3)
+    assert keyword(mem, "beagle") == ["Dog.md"]
+    assert sync(mem, copy).moved_from == ()
+
+
+def test_a_note_forgotten_in_a_moved_folder_stays_forgotten(mem: Memory, vault: Path, tmp_path: Path) -> None:
+    sync(mem, vault)
+    mem.forget(note_id("Vet.md"))
+    moved = vault.rename(tmp_path / "moved")
+    assert sync(mem, moved).new == 0
+    assert sync(mem, moved).new == 0
+    assert keyword(mem, "okonkwo") == []
+
+
+# -------------------------------------------------------------- an empty folder
+def test_an_empty_folder_sweeps_nothing(mem: Memory, vault: Path) -> None:
+    sync(mem, vault)
+    shutil.rmtree(vault)
+    vault.mkdir()  # an unmounted drive: an empty mount point
+    report = sync(mem, vault, delete_missing=True, hard=True)
+    assert (report.archived, report.deleted, report.missing_paths) == (0, 0, ())
+    assert report.sweep_skipped is not None
+    assert "3 live notes" in report.sweep_skipped
+    assert "allow_empty" in report.sweep_skipped
+    assert len(mem.list(state="live").records) == 3
+    assert mem.graph.neighbors(note_id("Dog.md")) == [note_id("Vet.md")]  # the links are kept too
+
+
+def test_an_empty_folder_is_swept_with_allow_empty(mem: Memory, vault: Path) -> None:
+    sync(mem, vault)
+    shutil.rmtree(vault)
+    vault.mkdir()
+    report = sync(mem, vault, allow_empty=True)
+    assert (report.archived, report.sweep_skipped) == (3, None)
+    assert mem.graph.neighbors(note_id("Dog.md")) == []
+
+
+def test_an_empty_folder_with_nothing_live_reports_nothing(mem: Memory, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert sync(mem, tmp_path / "empty").sweep_skipped is None
+
+
+def test_a_folder_with_one_note_left_is_swept(mem: Memory, vault: Path) -> None:
+    sync(mem, vault)
+    (vault / "Dog.md").unlink()
+    (vault / "Vet.md").unlink()
+    report = sync(mem, vault)
+    assert (report.archived, report.sweep_skipped) == (2, None)
+
+
+def test_allow_empty_must_be_a_bool(mem: Memory, vault: Path) -> None:
+    with pytest.raises(UsageError, match="allow_empty"):
+        ingest_folder(mem, MarkdownFolder(vault), allow_empty="yes")  # type: ignore[arg-type]
+
+
+def test_read_one_note_as_the_walk_would(vault: Path, tmp_path: Path) -> None:
+    write(vault / ".trash" / "Old.md", "gone")
+    write(tmp_path / "outside.md", "outside")
+    (vault / "link.md").symlink_to(tmp_path / "outside.md")
+    (vault / "linked").symlink_to(vault / "projects")
+    folder = MarkdownFolder(vault, ignore=["Vet.md"])
+    note = folder.read("projects/Zebra.md")
+    assert note is not None
+    assert (note.id, note.content) == (note_id("projects/Zebra.md"), "Ship the zebra feature by Friday.")
+    for path in ("Vet.md", ".trash/Old.md", "link.md", "linked/Zebra.md", "../outside.md", "Nope.md", "projects", ""):
+        assert folder.read(path) is None, path
+
+
 # --------------------------------------------------------------------------- CLI
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
@@ -313,3 +482,36 @@ def test_cli_hard_needs_delete_missing(cli_env: Path, vault: Path) -> None:
     result = runner.invoke(cli.app, ["ingest", str(vault), "--db", str(cli_env), "--embedder", "none", "--hard"])
     assert result.exit_code == 2
     assert "--delete-missing" in result.stderr
+
+
+def test_cli_reports_an_empty_folder_and_sweeps_it_with_allow_empty(cli_env: Path, vault: Path) -> None:
+    run("ingest", str(vault), "--db", str(cli_env))
+    shutil.rmtree(vault)
+    vault.mkdir()
+    line = run("ingest", str(vault), "--db", str(cli_env), "--delete-missing")
+    assert "Nothing archived: the folder holds no note file now" in line
+    assert "--allow-empty" in line
+    data = json.loads(run("ingest", str(vault), "--db", str(cli_env), "--json"))
+    assert (data["archived"], data["sweep_skipped"] is not None) == (0, True)
+    data = json.loads(run("ingest", str(vault), "--db", str(cli_env), "--allow-empty", "--json"))
+    assert (data["archived"], data["sweep_skipped"]) == (3, None)
+
+
+def test_cli_reports_a_moved_folder(cli_env: Path, vault: Path, tmp_path: Path) -> None:
+    run("ingest", str(vault), "--db", str(cli_env))
+    moved = vault.rename(tmp_path / "moved")
+    line = run("ingest", str(moved), "--db", str(cli_env))
+    assert f"3 notes adopted from {vault.resolve()} (gone from disk: the folder moved here)." in line
+    assert "0 new" in line
+    data = json.loads(run("ingest", str(moved), "--db", str(cli_env), "--json"))
+    assert (data["moved_from"], data["adopted"], data["unchanged"]) == ([], 0, 3)
+
+
+def test_cli_a_folder_that_does_not_exist_is_an_error(cli_env: Path, vault: Path, tmp_path: Path) -> None:
+    run("ingest", str(vault), "--db", str(cli_env))
+    args = ["ingest", str(tmp_path / "unmounted"), "--db", str(cli_env), "--delete-missing", "--hard"]
+    result = runner.invoke(cli.app, [*args, "--embedder", "none"])
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
+    with Memory.open(cli_env, embedder=None) as mem:
+        assert len(mem.list().records) == 3

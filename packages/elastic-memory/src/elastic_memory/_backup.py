@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ __all__ = ["BackupReport", "abackup", "arestore_backup", "backup", "restore_back
 _REQUIRED = ("memories", "embedding_meta")
 _SIDECARS = ("-wal", "-shm", "-journal")
 _TIMEOUT = 30.0
+#: A PostgreSQL URL after ``Path()`` folded its ``//`` (``restore --db`` is a path option).
+_FOLDED_URL = re.compile(r"postgres(?:ql)?:[/\\]")
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,8 @@ def backup(source: str | Path, destination: str | Path, *, force: bool = False) 
 
     Raises:
         UsageError: A path is wrong (no store at ``source``, a missing folder, ``destination``
-            exists without ``force``, a PostgreSQL URL: use ``pg_dump`` or ``export_jsonl``).
+            exists without ``force``, ``destination`` is ``source`` or one of its side files
+            such as ``-wal``, a PostgreSQL URL: use ``pg_dump`` or ``export_jsonl``).
         CorruptDatabaseError: The copy fails SQLite's integrity check (``destination`` is untouched).
     """
     return _runner.run(abackup(source, destination, force=force), "backup")
@@ -78,7 +82,8 @@ def restore_backup(backup: str | Path, destination: str | Path, *, force: bool =
 
     Raises:
         UsageError: ``backup`` is not an elastic-memory store, ``destination`` exists without
-            ``force``, a folder is missing, or a path is a PostgreSQL URL.
+            ``force``, one path is the other or one of its side files (``-wal``, ``-shm``,
+            ``-journal``), a folder is missing, or a path is a PostgreSQL URL.
         SchemaVersionError: ``backup`` was written by a newer elastic-memory.
         CorruptDatabaseError: ``backup`` fails SQLite's integrity check.
     """
@@ -98,11 +103,17 @@ def _path(value: Any, name: str, verb: str) -> str:
         msg = f"{name} must be a file path, got {value!r}"
         raise UsageError(msg)
     text = check_path(value, name)  # a name os.fsencode() cannot encode (a lone "\ud800") names no file
-    if is_url(text):
-        msg = (
-            f"cannot {verb} a PostgreSQL store here: use the server's own tools (pg_dump / pg_restore), "
-            "or export_jsonl / import_jsonl (`elastic-memory export` / `import`)"
-        )
+    if is_url(text) or _FOLDED_URL.match(text):  # folded: Path("postgresql://u@h/db") is postgresql:/u@h/db
+        if verb == "restore":
+            msg = (
+                "cannot restore a PostgreSQL store here: PostgreSQL stores are restored with pg_restore "
+                "(from a pg_dump), or with import_jsonl (`elastic-memory import`) from an export"
+            )
+        else:
+            msg = (
+                "cannot back up a PostgreSQL store here (or into one): use pg_dump, "
+                "or export_jsonl / import_jsonl (`elastic-memory export` / `import`)"
+            )
         raise UsageError(msg)
     if text == ":memory:" or text.startswith("file:"):
         msg = f"{name} must be the path of a database file, got {text!r}; an in-memory store can use export_jsonl"
@@ -124,14 +135,54 @@ def _check_paths(src: str, dst: str, *, force: bool, restoring: bool) -> None:
     if os.path.isdir(dst):
         msg = f"{dst} is a folder; pass the path of the file to write, such as {os.path.join(dst, 'memory.db')}"
         raise UsageError(msg)
-    if os.path.exists(dst) and os.path.samefile(src, dst):
-        msg = f"{src} cannot be copied onto itself; pass another destination"
+    clash = _clash(src, dst)
+    if clash is not None:
+        src_file, dst_file = clash
+        same = "" if src_file == dst_file else f" (the same file as {src_file})"
+        owner, verb = ("the backup file", "restore") if restoring else ("the store", "back up")
+        msg = (
+            f"cannot {verb} {src} to {dst}: that would replace or remove {dst_file}{same}, "
+            f"which belongs to {owner}; pass a destination that is not {owner} or one of its side files "
+            "(-wal, -shm, -journal)"
+        )
         raise UsageError(msg)
     if os.path.exists(dst) and not force:
         msg = f"{dst} exists; replace it with force=True (--force on the command line)" + (
             ", after closing every process that has it open" if restoring else ""
         )
         raise UsageError(msg)
+
+
+def _family(path: str) -> tuple[str, ...]:
+    """``path`` and the side files SQLite keeps beside it (write-ahead log, shared memory, journal)."""
+    return (path, *(path + suffix for suffix in _SIDECARS))
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: by name (links resolved) or, both existing, by inode."""
+    if os.path.normcase(a) == os.path.normcase(b):
+        return True
+    try:
+        if os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b)):
+            return True  # a symbolic link to the other, even one whose target does not exist yet
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)  # a hard link
+    except OSError:  # a link loop, or a file we may not look at: not provably the same
+        return False
+
+
+def _clash(src: str, dst: str) -> tuple[str, str] | None:
+    """A file of ``src`` (itself or a side file) that copying to ``dst`` would write or remove, and its name there.
+
+    The copy writes ``dst`` and ``dst.partial`` and removes both files' side files: none of
+    them may be the source or one of its side files (copying a store onto its own ``-wal``
+    would replace the log that holds its last commits).
+    """
+    touched = (*_family(dst), *_family(dst + ".partial"))
+    for src_file in _family(src):
+        for dst_file in touched:
+            if _same_file(src_file, dst_file):
+                return src_file, dst_file
+    return None
 
 
 def _check_store(conn: Any, shown: str, *, restoring: bool) -> int:

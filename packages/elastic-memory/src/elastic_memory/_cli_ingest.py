@@ -13,7 +13,15 @@ so a re-run is a sync:
   restored. Only the notes of this folder are swept, and only those whose file is gone: a
   note now skipped (ignored, too large, unreadable) stays as it is;
 - a note forgotten or archived in the store (not by a sweep) comes back only when its file's
-  text changes.
+  text changes;
+- a folder that moved (renamed, or mounted elsewhere) keeps its notes: the notes of another
+  ``source_folder`` whose directory is gone are adopted when most of them are found here at
+  the same paths with the same text (they keep their ids and vectors; the rest of them are
+  swept like this folder's own, and that folder's wikilink edges are dropped). The notes of
+  a folder whose directory still exists are never touched;
+- an empty (or unmounted) folder sweeps nothing: when the walk finds no note file at all but
+  the store holds live notes of the folder, the report says so (``sweep_skipped``) and
+  ``allow_empty`` is needed to archive (or forget) them all.
 
 Notes stored before ``source_folder`` existed are adopted when their path is seen again.
 """
@@ -24,6 +32,7 @@ Notes stored before ``source_folder`` existed are adopted when their path is see
 import dataclasses
 import json
 import os
+import stat
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,6 +59,10 @@ MISSING_AT = "source_missing_at"
 PAGE = 250
 #: How many paths of missing notes a report names.
 MISSING_SHOWN = 20
+#: How many notes of a folder that is gone are read here to tell whether it moved here.
+PROBES = 16
+#: The most other folders (``source_folder`` values) looked at for one that moved.
+MAX_FOLDERS = 1_000
 #: Fields a touch of the file changes without changing the note.
 _FILE_STAT = ("source_mtime_ns", "source_size")
 
@@ -76,6 +89,12 @@ class IngestReport:
     """Notes whose file is gone, forgotten by this run (``delete_missing``)."""
     missing_paths: tuple[str, ...] = ()
     """The first :data:`MISSING_SHOWN` paths (sorted) of the notes archived or forgotten."""
+    moved_from: tuple[str, ...] = ()
+    """The folders (``source_folder``) gone from disk whose notes this folder adopted: it moved."""
+    adopted: int = 0
+    """Notes of those folders found here (kept their ids and vectors, now of this folder)."""
+    sweep_skipped: str | None = None
+    """Why no note was archived or forgotten although files seem gone (an empty folder), or ``None``."""
 
 
 def note_item(note: Note, folder: str | None = None) -> dict[str, Any]:
@@ -108,20 +127,23 @@ def ingest_folder(
     *,
     delete_missing: bool = False,
     hard: bool = False,
+    allow_empty: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Bring ``mem`` in step with ``folder`` (see the module docstring), :data:`BATCH` notes at a time.
 
     ``delete_missing`` forgets the notes whose file is gone instead of archiving them;
-    ``hard`` (with ``delete_missing``) deletes them for good. ``on_start(total)`` is called
-    with the number of note files before any is read, ``on_batch(n)`` after each batch.
+    ``hard`` (with ``delete_missing``) deletes them for good. A folder with no note file at
+    all sweeps nothing (an unmounted drive looks empty) unless ``allow_empty``.
+    ``on_start(total)`` is called with the number of note files before any is read,
+    ``on_batch(n)`` after each batch.
 
     Raises:
         UsageError: ``hard`` without ``delete_missing``, or a flag is not a bool.
         OSError: The folder cannot be read.
     """
-    for name, value in (("delete_missing", delete_missing), ("hard", hard)):
+    for name, value in (("delete_missing", delete_missing), ("hard", hard), ("allow_empty", allow_empty)):
         if not isinstance(value, bool):
             msg = f"{name} must be True or False, got {value!r}"
             raise UsageError(msg)
@@ -133,9 +155,10 @@ def ingest_folder(
     if on_start is not None:
         on_start(folder.file_count())
     window: list[Note] = []
-    read = 0
+    read = files = 0
     for ref, note in folder.iter_notes():
         read += 1
+        files += 1
         if note is None:
             sync.keep(ref.rel_path)  # skipped (too large, binary, unreadable): its record stays
         else:
@@ -150,9 +173,20 @@ def ingest_folder(
         if on_batch is not None:
             on_batch(read)
     scan = folder.scan_report
-    archived, deleted, missing = sync.sweep(delete_missing=delete_missing, hard=hard)
-    edges, _ = sync.links.resolve(source_of(folder))
-    written = mem.graph.replace_source(source_of(folder), edges)  # link hops join graph-aware recall
+    archived = deleted = written = 0
+    missing: tuple[str, ...] = ()
+    skip = None
+    if files == 0 and sync.live and not allow_empty:
+        skip = (
+            f"the folder holds no note file now, but the store holds {sync.live} live notes of it; "
+            "an empty or unmounted folder is not taken to mean that every note was deleted. "
+            "If the folder really is empty now, ingest it again with --allow-empty (allow_empty=True)"
+        )
+    else:
+        archived, deleted, missing = sync.sweep(delete_missing=delete_missing, hard=hard)
+        sync.retire()
+        edges, _ = sync.links.resolve(source_of(folder))
+        written = mem.graph.replace_source(source_of(folder), edges)  # link hops join graph-aware recall
     skipped = (
         scan.skipped_large + scan.skipped_binary + scan.skipped_symlink + scan.skipped_ignored + scan.errors
     ) + sync.too_long
@@ -169,6 +203,9 @@ def ingest_folder(
         archived=archived,
         deleted=deleted,
         missing_paths=missing,
+        moved_from=tuple(sync.adopted),
+        adopted=sum(1 for i in sync.adopted_ids if i in sync.seen),
+        sweep_skipped=skip,
     )
 
 
@@ -181,6 +218,34 @@ def _folder_records(mem: Memory, folder: str) -> Iterator[MemoryRecord]:
         if page.next is None:
             return
         after = page.next
+
+
+def _other_folders(mem: Memory, key: str) -> Iterator[str]:
+    """Every other ``source_folder`` in the store (one single-record query each)."""
+    known: list[str] = [key]
+    for _ in range(MAX_FOLDERS):
+        where = {"source_folder": {"$exists": True, "$nin": known}}
+        page = mem.list({"metadata": where}, state="all", limit=1)
+        if not page.records:
+            return
+        folder = page.records[0].metadata.get("source_folder")
+        if not isinstance(folder, str):
+            return  # not written by an ingest: $nin could not step past it
+        known.append(folder)
+        yield folder
+
+
+def _dir_gone(path: str) -> bool:
+    """Whether no directory is at absolute ``path`` any more (one that cannot be checked is not gone)."""
+    if not os.path.isabs(path):
+        return False
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISDIR(info.st_mode)
 
 
 def _path_of(record: MemoryRecord) -> str | None:
@@ -198,7 +263,16 @@ class _Sync:
 
     def __init__(self, mem: Memory, folder: MarkdownFolder) -> None:
         self.mem = mem
+        self.folder = folder
         self.key = folder.key
+        #: Other folders whose directory is gone, and those of them that moved here.
+        self.orphaned: set[str] = set()
+        self.adopted: list[str] = []
+        #: Ids of the adopted folders' records, and of those that lost their path to another record.
+        self.adopted_ids: set[int | str] = set()
+        self.superseded: set[int | str] = set()
+        #: How many records of this folder are live (neither archived nor forgotten).
+        self.live = 0
         self.links = LinkIndex(folder.extensions)
         #: Stored ids of the notes seen (and of skipped files), by :func:`_key`.
         self.seen: set[int | str] = set()
@@ -209,15 +283,67 @@ class _Sync:
         self.new = self.updated = self.unchanged = self.renamed = self.restored = self.too_long = 0
 
     def survey(self) -> None:
-        """Read what the store holds of the folder: renamed notes' paths, and notes whose file is gone."""
-        for record in _folder_records(self.mem, self.key):
-            path = _path_of(record)
-            if path is None or _hidden_by_hand(record):
+        """Read what the store holds of the folder (and of folders that moved here).
+
+        That is: renamed notes' paths, and notes whose file is gone. A path held by this
+        folder's record stays its own; an adopted record at that path is superseded (swept).
+        """
+        self._find_moved()
+        claimed: set[str] = set()
+        for key in (self.key, *self.adopted):
+            own = key == self.key
+            for record in _folder_records(self.mem, key):
+                if own:
+                    self.live += record.deleted_at is None and not record.archived
+                else:
+                    self.adopted_ids.add(_key(record.id))
+                path = _path_of(record)
+                if path is None or _hidden_by_hand(record):
+                    continue
+                if not own and path in claimed:
+                    self.superseded.add(_key(record.id))
+                    continue
+                if record.id != note_id(path):
+                    self.alias[path] = record.id
+                claimed.add(path)
+                if self._gone(path):
+                    self.gone.setdefault(record.content_hash, []).append(record.id)
+
+    def _find_moved(self) -> None:
+        """Adopt the other folders whose directory is gone and whose notes are here: they moved."""
+        for key in _other_folders(self.mem, self.key):
+            if _dir_gone(key):
+                self.orphaned.add(key)
+                if self._moved_here(key):
+                    self.adopted.append(key)
+
+    def _moved_here(self, key: str) -> bool:
+        """Whether at least half of ``key``'s live notes are at the same paths here, mostly with the same text.
+
+        Up to :data:`PROBES` of those files are read and compared.
+        """
+        live = [
+            (path, r.content_hash)
+            for r in _folder_records(self.mem, key)
+            if (path := _path_of(r)) is not None and r.deleted_at is None and not r.archived
+        ]
+        present = [(path, content_hash) for path, content_hash in live if not self._gone(path)]
+        if not present or len(present) * 2 < len(live):
+            return False
+        checked = matched = 0
+        for path, content_hash in present:
+            note = self.folder.read(path)
+            if note is None:
                 continue
-            if record.id != note_id(path):
-                self.alias[path] = record.id
-            if self._gone(path):
-                self.gone.setdefault(record.content_hash, []).append(record.id)
+            checked += 1
+            matched += self._row(note_item(note, self.key))["content_hash"] == content_hash
+            if checked == PROBES:
+                break
+        return matched * 2 > checked
+
+    def _row(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The row the store would write for ``item`` (its ``content_hash`` in particular)."""
+        return build_row(item["content"], now=0.0, default_agent=self.mem.agent_id, **_fields(item))
 
     def keep(self, rel_path: str) -> None:
         """Mark the record of a skipped file as seen, so no sweep takes it."""
@@ -257,7 +383,7 @@ class _Sync:
         keep: list[dict[str, Any]],
     ) -> None:
         """Count one note, and queue it for writing if needed (its ``id`` may become a renamed record's)."""
-        row = build_row(item["content"], now=0.0, default_agent=self.mem.agent_id, **_fields(item))
+        row = self._row(item)
         if record is None:
             old = self._reclaim(row["content_hash"])
             if old is None:
@@ -276,9 +402,17 @@ class _Sync:
             embed.append(item)
 
     def _taken(self, record: MemoryRecord, rel_path: str) -> bool:
-        """Whether the record under this path's id is another note's: renamed, or of another folder."""
+        """Whether the record under this path's id is another note's: renamed, or of another folder.
+
+        A note of a folder that moved here is not another's; nor one forgotten in a folder
+        that is gone (so that it does not come back under a new id).
+        """
+        if _path_of(record) not in (None, rel_path):
+            return True
         folder = record.metadata.get("source_folder")
-        return _path_of(record) not in (None, rel_path) or folder not in (None, self.key)
+        if folder is None or folder == self.key or folder in self.adopted:
+            return False
+        return not (isinstance(folder, str) and folder in self.orphaned and record.deleted_at is not None)
 
     def _sort(
         self,
@@ -329,25 +463,31 @@ class _Sync:
         return mid
 
     def sweep(self, *, delete_missing: bool, hard: bool) -> tuple[int, int, tuple[str, ...]]:
-        """Archive (or forget) the records of this folder not seen whose file is gone.
+        """Archive (or forget) the records of this folder (and of the adopted ones) not seen whose file is gone.
 
+        An adopted record whose path this folder's own record holds is swept too.
         Returns how many were archived and deleted, and the first paths of those.
         """
         doomed: list[MemoryRecord] = []
-        for record in _folder_records(self.mem, self.key):
-            path = _path_of(record)
-            if path is None or _key(record.id) in self.seen or record.deleted_at is not None:
-                continue
-            if (record.archived and not delete_missing) or not self._gone(path):
-                continue  # already hidden, or a file this run skipped (ignored, unreadable)
-            doomed.append(record)
+        for key in (self.key, *self.adopted):
+            for record in _folder_records(self.mem, key):
+                path = _path_of(record)
+                mid = _key(record.id)
+                if path is None or mid in self.seen or record.deleted_at is not None:
+                    continue
+                if record.archived and not delete_missing:
+                    continue  # already hidden
+                if mid not in self.superseded and not self._gone(path):
+                    continue  # a file this run skipped (ignored, unreadable)
+                doomed.append(record)
         if not doomed:
             return 0, 0, ()
         ids = [r.id for r in doomed]
         if not hard:
             now = self.mem.clock()
             for record in doomed:  # the stamp tells a swept note from one hidden by hand
-                self.mem.update(record.id, metadata={**record.metadata, MISSING_AT: now})
+                metadata = {**record.metadata, "source_folder": self.key, MISSING_AT: now}
+                self.mem.update(record.id, metadata=metadata)
         if delete_missing:
             count = self.mem.forget(ids, hard=hard)
             archived, deleted = 0, count
@@ -355,6 +495,18 @@ class _Sync:
             archived, deleted = self.mem.archive(ids), 0
         paths = sorted(p for r in doomed if (p := _path_of(r)) is not None)
         return archived, deleted, tuple(paths[:MISSING_SHOWN])
+
+    def retire(self) -> None:
+        """Make the adopted folders' remaining records this folder's, and drop their wikilink edges.
+
+        Those are the records hidden (by hand or by an earlier sweep) or left by a skipped
+        file; forgotten ones stay as they are (a forgotten record cannot be changed).
+        """
+        for key in self.adopted:
+            left = [r for r in _folder_records(self.mem, key) if r.deleted_at is None]
+            for record in left:
+                self.mem.update(record.id, metadata={**record.metadata, "source_folder": self.key})
+            self.mem.graph.replace_source(source_of(key), [])
 
 
 def _key(mid: str) -> int | str:
@@ -386,6 +538,13 @@ def _line(folder: Path, db: Path, report: IngestReport) -> str:
         more = f" and {gone - len(report.missing_paths)} more" if gone > len(report.missing_paths) else ""
         verb = f"{report.archived} archived" if report.archived else f"{report.deleted} deleted"
         line += f" {verb} (no longer in the folder): {shown}{more}."
+    if report.moved_from:
+        line += (
+            f" {report.adopted} notes adopted from {', '.join(report.moved_from)}"
+            " (gone from disk: the folder moved here)."
+        )
+    if report.sweep_skipped:
+        line += f" Nothing archived: {report.sweep_skipped}."
     if report.bad_frontmatter:
         line += f" {report.bad_frontmatter} read without their malformed frontmatter."
     return line
@@ -415,6 +574,14 @@ def register(app: typer.Typer) -> None:
         hard: Annotated[
             bool, typer.Option("--hard", help="With --delete-missing: delete them for good, not restorable.")
         ] = False,
+        allow_empty: Annotated[
+            bool,
+            typer.Option(
+                "--allow-empty",
+                help="Sweep even when the folder holds no note at all (by default an empty folder, "
+                "such as an unmounted drive, archives nothing).",
+            ),
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
@@ -440,6 +607,7 @@ def register(app: typer.Typer) -> None:
                         source,
                         delete_missing=delete_missing,
                         hard=hard,
+                        allow_empty=allow_empty,
                         on_start=lambda total: progress.update(task, total=total),
                         on_batch=advance,
                     )

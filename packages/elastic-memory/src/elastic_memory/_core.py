@@ -149,8 +149,13 @@ def _json_lines(source: Path) -> Generator[tuple[int, Any]]:
                 raise UsageError(msg) from e
 
 
+def tmp_of(target: Path) -> Path:
+    """Where an export is written before it is renamed over ``target``."""
+    return target.with_name(target.name + ".partial")
+
+
 def _is_store_file(target: Path, store_path: str) -> bool:
-    """Whether ``target`` is the SQLite file at ``store_path`` or one of its side files (WAL, shared memory, journal)."""
+    """Whether ``target`` is the SQLite file at ``store_path`` or one of its side files (WAL, shm, journal)."""
     if not store_path or store_path == ":memory:" or store_path.startswith("file:") or is_url(store_path):
         return False
     base = Path(store_path)
@@ -953,10 +958,10 @@ class MemoryCore:
         if not isinstance(vectors, bool):
             msg = f"vectors must be True or False, got {vectors!r}"
             raise UsageError(msg)
-        if _is_store_file(target, self.store.path):
+        if _is_store_file(target, self.store.path) or _is_store_file(tmp_of(target), self.store.path):
             msg = f"cannot export to {target}: it is this store's own database file; pass another path"
             raise UsageError(msg)
-        tmp = target.with_name(target.name + ".partial")
+        tmp = tmp_of(target)
         try:
             with tmp.open("w", encoding="utf-8") as fh:
                 async with self.store.snapshot() as snap:
@@ -970,12 +975,15 @@ class MemoryCore:
                 tmp.unlink(missing_ok=True)
         return count
 
-    async def import_jsonl(self, path: Any, *, batch: int = _dump.MEMORY_BATCH, progress: Any = None) -> ImportReport:
+    async def import_jsonl(
+        self, path: Any, *, batch: int = _dump.MEMORY_BATCH, progress: Any = None, owner: str | None = None
+    ) -> ImportReport:
         """Read an export back, ids and times included (an upsert); one transaction per batch.
 
         The whole file is checked before anything is written: a bad line or a file cut short
         changes nothing. Format 2 files carry every table; format 1 files (memories only)
-        still import.
+        still import. With ``owner`` (a federation's private tier) every row must be that
+        agent's, and every memory private: an :class:`AccessDeniedError` names the first that is not.
         """
         source = _file_path(path, "import from")
         if _kind(source, "import from") != "file":
@@ -987,10 +995,10 @@ class MemoryCore:
         with contextlib.closing(_json_lines(source)) as lines:
             first = next(lines, None)
         if first is not None and isinstance(first[1], dict) and first[1].get("record") == "header":
-            return await self._import_v2(source, first, progress)
-        return await self._import_v1(source, batch, progress)
+            return await self._import_v2(source, first, progress, owner)
+        return await self._import_v1(source, batch, progress, owner)
 
-    async def _import_v2(self, source: Path, header: tuple[int, Any], progress: Any) -> ImportReport:
+    async def _import_v2(self, source: Path, header: tuple[int, Any], progress: Any, owner: str | None) -> ImportReport:
         data = header[1]
         if data.get("format") != _dump.FORMAT or data.get("version") != _dump.VERSION:
             msg = (
@@ -1001,7 +1009,7 @@ class MemoryCore:
         where = lambda n: f"{source}:{n}"  # noqa: E731 - a name for the two passes
         try:
             importer = _dump.Importer(self, data, where=where, progress=progress)
-            checker = _dump.Checker(self, where=where)
+            checker = _dump.Checker(self, where=where, owner=owner)
             with contextlib.closing(_json_lines(source)) as lines:
                 for line_no, record in itertools.islice(lines, 1, None):
                     checker.check(line_no, record)
@@ -1019,13 +1027,14 @@ class MemoryCore:
         total = totals.created + totals.updated + totals.duplicates
         return ImportReport(totals.created, totals.updated, totals.duplicates, total, dict(totals.records))
 
-    async def _import_v1(self, source: Path, batch: int, progress: Any) -> ImportReport:
+    async def _import_v1(self, source: Path, batch: int, progress: Any, owner: str | None) -> ImportReport:
         embedder = await self.embedder()
         family = embedder.family if embedder is not None else None
         count = 0
         with contextlib.closing(_json_lines(source)) as lines:
             for line_no, data in lines:  # the whole file first: a bad line writes nothing
-                self._v1_row(source, line_no, data, family)
+                row, _ = self._v1_row(source, line_no, data, family)
+                _dump.check_owner(f"{source}:{line_no}", owner, row["agent_id"], row["scope"])
                 count += 1
         created = updated = dup = 0
         pending: list[dict[str, Any]] = []

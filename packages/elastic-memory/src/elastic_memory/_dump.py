@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 import numpy.typing as npt
 
+from .errors import AccessDeniedError
 from .storage import dump_tables as d
 from .storage import queries as q
 from .storage.backend import EmbeddingPin, Snapshot, Transaction
@@ -132,9 +133,11 @@ class Checker:
     changes nothing.
     """
 
-    def __init__(self, core: MemoryCore, *, where: Callable[[int], str]) -> None:
+    def __init__(self, core: MemoryCore, *, where: Callable[[int], str], owner: str | None = None) -> None:
         self.core = core
         self.where = where
+        #: The only agent whose rows the file may hold (a federation's private tier), or ``None``.
+        self.owner = owner
         self.read: dict[str, int] = {}
         self.end: dict[str, int] | None = None
 
@@ -157,9 +160,10 @@ class Checker:
             return
         try:
             if kind == "memory":
-                self.core.import_row({k: v for k, v in data.items() if k not in ("record", "vector")}, None)
+                row, _ = self.core.import_row({k: v for k, v in data.items() if k not in ("record", "vector")}, None)
                 if data.get("vector") is not None:
                     decode_vector(data["vector"])
+                check_owner(at, self.owner, row["agent_id"], row["scope"])
             elif isinstance(kind, str) and kind in d.BY_RECORD:
                 table = d.BY_RECORD[kind]
                 missing = [c for c in table.columns if c not in data]
@@ -168,6 +172,8 @@ class Checker:
                     raise ValueError(msg)
                 for column, kind_of in table.kinds.items():
                     d.check(column, kind_of, data[column])
+                if "agent_id" in table.columns:
+                    check_owner(at, self.owner, data["agent_id"], "private")
             else:
                 known = ", ".join(["memory", *d.BY_RECORD])
                 msg = f"{at}: unknown record {kind!r} (known: {known})"
@@ -217,7 +223,7 @@ class Importer:
         self.totals = ImportTotals()
         self.pin = _pin_of(header.get("pin"))
         self.remap: dict[str, dict[int, int]] = {"turn": {}, "fact": {}, "entity": {}}
-        self._postgres = core.store.capabilities.engine == "postgres"
+        self._postgres = core.store.capabilities.engine == "postgresql"
         self._pending: list[tuple[int, dict[str, Any]]] = []
         self._kind: str | None = None
         #: ``(seq, exported invalidated_by)`` of facts, fixed up once every fact is in.
@@ -252,7 +258,7 @@ class Importer:
             await self._fix_forward()
 
     async def finish(self) -> ImportTotals:
-        """Write what is queued, fix forward references, and check the end record's counts."""
+        """Write what is queued and fix forward references (the :class:`Checker` checked the counts)."""
         await self.flush()
         await self._fix_forward()
         return self.totals
@@ -307,7 +313,7 @@ class Importer:
                     raise ValueError(msg) from e
                 await self._put(tx, table, values)
             if self._postgres and table.ident is not None:
-                await tx.fetch(d.pg_sequence_reset(table))
+                await tx.fetch(*d.pg_sequence_reset(table))
 
     def _values(self, table: d.DumpTable, data: Mapping[str, Any]) -> dict[str, Any]:
         missing = [c for c in table.columns if c not in data]
@@ -327,11 +333,14 @@ class Importer:
             return
         old = int(values[table.ident])
         found = await tx.fetch(d.find(table), [values[c] for c in table.natural])
+        if table is d.TURNS and not found:
+            await self._free_turn_number(tx, values)
         forward = values["invalidated_by"] if table is d.FACTS else None
         closed = await self._one_current_fact(tx, values, found) if table is d.FACTS else None
         if found:
             new = int(found[0][0])
-            await tx.execute(d.update(table), [*(values[c] for c in table.updated), new])
+            sql, binds = d.update(table)
+            await tx.execute(sql, [*(values[c] for c in binds), new])
         elif not await tx.fetch(d.taken(table), [old]):
             new = old
             await tx.execute(d.insert(table, with_ident=True), [values[c] for c in table.columns])
@@ -347,6 +356,13 @@ class Importer:
             await tx.execute(d.SET_INVALIDATED_BY, [new, closed])
         if forward is not None and values["invalidated_by"] == forward:
             self._forward.append((new, int(forward)))
+
+    async def _free_turn_number(self, tx: Transaction, values: dict[str, Any]) -> None:
+        """A new turn whose number its session already has (another conversation) goes after the last."""
+        where = [values["agent_id"], values["session_id"]]
+        if await tx.fetch(d.TURN_TAKEN, [*where, values["turn"]]):
+            values["turn"] = int((await tx.fetch(d.NEXT_TURN, where))[0][0])
+            await tx.execute(d.SESSION_AT_LEAST, [values["turn"], values["turn"], *where])
 
     async def _one_current_fact(self, tx: Transaction, values: dict[str, Any], found: list[Any]) -> int | None:
         """Keep one current fact per key: of the target's and the imported one, the later recorded stays current.
@@ -375,6 +391,17 @@ class Importer:
         if fixes:
             async with self.core.store.transaction("import facts", bump=False) as tx:
                 await tx.executemany(d.SET_INVALIDATED_BY, fixes)
+
+
+def check_owner(at: str, owner: str | None, agent_id: Any, scope: Any) -> None:
+    """:class:`AccessDeniedError` if a row is not ``owner``'s private row (no check without an owner)."""
+    if owner is None or (agent_id == owner and scope == "private"):
+        return
+    msg = (
+        f"{at}: a row of agent {agent_id!r} ({scope}) cannot be imported by agent {owner!r}: an import writes "
+        "the agent's own private memory only; shared and global memories are written by their tiers"
+    )
+    raise AccessDeniedError(msg)
 
 
 def _pin_of(data: Any) -> EmbeddingPin | None:

@@ -412,8 +412,9 @@ class AsyncMemory(_Facade):
     ) -> ImportReport:
         """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
 
-        One transaction per batch of records; a bad line names itself and rolls back only its
-        batch. Files from earlier releases (memories only) still import. ``progress(done,
+        The whole file is checked first: a bad line names itself and nothing is imported. Then
+        each batch of records is one transaction (a store failing midway keeps the batches
+        before; importing again is safe). Files from earlier releases (memories only) still import. ``progress(done,
         total)`` is called with the records written so far and the file's count after each
         batch (from elastic-memory's own thread).
         """
@@ -839,8 +840,9 @@ class Memory(_Facade):
     def import_jsonl(self, path: str | Path, *, progress: Callable[[int, int], object] | None = None) -> ImportReport:
         """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
 
-        One transaction per batch of records; a bad line names itself and rolls back only its
-        batch. Files from earlier releases (memories only) still import. ``progress(done,
+        The whole file is checked first: a bad line names itself and nothing is imported. Then
+        each batch of records is one transaction (a store failing midway keeps the batches
+        before; importing again is safe). Files from earlier releases (memories only) still import. ``progress(done,
         total)`` is called with the records written so far and the file's count after each
         batch (from elastic-memory's own thread).
         """

@@ -21,6 +21,7 @@ streams the notes without keeping any (what an ingest reads).
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import stat
 import threading
@@ -165,6 +166,39 @@ class MarkdownFolder:
     def file_count(self) -> int:
         """How many note files :meth:`iter_notes` would yield (a walk that reads no file)."""
         return sum(1 for _ in walk(str(self._root), self._extensions, self._ignore, Tally()))
+
+    def read(self, rel_path: str) -> Note | None:
+        """The note at root-relative POSIX ``rel_path``, read as :meth:`iter_notes` would read it.
+
+        ``None`` when no walk would yield a note there: a dot-path, another extension, an
+        ignored path, a symlink on the way, a file gone, too large, binary or unreadable.
+        Reads one file and never raises (the :attr:`scan_report` is left as it is).
+        """
+        if not isinstance(rel_path, str):
+            return None
+        parts = rel_path.split("/")
+        if any(not p or p.startswith(".") for p in parts) or not parts[-1].lower().endswith(self._extensions):
+            return None
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts) - 1)]
+        if any(
+            fnmatch.fnmatchcase(c, g) for g in self._ignore for c in (rel_path, *prefixes, *(d + "/" for d in prefixes))
+        ):
+            return None
+        parent = str(self._root)
+        try:
+            for part in parts[:-1]:  # never through a symlink, as the walk
+                parent = os.path.join(parent, part)
+                if not stat.S_ISDIR(os.lstat(parent).st_mode):
+                    return None
+            info = os.lstat(os.path.join(parent, parts[-1]))
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        entry = self._read(
+            FileRef(rel_path, parts[-1], parent, info.st_mtime_ns, info.st_size), Tally(), counters=False
+        )
+        return None if entry is None else entry.note
 
     def get(self, note_id: str) -> Note | None:
         """The note with id ``note_id``, or ``None``."""

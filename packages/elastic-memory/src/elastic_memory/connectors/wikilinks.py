@@ -147,15 +147,18 @@ class LinkIndex:
         return list(edges.values()), EdgeIndexReport(self._notes, found, resolved, dangling, ambiguous, self_links)
 
 
-def source_of(folder: MarkdownFolder) -> str:
+def source_of(folder: MarkdownFolder | str) -> str:
     """The edge ``source`` of ``folder``'s wikilinks: ``"wikilinks:<folder path>"``, one per folder.
 
-    Two folders ingested into one store each rewrite only their own links. A path too long
-    for an edge's source is replaced by its SHA-256.
+    ``folder`` is a :class:`MarkdownFolder` or its :attr:`~MarkdownFolder.key` (the
+    ``source_folder`` of its ingested notes: how an ingest names the links of a folder that
+    moved). Two folders ingested into one store each rewrite only their own links. A path too
+    long for an edge's source is replaced by its SHA-256.
     """
-    source = f"{SOURCE}:{folder.key}"
+    key = folder if isinstance(folder, str) else folder.key
+    source = f"{SOURCE}:{key}"
     if len(source) > _MAX_SOURCE:
-        source = f"{SOURCE}:sha256:{hashlib.sha256(folder.key.encode('utf-8', 'surrogateescape')).hexdigest()}"
+        source = f"{SOURCE}:sha256:{hashlib.sha256(key.encode('utf-8', 'surrogateescape')).hexdigest()}"
     return source
 
 

@@ -323,8 +323,8 @@ class FederatedOps:
         return await self.core.export_jsonl(path, vectors=vectors)
 
     async def import_jsonl(self, path: str | Path, *, progress: Any = None) -> ImportReport:
-        """Import into the private tier."""
-        return await self.core.import_jsonl(path, progress=progress)
+        """Import into the private tier: only this agent's private rows (a file may not speak for another)."""
+        return await self.core.import_jsonl(path, progress=progress, owner=self.agent_id)
 
     async def close(self) -> None:
         """Close the federation: the loop and every tier (idempotent)."""

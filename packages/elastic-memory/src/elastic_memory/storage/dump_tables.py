@@ -10,9 +10,11 @@ triggers, never exported. SQL uses ``?`` placeholders: both backends run it.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 
+from .._validate import check_fact_key, check_id
 from .queries import quote_ident
 
 #: Rows read per page by an export.
@@ -36,8 +38,10 @@ class DumpTable:
     ident: str | None = None
     #: Columns holding the id of another record type: ``column -> record``.
     refs: dict[str, str] = field(default_factory=dict)
-    #: Counters that an import never moves backwards (the larger value stays).
-    monotonic: tuple[str, ...] = ()
+    #: How an import merges a column into a row it found, when not by overwriting it:
+    #: ``"max"`` / ``"min"`` keep the larger / smaller value (counters never go back),
+    #: ``"keep"`` keeps the target's value unless it is null, ``"fixed"`` never changes it.
+    merge: dict[str, str] = field(default_factory=dict)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -51,22 +55,21 @@ class DumpTable:
 
     @property
     def updated(self) -> tuple[str, ...]:
-        """The columns an import overwrites on a row it found."""
+        """The columns an import writes on a row it found (see :attr:`merge`)."""
         keep = {*self.natural, *(c for c in (self.ident,) if c)}
-        return tuple(c for c in self.columns if c not in keep)
-
-
-_INT64 = 2**63
+        return tuple(c for c in self.columns if c not in keep and self.merge.get(c) != "fixed")
 
 
 def check(column: str, kind: str, value: object) -> object:
     """``value`` if it fits the column's kind, else ``ValueError`` naming it.
 
-    Kinds: ``text``, ``int``, ``real``, ``unit`` (a number from 0 to 1), ``flag`` (0 or 1), or
-    choices ``a|b``; a trailing ``?`` allows null.
+    Kinds: ``text`` (valid Unicode), ``agent`` (an id: 1 to 256 printable characters),
+    ``key`` (a fact key), ``json-list`` (JSON text of a list of strings), ``json-object``
+    (JSON text of an object), ``int``, ``id`` (a row id: 1 to 2**53), ``real``, ``unit`` (a
+    number from 0 to 1), ``flag`` (0 or 1), or choices ``a|b``; a trailing ``?`` allows null.
 
-    >>> check("turns", "int", 3), check("ended_at", "real?", None)
-    (3, None)
+    >>> check("turns", "int", 3), check("ended_at", "real?", None), check("aliases", "json-list", '["Bo"]')
+    (3, None, '["Bo"]')
     """
     if value is None:
         if kind.endswith("?"):
@@ -74,38 +77,70 @@ def check(column: str, kind: str, value: object) -> object:
         msg = f"{column} is null; it needs a value"
         raise ValueError(msg)
     kind = kind.rstrip("?")
-    if kind == "text" or "|" in kind:
-        if not isinstance(value, str):
-            msg = f"{column} is a {type(value).__name__}; a string is expected"
-            raise ValueError(msg)
-        if "|" in kind and value not in kind.split("|"):
-            msg = f"{column} is {value!r}; one of {kind.split('|')} is expected"
-            raise ValueError(msg)
-        return value
+    if kind in _TEXT_KINDS or "|" in kind:
+        return _text(column, kind, value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         msg = f"{column} is a {type(value).__name__}; a number is expected"
         raise ValueError(msg)
-    if kind in ("int", "flag"):
-        if not isinstance(value, int) or not -_INT64 <= value < _INT64 or (kind == "flag" and value not in (0, 1)):
-            msg = f"{column} is {value!r}; " + ("0 or 1" if kind == "flag" else "a whole number") + " is expected"
+    if kind in ("int", "flag", "id"):
+        low, high = (1, MAX_ID) if kind == "id" else (0, 1) if kind == "flag" else (-_INT64, _INT64 - 1)
+        if not isinstance(value, int) or not low <= value <= high:
+            msg = f"{column} is {value!r}; a whole number from {low} to {high} is expected"
             raise ValueError(msg)
         return value
     number = float(value)
     if not math.isfinite(number) or (kind == "unit" and not 0.0 <= number <= 1.0):
-        msg = (
-            f"{column} is {value!r}; "
-            + ("a number from 0 to 1" if kind == "unit" else "a finite number")
-            + " is expected"
-        )
+        wanted = "a number from 0 to 1" if kind == "unit" else "a finite number"
+        msg = f"{column} is {value!r}; {wanted} is expected"
         raise ValueError(msg)
     return number
+
+
+#: The largest row id an import keeps: far below SQLite's and PostgreSQL's limit, so the
+#: store's own ids go on after it.
+MAX_ID = 2**53
+_INT64 = 2**63
+_TEXT_KINDS = frozenset({"text", "agent", "key", "json-list", "json-object"})
+
+
+def _text(column: str, kind: str, value: object) -> str:
+    if not isinstance(value, str):
+        msg = f"{column} is a {type(value).__name__}; a string is expected"
+        raise ValueError(msg)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        msg = f"{column} holds text that is not valid Unicode (a lone surrogate at {e.start})"
+        raise ValueError(msg) from e
+    if "|" in kind and value not in kind.split("|"):
+        msg = f"{column} is {value!r}; one of {kind.split('|')} is expected"
+        raise ValueError(msg)
+    if kind == "agent":
+        check_id(value, column)
+    elif kind == "key":
+        check_fact_key(value, ())
+    elif kind.startswith("json-"):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError) as e:
+            msg = f"{column} is not JSON text ({e})"
+            raise ValueError(msg) from e
+        ok = (
+            isinstance(parsed, list) and all(isinstance(x, str) for x in parsed)
+            if kind == "json-list"
+            else isinstance(parsed, dict)
+        )
+        if not ok:
+            msg = f"{column} is not JSON text of " + ("a list of strings" if kind == "json-list" else "an object")
+            raise ValueError(msg)
+    return value
 
 
 SESSIONS = DumpTable(
     "session",
     "sessions",
     (
-        "agent_id:text",
+        "agent_id:agent",
         "session_id:text",
         "started_at:real",
         "last_turn_at:real",
@@ -117,14 +152,22 @@ SESSIONS = DumpTable(
     ),
     order=("agent_id", "session_id"),
     natural=("agent_id", "session_id"),
-    monotonic=("last_turn_at", "turns", "evicted_messages"),
+    merge={
+        "started_at": "min",
+        "last_turn_at": "max",
+        "turns": "max",
+        "evicted_messages": "max",
+        "rolling_summary": "keep",
+        "ended_at": "keep",
+        "summary_id": "keep",
+    },
 )
 TURNS = DumpTable(
     "turn",
     "turns",
     (
-        "seq:int",
-        "agent_id:text",
+        "seq:id",
+        "agent_id:agent",
         "session_id:text",
         "turn:int",
         "user_text:text",
@@ -134,16 +177,18 @@ TURNS = DumpTable(
         "extracted_at:real?",
     ),
     order=("seq",),
-    natural=("agent_id", "session_id", "turn"),
+    # A turn is its text at its time: two stores' turn 1 of session "default" are two turns.
+    natural=("agent_id", "session_id", "created_at", "user_text"),
     ident="seq",
+    merge={"turn": "fixed"},
 )
 FACTS = DumpTable(
     "fact",
     "facts",
     (
-        "seq:int",
-        "agent_id:text",
-        "key:text",
+        "seq:id",
+        "agent_id:agent",
+        "key:key",
         "value:text",
         "category:profile|note",
         "source:user_confirmed|agent|extracted|imported",
@@ -151,12 +196,12 @@ FACTS = DumpTable(
         "confidence:unit",
         "importance:unit",
         "session_id:text?",
-        "turn_seq:int?",
+        "turn_seq:id?",
         "valid_from:real",
         "valid_to:real?",
         "recorded_at:real",
         "invalidated_at:real?",
-        "invalidated_by:int?",
+        "invalidated_by:id?",
         "forgotten:flag",
         "archived:flag",
         "accessed_at:real",
@@ -171,16 +216,16 @@ QUARANTINE = DumpTable(
     "quarantine",
     "quarantine",
     (
-        "seq:int",
-        "agent_id:text",
+        "seq:id",
+        "agent_id:agent",
         "reason:text",
         "what:text",
         "text:text",
         "origin:text",
         "session_id:text?",
         "created_at:real",
-        "turn_seq:int?",
-        "payload:text?",
+        "turn_seq:id?",
+        "payload:json-object?",
     ),
     order=("seq",),
     natural=("agent_id", "created_at", "reason", "text"),
@@ -191,12 +236,12 @@ ENTITIES = DumpTable(
     "entity",
     "entities",
     (
-        "id:int",
-        "agent_id:text",
+        "id:id",
+        "agent_id:agent",
         "key:text",
         "name:text",
         "type:text",
-        "aliases:text",
+        "aliases:json-list",
         "confidence:unit",
         "mention_count:int",
         "cluster_id:int?",
@@ -207,14 +252,15 @@ ENTITIES = DumpTable(
     order=("id",),
     natural=("agent_id", "key"),
     ident="id",
+    merge={"mention_count": "max", "reinforced_at": "max", "created_at": "min"},
 )
 ENTITY_KEYS = DumpTable(
     "entity_key",
     "entity_keys",
     (
-        "agent_id:text",
+        "agent_id:agent",
         "key:text",
-        "entity_id:int",
+        "entity_id:id",
     ),
     order=("agent_id", "key", "entity_id"),
     natural=("agent_id", "key", "entity_id"),
@@ -224,10 +270,10 @@ RELATIONS = DumpTable(
     "relation",
     "relations",
     (
-        "id:int",
-        "agent_id:text",
-        "src:int",
-        "dst:int",
+        "id:id",
+        "agent_id:agent",
+        "src:id",
+        "dst:id",
         "type:text",
         "confidence:unit",
         "mention_count:int",
@@ -238,14 +284,15 @@ RELATIONS = DumpTable(
     order=("id",),
     natural=("src", "dst", "type"),
     ident="id",
+    merge={"mention_count": "max", "reinforced_at": "max", "created_at": "min"},
     refs={"src": "entity", "dst": "entity"},
 )
 MENTIONS = DumpTable(
     "mention",
     "entity_mentions",
     (
-        "entity_id:int",
-        "memory_id:text",
+        "entity_id:id",
+        "memory_id:agent",
     ),
     order=("entity_id", "memory_id"),
     natural=("entity_id", "memory_id"),
@@ -300,11 +347,25 @@ def taken(t: DumpTable) -> str:
     return f"SELECT 1 FROM {quote_ident(t.table)} WHERE {quote_ident(t.ident)} = ?"
 
 
-def update(t: DumpTable) -> str:
-    """Overwrite a found row (binds :attr:`DumpTable.updated` values, then the id)."""
+def _merged(t: DumpTable, column: str, new: str) -> str:
+    """The value a column takes on a row found: ``new`` (the file's), or as :attr:`DumpTable.merge` says."""
+    old = f"{quote_ident(t.table)}.{quote_ident(column)}"
+    rule = t.merge.get(column)
+    if rule == "max":
+        return f"CASE WHEN {new} > {old} THEN {new} ELSE {old} END"
+    if rule == "min":
+        return f"CASE WHEN {new} < {old} THEN {new} ELSE {old} END"
+    if rule == "keep":
+        return f"coalesce({old}, {new})"
+    return new
+
+
+def update(t: DumpTable) -> tuple[str, tuple[str, ...]]:
+    """Merge the file's row into a found one: the SQL, and the columns whose values it binds in order (then the id)."""
     assert t.ident is not None
-    sets = ", ".join(f"{quote_ident(c)} = ?" for c in t.updated)
-    return f"UPDATE {quote_ident(t.table)} SET {sets} WHERE {quote_ident(t.ident)} = ?"
+    sets = ", ".join(f"{quote_ident(c)} = {_merged(t, c, '?')}" for c in t.updated)
+    binds = tuple(c for c in t.updated for _ in range(2 if t.merge.get(c) in ("max", "min") else 1))
+    return f"UPDATE {quote_ident(t.table)} SET {sets} WHERE {quote_ident(t.ident)} = ?", binds
 
 
 def insert(t: DumpTable, *, with_ident: bool) -> str:
@@ -321,16 +382,7 @@ def upsert(t: DumpTable) -> str:
     sql += f" ON CONFLICT ({_names(t.natural)}) DO "
     if not t.updated:
         return sql + "NOTHING"
-    sets = []
-    for column in t.updated:
-        c, new, old = (
-            quote_ident(column),
-            f"excluded.{quote_ident(column)}",
-            f"{quote_ident(t.table)}.{quote_ident(column)}",
-        )
-        sets.append(
-            f"{c} = CASE WHEN {new} > {old} THEN {new} ELSE {old} END" if column in t.monotonic else f"{c} = {new}"
-        )
+    sets = [f"{quote_ident(c)} = {_merged(t, c, f'excluded.{quote_ident(c)}')}" for c in t.updated]
     return sql + "UPDATE SET " + ", ".join(sets)
 
 
@@ -341,9 +393,16 @@ CURRENT_FACT = (
 CLOSE_FACT = "UPDATE facts SET invalidated_at = ?, valid_to = coalesce(valid_to, ?), invalidated_by = ? WHERE seq = ?"
 SET_INVALIDATED_BY = "UPDATE facts SET invalidated_by = ? WHERE seq = ?"
 
+# Turns: a turn of another conversation under a number the target's session has is added after its last.
+TURN_TAKEN = "SELECT 1 FROM turns WHERE agent_id = ? AND session_id = ? AND turn = ? LIMIT 1"
+NEXT_TURN = "SELECT coalesce(max(turn), 0) + 1 FROM turns WHERE agent_id = ? AND session_id = ?"
+SESSION_AT_LEAST = (
+    "UPDATE sessions SET turns = CASE WHEN turns < ? THEN ? ELSE turns END WHERE agent_id = ? AND session_id = ?"
+)
 
-def pg_sequence_reset(t: DumpTable) -> str:
+
+def pg_sequence_reset(t: DumpTable) -> tuple[str, list[str]]:
     """PostgreSQL: move the id column's identity sequence past the largest id (rows came with their ids)."""
     assert t.ident is not None
     table, ident = quote_ident(t.table), quote_ident(t.ident)
-    return f"SELECT setval(pg_get_serial_sequence('{table}', '{t.ident}'), (SELECT max({ident}) FROM {table}))"
+    return f"SELECT setval(pg_get_serial_sequence(?, ?), (SELECT max({ident}) FROM {table}))", [table, t.ident]
