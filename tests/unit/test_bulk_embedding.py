@@ -123,3 +123,29 @@ def test_remembering_stored_texts_again_embeds_nothing(tmp_path: Path) -> None:
         assert fake.calls - before == 1
         assert [i.status for i in again] == ["duplicate"] * 50 + ["created"]
         assert [str(i) for i in again[:50]] == [str(i) for i in first]
+
+
+def test_ingest_embeds_notes_in_like_length_batches(tmp_path: Path) -> None:
+    """Notes are read ahead and sorted by length before they are cut into batches (less padding)."""
+    from elastic_memory._cli_ingest import BATCH, ingest_folder
+    from elastic_memory.connectors import MarkdownFolder
+
+    class Recording(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[list[int]] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+            self.batches.append([len(t) for t in texts])
+            return super().embed(texts)
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(5 * BATCH):
+        words = " ".join(f"word{k}" for k in range((n * 37) % 90 + 5))
+        (vault / f"n{n}.md").write_text(f"# Note {n}\n{words}\n", encoding="utf-8")
+    embedder = Recording()
+    with Memory.open(tmp_path / "m.db", embedder=embedder) as mem:
+        ingest_folder(mem, MarkdownFolder(vault))
+    lengths = [n for batch in embedder.batches if len(batch) > 1 for n in batch]
+    assert len(lengths) == 5 * BATCH and lengths == sorted(lengths)
