@@ -19,6 +19,9 @@ from elastic_memory._cli_ingest import BATCH, ingest_folder
 from elastic_memory.connectors import MarkdownFolder
 from elastic_memory.testing import FakeEmbedder
 
+#: Notes in the interrupted vault: enough that the ingest is still running when the first batches are in.
+NOTES = 8000
+
 
 def _vault(root: Path, notes: int) -> Path:
     vault = root / "vault"
@@ -29,8 +32,11 @@ def _vault(root: Path, notes: int) -> Path:
 
 
 def _count(db: Path) -> int:
+    """The stored rows, or 0; never waits on the writer's locks, never creates the file."""
+    if not db.exists():
+        return 0
     try:
-        with closing(sqlite3.connect(db)) as conn:
+        with closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=0.05)) as conn:
             return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
     except sqlite3.Error:
         return 0
@@ -63,13 +69,14 @@ def test_ctrl_c_exits_130_soon_and_a_rerun_finishes(tmp_path: Path) -> None:
     If the exit takes long, check that a batch is small (``BATCH``) and that the command
     does not catch KeyboardInterrupt before ``cli.interruptible``.
     """
-    vault, db = _vault(tmp_path, 6000), tmp_path / "m.db"
+    vault, db = _vault(tmp_path, NOTES), tmp_path / "m.db"
     command = [sys.executable, "-m", "elastic_memory.cli", "ingest", str(vault), "--db", str(db), "--embedder", "none"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while _count(db) < 2 * BATCH and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert job.poll() is None, "the ingest ended before it could be interrupted: make NOTES larger"
     job.send_signal(signal.SIGINT)
     start = time.monotonic()
     _, err = job.communicate(timeout=60)
@@ -77,7 +84,7 @@ def test_ctrl_c_exits_130_soon_and_a_rerun_finishes(tmp_path: Path) -> None:
     stored = _count(db)
     assert job.returncode == 130, err
     assert "Interrupted: at least" in err and waited < 10
-    assert 0 < stored < 6000
+    assert 0 < stored < NOTES
     rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=True)
-    assert f"{6000 - stored} new" in rerun.stdout and f"{stored} unchanged" in rerun.stdout
-    assert _count(db) == 6000
+    assert f"{NOTES - stored} new" in rerun.stdout and f"{stored} unchanged" in rerun.stdout
+    assert _count(db) == NOTES
