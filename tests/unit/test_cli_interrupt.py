@@ -72,7 +72,14 @@ def test_ctrl_c_exits_130_soon_and_a_rerun_finishes(tmp_path: Path) -> None:
     vault, db = _vault(tmp_path, NOTES), tmp_path / "m.db"
     command = [sys.executable, "-m", "elastic_memory.cli", "ingest", str(vault), "--db", str(db), "--embedder", "none"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    job = subprocess.Popen(  # SIGINT as a terminal sends it (the test runner may ignore it, and children inherit that)
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - one call, no threads
+    )
     deadline = time.monotonic() + 120
     while _count(db) < 2 * BATCH and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
