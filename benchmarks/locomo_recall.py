@@ -134,11 +134,11 @@ class Method:
 METHODS = (
     Method("keyword (BM25 porter) - the anchor", "keyword", RecallConfig()),
     Method("semantic (MiniLM-L6 int8)", "semantic", RecallConfig()),
-    Method("hybrid convex, neighbour boost 0.3 (default)", "hybrid", RecallConfig()),
+    Method("hybrid convex, neighbour boost 0.45 (default)", "hybrid", RecallConfig()),
     Method("hybrid convex, neighbour boost 0", "hybrid", RecallConfig(neighbor_boost=0)),
-    Method("hybrid weighted 0.7, neighbour boost 0.3", "hybrid", RecallConfig(fusion="weighted")),
+    Method("hybrid weighted 0.7, neighbour boost 0.45", "hybrid", RecallConfig(fusion="weighted")),
     Method("hybrid weighted 0.7, neighbour boost 0", "hybrid", RecallConfig(fusion="weighted", neighbor_boost=0)),
-    Method("hybrid rrf k=60, neighbour boost 0.3", "hybrid", RecallConfig(fusion="rrf")),
+    Method("hybrid rrf k=60, neighbour boost 0.45", "hybrid", RecallConfig(fusion="rrf")),
     Method("hybrid rrf k=60, neighbour boost 0", "hybrid", RecallConfig(fusion="rrf", neighbor_boost=0)),
 )
 

@@ -38,6 +38,46 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], list[str]]] = [
     ("U+0001 in a metadata value", [{"k": "a\x01b"}, {"k": "a\x01\x01b"}], {"k": "a\x01b"}, ["m0"]),
     ("a key with a dash", [{"due-date": 1}, {"due_date": 1}], {"due-date": 1}, ["m0"]),
     ("a dotted path into nested objects", [{"a": {"b": {"c": 2}}}, {"a": {"b": 2}}], {"a.b.c": 2}, ["m0"]),
+    # Equality on a list-valued field: the list holds the value ($ne: it does not; $in: any item).
+    ("equality on a list", [{"t": ["plan", "x"]}, {"t": ["x"]}, {"t": "plan"}], {"t": "plan"}, ["m0", "m2"]),
+    ("$ne on a list", [{"t": ["plan", "x"]}, {"t": ["x"]}, {"t": "plan"}, {}], {"t": {"$ne": "plan"}}, ["m1", "m3"]),
+    ("$in on a list", [{"t": ["a", 2]}, {"t": [3]}, {"t": []}, {"t": 2}], {"t": {"$in": ["z", 2]}}, ["m0", "m3"]),
+    ("$nin on a list", [{"t": ["a", 2]}, {"t": [3]}, {"t": []}, {}], {"t": {"$nin": [2, 3]}}, ["m2", "m3"]),
+    ("list items past float precision", [{"n": [BIG]}, {"n": [BIG - 1]}], {"n": BIG}, ["m0"]),
+    ("a list's bool is not a number", [{"f": [True]}, {"f": [1]}], {"f": 1}, ["m1"]),
+    ("$eq null and a list holding null", [{"c": [None]}, {"c": [0]}, {"c": []}], {"c": None}, ["m0"]),
+    ("a list holding the text, not a substring", [{"t": ["planning"]}, {"t": "planning"}], {"t": "plan"}, []),
+    # $like / $ilike: SQL LIKE patterns on strings and list items; $between: inclusive, typed.
+    (
+        "$like is case-sensitive",
+        [{"s": "Report 2024"}, {"s": "report 2024"}, {"s": "Report 24"}],
+        {"s": {"$like": "Report 20__"}},
+        ["m0"],
+    ),
+    ("$like with an escaped %", [{"s": "50% off"}, {"s": "500 off"}], {"s": {"$like": r"50\%%"}}, ["m0"]),
+    ("$like: GLOB characters are literal", [{"s": "a*b?[c]"}, {"s": "axb?[c]"}], {"s": {"$like": "a*b?[c]"}}, ["m0"]),
+    (
+        "$like: _ is one character",
+        [{"s": "aé"}, {"s": "ab"}, {"s": "a"}, {"s": "abc"}],
+        {"s": {"$like": "a_"}},
+        ["m0", "m1"],
+    ),
+    ("$like on list items", [{"t": ["Plan A", "x"]}, {"t": ["plan b"]}], {"t": {"$like": "Plan%"}}, ["m0"]),
+    ("$like does not match numbers", [{"n": 30}, {"n": "30"}], {"n": {"$like": "3%"}}, ["m1"]),
+    ("$ilike folds ASCII only", [{"s": "ÉCOLE"}, {"s": "école"}, {"s": "Ecole"}], {"s": {"$ilike": "éc%"}}, ["m1"]),
+    ("$ilike on list items", [{"t": ["PLAN a"]}, {"t": ["x"]}], {"t": {"$ilike": "plan%"}}, ["m0"]),
+    (
+        "$between is inclusive and typed",
+        [{"n": 1}, {"n": 2.5}, {"n": 3}, {"n": "2"}, {"n": 4}],
+        {"n": {"$between": [1, 3]}},
+        ["m0", "m1", "m2"],
+    ),
+    (
+        "$between on strings is bytewise",
+        [{"s": "B"}, {"s": "a"}, {"s": "é"}],
+        {"s": {"$between": ["A", "b"]}},
+        ["m0", "m1"],
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ import pytest
 from elastic_memory.errors import RoutingError, UsageError
 from elastic_memory.federation import DecayProfile, Entry, MemoryRouter, MemoryWeights, TierRef, tier_name
 from elastic_memory.forgetting import DAY
+from elastic_memory.retrieval import scores
 from elastic_memory.types import Hit, MemoryType, Scope, Source
 
 NOW = 1_800_000_000.0
@@ -493,15 +494,18 @@ def test_refusion_lets_a_strong_match_beat_a_tiers_weak_top_hit() -> None:
     assert ids(ranked) == ["strong", "middling", "weak"]
 
 
-def test_refusion_replaces_scores_with_fused_relevance() -> None:
-    """After a re-fusion every score is the fused relevance in [0, 1], best = 1."""
+def test_refusion_replaces_scores_with_absolute_relevance() -> None:
+    """After a re-fusion every score is the hit's absolute relevance in [0, 1] (``scores.hybrid``), not min-max."""
     router = make_router()
     cands = [
         *on(router, "private", make_hit("a", score=7.0, keyword=1.0, vector=0.1)),
         *on(router, "global", make_hit("b", score=0.3, keyword=3.0, vector=0.9)),
     ]
     ranked = router.rank(cands, query="q", k=10)
-    assert [(h.id, h.score) for h in ranked] == [("b", pytest.approx(1.0)), ("a", pytest.approx(0.0))]
+    expected = [("b", scores.hybrid(3.0, 0.9, vector_weight=0.5)), ("a", scores.hybrid(1.0, 0.1, vector_weight=0.5))]
+    got = [(h.id, h.score, h.relevance) for h in ranked]
+    assert got == [(i, pytest.approx(x), pytest.approx(x)) for i, x in expected]
+    assert 0 < ranked[1].score < ranked[0].score < 1
 
 
 def test_keyword_mode_refuses_on_bm25_only() -> None:

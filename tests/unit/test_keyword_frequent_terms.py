@@ -1,7 +1,8 @@
-"""Keyword queries of frequent terms: scored in RAM, ranked exactly as FTS5's BM25 ranks them.
+"""Keyword queries of frequent terms: scored in RAM, ranked exactly as the contract's BM25 ranks them.
 
 The tier starts at 50,000 rows in production; here the thresholds are lowered so a few
-hundred rows build it. Every check compares with FTS5 itself on a second connection.
+hundred rows build it. Every check compares with ``testing.reference_bm25`` (the index's
+tokens, scored in Python) on a second connection.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import numpy as np
 import pytest
 
 from elastic_memory import Memory, _runner
-from elastic_memory.storage import frequent_terms
+from elastic_memory.storage import bm25, frequent_terms
 from elastic_memory.storage.driver import driver
 from elastic_memory.storage.fts import match_expression
+from elastic_memory.testing import reference_bm25
 
 #: Scores agree to this (both are sums of the same doubles, added in another order).
 TOLERANCE = 1e-9
@@ -78,19 +80,15 @@ def _tier(mem: Memory) -> Any:
 
 
 def _fts5(mem: Memory, query: str, k: int = 10) -> list[tuple[str, float]]:
-    """FTS5's own top ``k`` (live rows), as ids and relevance: the truth."""
+    """The contract's BM25 top ``k`` (live rows) from the index's tokens alone, as ids and relevance: the truth."""
     conn = driver().connect(str(mem._core.store.path), timeout=5.0)  # type: ignore[attr-defined]
     try:
-        rows = conn.execute(
-            "SELECT m.id, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts "
-            "JOIN memories AS m ON m.seq = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND m.archived = 0 "
-            "ORDER BY bm25(memories_fts, 1.0, 0.5), m.seq LIMIT ?",
-            (match_expression(query), k),
-        ).fetchall()
+        scores = reference_bm25(conn, query)
+        live = dict(conn.execute("SELECT seq, id FROM memories WHERE deleted_at IS NULL AND archived = 0").fetchall())
     finally:
         conn.close()
-    return [(str(r[0]), float(r[1])) for r in rows]
+    ranked = sorted((-score, seq) for seq, score in scores.items() if seq in live)[:k]
+    return [(str(live[seq]), -negative) for negative, seq in ranked]
 
 
 def _keyword(mem: Memory, query: str, k: int = 10) -> list[tuple[str, float]]:
@@ -239,4 +237,4 @@ def test_a_store_with_no_indexed_text_yet_answers(tmp_path: Path) -> None:
     ],
 )
 def test_sqlite_varints_decode(blob: bytes, values: list[int]) -> None:
-    assert frequent_terms._varints(blob) == values
+    assert bm25.varints(blob) == values

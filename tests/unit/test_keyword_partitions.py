@@ -12,7 +12,7 @@ import pytest
 from elastic_memory import AsyncMemory, Memory, StorageError
 from elastic_memory.storage import migrations
 from elastic_memory.storage.driver import driver
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import FakeEmbedder, reference_bm25
 
 QUERY = "otter river"
 A = {"agent_id": "a"}
@@ -128,19 +128,18 @@ def test_writes_in_the_same_collection_do_move_its_scores(store: Memory) -> None
     assert dict(_scores(store))["a3"] < before["a3"] - 0.1
 
 
-def test_a_single_agent_file_ranks_with_fts5_bm25_and_has_no_agent_table(store: Memory, db_path: Path) -> None:
-    """The common case keeps today's index: scores are FTS5's own bm25 over memories_fts."""
+def test_a_single_agent_file_ranks_with_the_whole_index_and_has_no_agent_table(store: Memory, db_path: Path) -> None:
+    """The common case keeps today's index: scores are the contract's BM25 over memories_fts."""
     got = _scores(store)
     conn = driver().module.connect(str(db_path))
     try:
-        raw = conn.execute(
-            "SELECT m.id, -bm25(memories_fts, 1.0, 0.5) FROM memories_fts JOIN memories AS m ON m.seq = "
-            'memories_fts.rowid WHERE memories_fts MATCH \'"otter" OR "river"\' ORDER BY bm25(memories_fts, 1.0, 0.5)'
-        ).fetchall()
+        scores = reference_bm25(conn, QUERY)
+        ids = dict(conn.execute("SELECT seq, id FROM memories").fetchall())
         tables = conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'memories_fts_a%'").fetchall()
     finally:
         conn.close()
-    _assert_same([(str(i), float(s)) for i, s in raw], got)
+    truth = sorted((-score, seq) for seq, score in scores.items())
+    _assert_same([(str(ids[seq]), -negative) for negative, seq in truth], got)
     assert tables == []
 
 

@@ -1,4 +1,5 @@
-"""Metadata filters: $and/$or/$not (nested), $contains, $icontains and $empty, on every recall path."""
+"""Metadata filters: $and/$or/$not (nested), $contains, $icontains, $empty, $like, $ilike, $between and
+equality on list-valued fields, on every recall path."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from elastic_memory import Filters, Memory, UsageError
 MODES = ["keyword", "semantic", "hybrid"]
 DOCS = {
     "a": {"lang": "en", "n": 1, "tags": ["red", "blue"], "title": "Quarterly REPORT"},
-    "b": {"lang": "pt", "n": 2, "tags": ["green"], "title": "notes", "empty_list": []},
+    "b": {"lang": "pt", "n": 2, "tags": ["green"], "title": "notes", "empty_list": [], "code": "50%_off*[x]"},
     "c": {"lang": "en", "n": 3, "tags": [], "title": ""},
     "d": {"n": 4, "title": None, "nums": [1, 2.5, True]},
 }
@@ -90,6 +91,69 @@ def test_empty_is_missing_null_empty_string_or_empty_list(
     assert _ids(seeded, metadata) == expected
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"tags": "red"}, {"a"}),
+        ({"tags": {"$eq": "blue"}}, {"a"}),
+        ({"tags": "re"}, set()),
+        ({"tags": {"$ne": "red"}}, {"b", "c", "d"}),
+        ({"tags": {"$in": ["green", "blue"]}}, {"a", "b"}),
+        ({"tags": {"$nin": ["red", "green"]}}, {"c", "d"}),
+        ({"nums": 2.5}, {"d"}),
+        ({"nums": True}, {"d"}),
+        ({"nums": {"$in": [1]}}, {"d"}),
+        ({"$not": {"tags": "red"}}, {"b", "c", "d"}),
+    ],
+)
+def test_equality_on_a_list_means_the_list_holds_the_value(
+    seeded: Memory, mode: str, metadata: dict[str, Any], expected: set[str]
+) -> None:
+    """{"tags": "red"} finds a list holding "red"; $ne: lists without it (and missing keys)."""
+    assert _ids(seeded, metadata, mode) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"title": {"$like": "Quarterly%"}}, {"a"}),
+        ({"title": {"$like": "quarterly%"}}, set()),
+        ({"title": {"$ilike": "quarterly%"}}, {"a"}),
+        ({"title": {"$like": "n_tes"}}, {"b"}),
+        ({"title": {"$like": "%"}}, {"a", "b", "c"}),
+        ({"tags": {"$like": "gr%"}}, {"b"}),
+        ({"tags": {"$ilike": "RE_"}}, {"a"}),
+        ({"n": {"$like": "1%"}}, set()),
+        ({"code": {"$like": "50%"}}, {"b"}),
+        ({"code": {"$like": r"50\%\_off*[x]"}}, {"b"}),
+        ({"code": {"$like": r"5\_%"}}, set()),
+        ({"$not": {"title": {"$like": "%e%"}}}, {"c", "d"}),
+    ],
+)
+def test_like_and_ilike_match_sql_like_patterns(
+    seeded: Memory, mode: str, metadata: dict[str, Any], expected: set[str]
+) -> None:
+    """% is any run, _ one character, a backslash makes the next one literal; $ilike ignores ASCII case."""
+    assert _ids(seeded, metadata, mode) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"n": {"$between": [2, 3]}}, {"b", "c"}),
+        ({"n": {"$between": [1.5, 2.5]}}, {"b"}),
+        ({"n": {"$between": [4, 4]}}, {"d"}),
+        ({"lang": {"$between": ["a", "f"]}}, {"a", "c"}),
+        ({"$not": {"n": {"$between": [2, 3]}}}, {"a", "d"}),
+    ],
+)
+def test_between_includes_both_ends(seeded: Memory, mode: str, metadata: dict[str, Any], expected: set[str]) -> None:
+    assert _ids(seeded, metadata, mode) == expected
+
+
 def test_logic_filters_a_listing_too(seeded: Memory) -> None:
     """An empty query lists memories with the same filters."""
     hits = seeded.recall("", filters={"metadata": {"$or": [{"n": 1}, {"n": 4}]}})
@@ -117,11 +181,42 @@ def test_parse_keeps_the_tree() -> None:
         {"a": {"$empty": "yes"}},
         {"a": {"$contains": [1]}},
         {"a": {"$contains": float("nan")}},
+        {"a": {"$like": 3}},
+        {"a": {"$ilike": None}},
+        {"a": {"$like": "ends with \\"}},
+        {"a": {"$between": [1]}},
+        {"a": {"$between": "1,3"}},
+        {"a": {"$between": [1, "3"]}},
+        {"a": {"$between": [True, 3]}},
+        {"a": {"$between": [None, 3]}},
+        {"a": {"$between": [3, 1]}},
+        {"a": {"$between": [1, float("inf")]}},
     ],
 )
 def test_bad_logic_or_operands_are_usage_errors(metadata: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         Filters.parse({"metadata": metadata})
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({"a": {"$like": "x\\"}}, "ends with a lone backslash"),
+        ({"a": {"$between": [3, 1]}}, r"is empty \(low > high\); swap them"),
+        ({"a": {"$between": [1, "z"]}}, "two numbers or two strings"),
+    ],
+)
+def test_new_operators_say_what_is_wrong(metadata: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        Filters.parse({"metadata": metadata})
+
+
+def test_a_like_pattern_may_end_with_an_escaped_backslash() -> None:
+    assert Filters.parse({"metadata": {"a": {"$like": "x\\\\"}}}).metadata == (("a", "$like", "x\\\\"),)
+
+
+def test_parse_keeps_between_as_one_condition() -> None:
+    assert Filters.parse({"metadata": {"n": {"$between": [1, 3]}}}).metadata == (("n", "$between", (1, 3)),)
 
 
 def test_nesting_is_bounded() -> None:

@@ -1,4 +1,4 @@
-"""The BM25, embedding and hybrid retrievers: serialisation, run/run_async parity, pipelines, filter policies."""
+"""The retrievers: serialisation, run/run_async parity, pipelines, filter policies, scores."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ from haystack.components.builders import PromptBuilder
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import FilterPolicy
 
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
 from haystack_integrations.components.retrievers.elastic_memory import (
     ElasticMemoryBM25Retriever,
     ElasticMemoryEmbeddingRetriever,
     ElasticMemoryHybridRetriever,
+    ElasticMemoryRetriever,
 )
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
@@ -185,3 +188,29 @@ def test_bad_input(store: ElasticMemoryDocumentStore) -> None:
         ElasticMemoryBM25Retriever(document_store=store).run(query="")
     with pytest.raises(ValueError, match="query_embedding"):
         ElasticMemoryEmbeddingRetriever(document_store=store).run(query_embedding=[])
+
+
+def test_hybrid_score_is_absolute(store: ElasticMemoryDocumentStore) -> None:
+    """An unrelated query (no word in common, an orthogonal embedding) scores low, not 1.0 for the best."""
+    hybrid = ElasticMemoryHybridRetriever(document_store=store)
+    found = hybrid.run(query="zebra", query_embedding=[0.0, -0.2, -1.0])["documents"]
+    assert all(0.0 <= (d.score or 0.0) < 0.5 for d in found)
+    related = hybrid.run(query="green tea", query_embedding=[1.0, 0.0, 0.0])["documents"]
+    assert related[0].id == "tea" and 0.5 < (related[0].score or 0.0) <= 1.0
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_memory_retriever_score_is_the_modes(mode: str) -> None:
+    """BM25 (keyword), cosine with negative values kept (semantic), [0, 1] (hybrid): the score contract."""
+    with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+        mem.remember("The user prefers metric units.")
+        mem.remember("Coffee is brewed at 94 degrees.")
+        docs = ElasticMemoryRetriever(memory=mem, mode=mode).run("metric units")["documents"]
+    assert docs and docs[0].content == "The user prefers metric units."
+    scores = [d.score for d in docs]
+    if mode == "keyword":
+        assert scores == [d.meta["keyword_score"] for d in docs] and all(s is not None and s > 0 for s in scores)
+    elif mode == "semantic":
+        assert scores == [d.meta["vector_score"] for d in docs] and min(s or 0.0 for s in scores) < 0
+    else:
+        assert all(s is not None and 0.0 <= s <= 1.0 for s in scores)

@@ -133,7 +133,7 @@ def test_a_retriever_over_an_open_memory_leaves_it_open(mem: Memory) -> None:
 
 def test_a_bad_filter_fails_at_construction(mem: Memory) -> None:
     with pytest.raises(UsageError, match="unknown operator"):
-        ElasticMemoryRetriever(memory=mem, filters={"metadata": {"lang": {"$like": "e%"}}})
+        ElasticMemoryRetriever(memory=mem, filters={"metadata": {"lang": {"$regex": "e.*"}}})
 
 
 @pytest.mark.parametrize(

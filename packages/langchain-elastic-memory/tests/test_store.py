@@ -9,9 +9,14 @@ namespace validation.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import math
 import re
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -310,21 +315,66 @@ def test_search_items_carry_no_score_without_a_query(store: ElasticMemoryStore) 
     assert found.value == {"v": 1}
 
 
-def test_without_a_query_the_newest_come_first(store: ElasticMemoryStore, clock: Clock) -> None:
-    for key in ("old", "middle", "new"):
+def test_without_a_query_items_come_in_insertion_order(store: ElasticMemoryStore, clock: Clock) -> None:
+    """As InMemoryStore: first put first (the store listed the newest first before)."""
+    for key in ("first", "second", "third"):
         store.put(("docs",), key, {"k": key})
         clock.now += 1
-    assert keys(store.search(("docs",))) == ["new", "middle", "old"]
+    assert keys(store.search(("docs",))) == ["first", "second", "third"]
+
+
+def test_insertion_order_holds_for_puts_at_the_same_instant(store: ElasticMemoryStore) -> None:
+    for key in ("b", "c", "a"):
+        store.put(("docs",), key, {"k": key})
+    assert keys(store.search(("docs",))) == ["b", "c", "a"]
+
+
+def test_insertion_order_spans_namespaces(store: ElasticMemoryStore) -> None:
+    store.put(("a",), "1", {"v": 1})
+    store.put(("b",), "2", {"v": 2})
+    store.put(("a",), "3", {"v": 3})
+    assert keys(store.search(())) == ["1", "2", "3"]
+
+
+def test_a_put_again_keeps_the_item_in_its_place(store: ElasticMemoryStore, clock: Clock) -> None:
+    for key in ("a", "b", "c"):
+        store.put(("docs",), key, {"v": 1})
+    clock.now += 5
+    store.put(("docs",), "a", {"v": 2})
+    assert keys(store.search(("docs",))) == ["a", "b", "c"]
+
+
+def test_a_put_after_a_delete_comes_last(store: ElasticMemoryStore) -> None:
+    for key in ("a", "b", "c"):
+        store.put(("docs",), key, {"v": 1})
+    store.delete(("docs",), "a")
+    store.put(("docs",), "a", {"v": 2})
+    assert keys(store.search(("docs",))) == ["b", "c", "a"]
+
+
+def test_each_backend_lists_in_insertion_order(location: str, clock: Clock) -> None:
+    """SQLite in memory, and PostgreSQL (conftest.py)."""
+    with ElasticMemoryStore(path=location, clock=clock) as store:
+        for key in ("b", "c", "a"):
+            store.put(("docs",), key, {"k": key})
+        store.put(("docs",), "b", {"k": "again"})
+        assert keys(store.search(("docs",))) == ["b", "c", "a"]
 
 
 def test_limit_and_offset_page_through(store: ElasticMemoryStore, clock: Clock) -> None:
     for i in range(5):
         store.put(("docs",), f"doc{i}", {"i": i})
         clock.now += 1
-    assert keys(store.search(("docs",), limit=2)) == ["doc4", "doc3"]
-    assert keys(store.search(("docs",), limit=2, offset=2)) == ["doc2", "doc1"]
-    assert keys(store.search(("docs",), limit=2, offset=4)) == ["doc0"]
+    assert keys(store.search(("docs",), limit=2)) == ["doc0", "doc1"]
+    assert keys(store.search(("docs",), limit=2, offset=2)) == ["doc2", "doc3"]
+    assert keys(store.search(("docs",), limit=2, offset=4)) == ["doc4"]
     assert store.search(("docs",), limit=2, offset=5) == []
+
+
+def test_a_filter_pages_in_insertion_order(store: ElasticMemoryStore) -> None:
+    for i in range(6):
+        store.put(("docs",), f"doc{i}", {"even": i % 2 == 0})
+    assert keys(store.search(("docs",), filter={"even": True}, limit=2, offset=1)) == ["doc2", "doc4"]
 
 
 def test_limit_zero_finds_nothing(store: ElasticMemoryStore) -> None:
@@ -488,7 +538,7 @@ def test_a_query_search_stays_in_the_prefix(vstore: ElasticMemoryStore) -> None:
 
 
 def test_hybrid_search_ranks_matches_first(clock: Clock) -> None:
-    with indexed(clock) as store:
+    with indexed(clock, search_mode="hybrid") as store:
         store.put(("docs",), "match", {"text": "the quarterly report on revenue"})
         store.put(("docs",), "other", {"text": "lunch menu for friday"})
         found = store.search(("docs",), query="revenue report")
@@ -498,12 +548,116 @@ def test_hybrid_search_ranks_matches_first(clock: Clock) -> None:
 
 
 def test_without_an_index_a_query_ranks_keyword_matches_then_the_rest(store: ElasticMemoryStore) -> None:
-    """Nothing is lost against LangGraph's query-less semantics: non-matches follow, unscored."""
+    """Nothing is lost against LangGraph's query-less semantics: non-matches follow."""
     store.put(("docs",), "other", {"text": "lunch menu"})
     store.put(("docs",), "match", {"text": "quarterly revenue"})
-    found = store.search(("docs",), query="revenue")
-    assert keys(found) == ["match", "other"]
-    assert found[0].score is not None and found[1].score is None
+    assert keys(store.search(("docs",), query="revenue")) == ["match", "other"]
+
+
+def test_without_an_index_every_score_is_none(store: ElasticMemoryStore) -> None:
+    """As LangGraph's stores: no vectors, no score (the store returned BM25 near 1e-6 before)."""
+    store.put(("docs",), "match", {"text": "quarterly revenue"})
+    store.put(("docs",), "other", {"text": "lunch menu"})
+    assert [i.score for i in store.search(("docs",), query="revenue")] == [None, None]
+
+
+def test_keyword_mode_scores_are_bm25_without_an_index(clock: Clock) -> None:
+    with ElasticMemoryStore(path=":memory:", clock=clock, search_mode="keyword") as store:
+        store.put(("docs",), "match", {"text": "quarterly revenue"})
+        store.put(("docs",), "other", {"text": "lunch menu"})
+        found = store.search(("docs",), query="revenue")
+        assert keys(found) == ["match", "other"]
+        assert found[0].score is not None and found[0].score > 0
+        assert found[1].score is None
+
+
+# ------------------------------------------------------------------ scores
+class Signed(Embeddings):
+    """Deterministic signed bag-of-words vectors: unrelated texts can point apart (negative cosine)."""
+
+    def vector(self, text: str) -> list[float]:
+        out = [0.0] * DIMS
+        for word in _WORD.findall(text.lower()):
+            h = int(hashlib.sha256(word.encode()).hexdigest(), 16)
+            out[h % DIMS] += 1.0 if h >> 8 & 1 else -1.0
+        if not any(out):
+            out[0] = 1e-3
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vector(text)
+
+
+def _opposed() -> tuple[str, str]:
+    """Two words whose Signed vectors have a negative cosine."""
+    signed = Signed()
+    words = [f"w{i}" for i in range(200)]
+    return next((a, b) for a in words for b in words if cosine(signed.vector(a), signed.vector(b)) < 0)
+
+
+def test_the_default_mode_is_semantic(store: ElasticMemoryStore) -> None:
+    assert store.search_mode == "semantic"
+
+
+def test_an_unrelated_query_does_not_score_one(clock: Clock) -> None:
+    """The default mode scored every item 1.0 for ``query="zebra"`` (per-query min-max)."""
+    with indexed(clock) as store:
+        store.put(("docs",), "a", {"text": "apple pie"})
+        store.put(("docs",), "b", {"text": "lunch menu"})
+        found = store.search(("docs",), query="zebra")
+        assert len(found) == 2
+        assert all(i.score is not None and i.score < 0.5 for i in found)
+
+
+def test_the_only_item_does_not_score_one_for_anything(clock: Clock) -> None:
+    with indexed(clock) as store:
+        store.put(("docs",), "a", {"text": "apple pie"})
+        (found,) = store.search(("docs",), query="zebra crossing")
+        assert found.score is not None and found.score < 0.5
+
+
+def test_the_default_score_is_the_cosine(clock: Clock) -> None:
+    with indexed(clock) as store:
+        store.put(("docs",), "a", {"text": "red apple pie"})
+        store.put(("docs",), "b", {"text": "green apple"})
+        words = Words()
+        query = words.vector("apple tart")
+        found = {i.key: i.score for i in store.search(("docs",), query="apple tart")}
+        assert found["a"] == pytest.approx(cosine(query, words.vector("red apple pie")), abs=1e-5)
+        assert found["b"] == pytest.approx(cosine(query, words.vector("green apple")), abs=1e-5)
+
+
+def test_a_negative_cosine_is_kept(clock: Clock) -> None:
+    """SqliteStore returns -0.289 where the store returned 0.0."""
+    word, opposite = _opposed()
+    signed = Signed()
+    index: Any = {"dims": DIMS, "embed": signed, "fields": ["text"]}
+    with ElasticMemoryStore(path=":memory:", index=index, clock=clock) as store:
+        store.put(("docs",), "a", {"text": opposite})
+        (found,) = store.search(("docs",), query=word)
+        expected = cosine(signed.vector(word), signed.vector(opposite))
+        assert expected < 0
+        assert found.score == pytest.approx(expected, abs=1e-5)
+
+
+def test_hybrid_scores_are_absolute(clock: Clock) -> None:
+    """The core's hybrid score in [0, 1]: the only item does not score 1.0 for an unrelated query."""
+    with indexed(clock, search_mode="hybrid") as store:
+        store.put(("docs",), "a", {"text": "apple pie"})
+        (found,) = store.search(("docs",), query="zebra crossing")
+        assert found.score is not None and 0 <= found.score < 0.5
+
+
+def test_hybrid_scores_stay_in_the_unit_interval(clock: Clock) -> None:
+    with indexed(clock, search_mode="hybrid") as store:
+        store.put(("docs",), "a", {"text": "the quarterly report on revenue"})
+        store.put(("docs",), "b", {"text": "lunch menu"})
+        found = store.search(("docs",), query="quarterly revenue report")
+        assert keys(found)[0] == "a"
+        assert all(i.score is not None and 0 <= i.score <= 1 for i in found)
 
 
 def test_keyword_mode_ranks_by_words_only(clock: Clock) -> None:
@@ -845,6 +999,227 @@ def test_a_ttl_must_be_positive(store: ElasticMemoryStore, ttl: float) -> None:
         store.put(("t",), "k", {"v": 1}, ttl=ttl)
 
 
+# ------------------------------------------------------------------ TTL sweeps
+def test_sweep_ttl_erases_the_expired_items_and_counts_them(store: ElasticMemoryStore, clock: Clock) -> None:
+    store.put(("t",), "short", {"v": 1}, ttl=1)
+    store.put(("t",), "shorter", {"v": 1}, ttl=0.5)
+    store.put(("t",), "long", {"v": 1}, ttl=10)
+    store.put(("t",), "forever", {"v": 1})
+    clock.now += 61
+    assert store.sweep_ttl() == 2
+    assert store.memory.stats()["total_memories"] == 2
+    assert sorted(keys(store.search(("t",)))) == ["forever", "long"]
+
+
+def test_sweep_ttl_with_nothing_expired_erases_nothing(store: ElasticMemoryStore, clock: Clock) -> None:
+    store.put(("t",), "k", {"v": 1}, ttl=1)
+    clock.now += 30
+    assert store.sweep_ttl() == 0
+    assert store.get(("t",), "k", refresh_ttl=False) is not None
+
+
+def test_sweep_ttl_spares_a_refreshed_item(store: ElasticMemoryStore, clock: Clock) -> None:
+    store.put(("t",), "k", {"v": 1}, ttl=1)
+    clock.now += 50
+    assert store.get(("t",), "k") is not None
+    clock.now += 50
+    assert store.sweep_ttl() == 0
+
+
+def test_sweep_ttl_keeps_to_its_collection(clock: Clock) -> None:
+    with Memory.open(":memory:", embedder=None, clock=clock) as mem:
+        mem.remember("a loop memory that expires", ttl=30)
+        one = ElasticMemoryStore(memory=mem, collection="one")
+        two = ElasticMemoryStore(memory=mem, collection="two")
+        one.put(("t",), "k", {"v": 1}, ttl=1)
+        two.put(("t",), "k", {"v": 1}, ttl=1)
+        clock.now += 61
+        assert one.sweep_ttl() == 1
+        assert mem.stats()["total_memories"] == 2
+
+
+async def test_asweep_ttl_erases_the_expired_items(clock: Clock) -> None:
+    async with ElasticMemoryStore(path=":memory:", clock=clock) as store:
+        await store.aput(("t",), "k", {"v": 1}, ttl=1)
+        clock.now += 61
+        assert await store.asweep_ttl() == 1
+        assert await store.asweep_ttl() == 0
+
+
+def _until(condition: Any, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_the_sweeper_erases_expired_items_in_the_background(store: ElasticMemoryStore, clock: Clock) -> None:
+    store.put(("t",), "k", {"v": 1}, ttl=1)
+    clock.now += 61
+    future = store.start_ttl_sweeper(sweep_interval_minutes=0.001)
+    try:
+        assert _until(lambda: store.memory.stats()["total_memories"] == 0)
+        assert not future.done()
+    finally:
+        assert store.stop_ttl_sweeper(timeout=10) is True
+    assert future.done() and future.result() is None
+
+
+def test_the_sweeper_interval_comes_from_the_ttl_config(clock: Clock) -> None:
+    ttl: Any = {"sweep_interval_minutes": 0.001}
+    with ElasticMemoryStore(path=":memory:", clock=clock, ttl=ttl) as store:
+        store.put(("t",), "k", {"v": 1}, ttl=1)
+        clock.now += 61
+        store.start_ttl_sweeper()
+        assert _until(lambda: store.memory.stats()["total_memories"] == 0)
+
+
+def test_starting_the_sweeper_twice_gives_the_running_one(store: ElasticMemoryStore) -> None:
+    first = store.start_ttl_sweeper(60)
+    assert store.start_ttl_sweeper(60) is first
+    assert store.stop_ttl_sweeper(timeout=10) is True
+
+
+def test_close_stops_the_sweeper(clock: Clock) -> None:
+    store = ElasticMemoryStore(path=":memory:", clock=clock)
+    future = store.start_ttl_sweeper(60)
+    store.close()
+    assert future.done()
+    assert not [t for t in threading.enumerate() if t.name == "elastic-memory-ttl-sweeper" and t.is_alive()]
+
+
+async def test_async_with_stops_the_sweeper(clock: Clock) -> None:
+    async with ElasticMemoryStore(path=":memory:", clock=clock) as store:
+        future = store.start_ttl_sweeper(60)
+    assert future.done()
+
+
+def test_cancelling_the_future_stops_the_sweeper(store: ElasticMemoryStore) -> None:
+    future = store.start_ttl_sweeper(60)
+    assert future.cancel()
+    assert store.stop_ttl_sweeper(timeout=10) is True
+
+
+def test_a_dropped_store_stops_its_sweeper(clock: Clock) -> None:
+    mem = Memory.open(":memory:", embedder=None, clock=clock)
+    try:
+        store = ElasticMemoryStore(memory=mem)
+        future = store.start_ttl_sweeper(0.001)
+        del store
+        gc.collect()
+        assert _until(future.done)
+    finally:
+        mem.close()
+
+
+_LEFT_OPEN = """
+import sys, time
+from langchain_elastic_memory import ElasticMemoryStore
+store = ElasticMemoryStore(path=sys.argv[1])
+store.put(("t",), "k", {"v": 1}, ttl=0.0001)
+store.start_ttl_sweeper(0.0002)
+time.sleep(0.3)
+print("left open")
+"""
+
+
+def test_a_sweeper_left_running_ends_quietly_at_exit(tmp_path: Path) -> None:
+    """A store never closed, its sweeper sweeping every 12 ms: the interpreter exits cleanly."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LEFT_OPEN, str(tmp_path / "store.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "left open\n", "")
+
+
+def test_stopping_without_a_sweeper_is_fine(store: ElasticMemoryStore) -> None:
+    assert store.stop_ttl_sweeper() is True
+
+
+@pytest.mark.parametrize("minutes", [0, -1, float("nan"), float("inf"), 1e300, "5", True])
+def test_a_bad_sweep_interval_is_refused(store: ElasticMemoryStore, minutes: Any) -> None:
+    with pytest.raises(UsageError, match="sweep_interval_minutes"):
+        store.start_ttl_sweeper(minutes)
+    assert store.stop_ttl_sweeper() is True
+
+
+@pytest.mark.parametrize("timeout", [-1, float("nan"), "1", True])
+def test_a_bad_stop_timeout_is_refused(store: ElasticMemoryStore, timeout: Any) -> None:
+    with pytest.raises(UsageError, match="timeout"):
+        store.stop_ttl_sweeper(timeout)
+
+
+def test_each_backend_sweeps_the_expired_items(location: str, clock: Clock) -> None:
+    """SQLite in memory, and PostgreSQL (conftest.py)."""
+    with ElasticMemoryStore(path=location, clock=clock) as store:
+        store.put(("t",), "short", {"v": 1}, ttl=1)
+        store.put(("t",), "forever", {"v": 1})
+        clock.now += 61
+        assert store.sweep_ttl() == 1
+        assert keys(store.search(("t",))) == ["forever"]
+
+
+# ------------------------------------------------------------------ lifecycle
+def test_setup_is_idempotent_and_checks_the_store_is_open(clock: Clock) -> None:
+    store = ElasticMemoryStore(path=":memory:", clock=clock)
+    store.setup()
+    store.setup()
+    store.put(("t",), "k", {"v": 1})
+    store.close()
+    with pytest.raises(UsageError, match="closed"):
+        store.setup()
+
+
+async def test_asetup_checks_the_store_is_open(clock: Clock) -> None:
+    store = ElasticMemoryStore(path=":memory:", clock=clock)
+    await store.asetup()
+    await store.aclose()
+    with pytest.raises(UsageError, match="closed"):
+        await store.asetup()
+
+
+def test_from_conn_string_opens_and_closes_a_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "store.db")
+    with ElasticMemoryStore.from_conn_string(path, ttl={"default_ttl": 5}) as store:
+        store.setup()
+        store.put(("docs",), "a", {"v": 1})
+        assert store.ttl_config == {"default_ttl": 5}
+    with pytest.raises(UsageError, match="closed"):
+        store.get(("docs",), "a")
+    with ElasticMemoryStore.from_conn_string(path) as again:
+        item = again.get(("docs",), "a")
+        assert item is not None and item.value == {"v": 1}
+
+
+def test_from_conn_string_takes_the_index(clock: Clock) -> None:
+    index: Any = {"dims": DIMS, "embed": Words(), "fields": ["text"]}
+    with ElasticMemoryStore.from_conn_string(":memory:", index=index, clock=clock) as store:
+        store.put(("docs",), "a", {"text": "apple"})
+        (found,) = store.search(("docs",), query="apple")
+        assert found.score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_from_conn_string_closes_on_an_error(tmp_path: Path) -> None:
+    opened: list[ElasticMemoryStore] = []
+    with pytest.raises(RuntimeError, match="inside"), ElasticMemoryStore.from_conn_string(":memory:") as store:
+        opened.append(store)
+        raise RuntimeError("inside")
+    with pytest.raises(UsageError, match="closed"):
+        opened[0].setup()
+
+
+async def test_async_with_closes_the_store(clock: Clock) -> None:
+    async with ElasticMemoryStore(path=":memory:", clock=clock) as store:
+        await store.aput(("t",), "k", {"v": 1})
+    with pytest.raises(UsageError, match="closed"):
+        await store.aget(("t",), "k")
+
+
 # ------------------------------------------------------------------ async
 async def test_async_put_get_delete(clock: Clock) -> None:
     async with _astore(clock) as store:
@@ -902,7 +1277,7 @@ async def test_async_refuses_bad_values_and_namespaces(clock: Clock) -> None:
 async def test_abatch_runs_on_the_async_facade_only(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
     """The async path awaits AsyncMemory; the sync facade is never called."""
     async with _astore(clock) as store:
-        for name in ("get_many", "recall", "tags", "update", "forget", "remember_many"):
+        for name in ("get_many", "explain", "list", "tags", "update", "forget", "remember_many"):
             monkeypatch.setattr(store.memory, name, _refuse(name))
         await store.aput(("t",), "k", {"v": 1}, ttl=5)
         assert await store.aget(("t",), "k") is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import doctest
 import hashlib
-import math
+import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,15 @@ def mem() -> Iterator[Memory]:
         ({"lang": {"$exists": False}}, {"c"}),
         ({"author.name": "ana"}, {"a"}),
         ({"n": {"$gte": 1, "$lt": 3}, "lang": "fr"}, {"b"}),
+        ({"lang": {"$like": "e%"}}, {"a"}),
+        ({"lang": {"$like": "E%"}}, set()),
+        ({"lang": {"$ilike": "FR"}}, {"b"}),
+        ({"author.name": {"$like": "a_a"}}, {"a"}),
+        ({"n": {"$between": [2, 3]}}, {"b", "c"}),
+        ({"lang": {"$contains": "n"}}, {"a"}),
+        ({"lang": {"$icontains": "R"}}, {"b"}),
+        ({"lang": {"$empty": True}}, {"c"}),
+        ({"$or": [{"lang": "fr"}, {"n": 3}]}, {"b", "c"}),
     ],
     ids=[
         "implicit-eq",
@@ -114,6 +123,15 @@ def mem() -> Iterator[Memory]:
         "not-$exists",
         "nested",
         "and",
+        "$like",
+        "$like-case",
+        "$ilike",
+        "$like-nested",
+        "$between",
+        "$contains",
+        "$icontains",
+        "$empty",
+        "$or",
     ],
 )
 def test_a_metadata_filter_keeps_the_matching_documents(
@@ -139,6 +157,26 @@ def test_every_search_method_applies_the_filter(
     geo: ElasticMemoryVectorStore, search: Callable[[ElasticMemoryVectorStore, Any], list[Document]]
 ) -> None:
     assert [d.id for d in search(geo, {"n": {"$gte": 3}})] == ["c"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        ({"tags": "plan"}, {"1", "3"}),
+        ({"tags": {"$eq": "plan"}}, {"1", "3"}),
+        ({"tags": {"$ne": "plan"}}, {"2", "4"}),
+        ({"tags": {"$in": ["x", "y"]}}, {"1", "2"}),
+        ({"tags": {"$nin": ["plan"]}}, {"2", "4"}),
+        ({"tags": {"$like": "pl%"}}, {"1", "3"}),
+    ],
+    ids=["implicit-eq", "$eq", "$ne", "$in", "$nin", "$like"],
+)
+def test_equality_on_a_list_valued_field_means_the_list_holds_the_value(
+    store: ElasticMemoryVectorStore, condition: dict[str, Any], expected: set[str]
+) -> None:
+    metadatas = [{"tags": ["plan", "x"]}, {"tags": ["x"]}, {"tags": "plan"}, {}]
+    store.add_texts(["one", "two", "three", "four"], metadatas, ids=["1", "2", "3", "4"])
+    assert {d.id for d in store.similarity_search("one", k=10, filter=condition)} == expected
 
 
 def test_an_empty_filter_filters_nothing(geo: ElasticMemoryVectorStore) -> None:
@@ -201,7 +239,7 @@ def test_as_retriever_similarity_returns_k_best(geo: ElasticMemoryVectorStore) -
 
 
 def test_as_retriever_score_threshold_drops_the_less_relevant(geo: ElasticMemoryVectorStore) -> None:
-    """Cherry cake has cosine 0.73 to the query, relevance 0.86: below the 0.9 threshold."""
+    """Cherry cake (cosine 0.73 to the query) is less relevant than 0.9; the apple documents (0.96) are not."""
     retriever = geo.as_retriever(
         search_type="similarity_score_threshold", search_kwargs={"k": 3, "score_threshold": 0.9}
     )
@@ -238,13 +276,14 @@ def test_scores_are_cosine_similarities_best_first(geo: ElasticMemoryVectorStore
     assert [s for _, s in scored] == pytest.approx([c for _, c in expected], abs=1e-5)
 
 
-def test_relevance_scores_are_one_plus_cosine_halved(geo: ElasticMemoryVectorStore) -> None:
+def test_relevance_scores_are_the_hits_relevance(geo: ElasticMemoryVectorStore) -> None:
+    """The score contract: relevance is the core's Hit.relevance, in [0, 1]; an opposite document gets 0."""
     geo.add_texts(["opposite"], ids=["o"])
     scored = geo.similarity_search_with_relevance_scores("query", k=4)
-    assert all(0.0 <= s <= 1.0 for _, s in scored)
-    for doc, score in scored:
-        assert score == pytest.approx((1 + cosine(GEOMETRY["query"], GEOMETRY[doc.page_content])) / 2, abs=1e-5)
-    assert scored[-1][0].id == "o" and scored[-1][1] == pytest.approx(0.0, abs=1e-5)
+    hits = geo.memory.recall("query", k=4, mode="semantic", filters={"agent_id": geo.collection, "kind": "note"})
+    assert [(d.id, score) for d, score in scored] == [(h.id, h.relevance) for h in hits]
+    assert all(0.0 <= score <= 1.0 for _, score in scored)
+    assert scored[-1][0].id == "o" and scored[-1][1] == 0.0
 
 
 def test_hybrid_relevance_scores_stay_between_zero_and_one(mem: Memory) -> None:
@@ -254,17 +293,44 @@ def test_hybrid_relevance_scores_stay_between_zero_and_one(mem: Memory) -> None:
     assert len(scored) == 3 and all(0.0 <= s <= 1.0 for _, s in scored)
 
 
-def test_keyword_mode_has_no_relevance_scores(mem: Memory) -> None:
+@pytest.fixture
+def words(mem: Memory) -> ElasticMemoryVectorStore:
+    """A keyword-mode store with three texts, two of which say "red"."""
     store = ElasticMemoryVectorStore(memory=mem, search_mode="keyword")
-    with pytest.raises(UsageError, match="relevance scores are cosine based"):
-        store.similarity_search_with_relevance_scores("anything")
+    store.add_texts(["the red bicycle", "a blue car", "red apples and red cherries"], ids=["bike", "car", "apples"])
+    return store
+
+
+def test_keyword_scores_are_bm25(words: ElasticMemoryVectorStore) -> None:
+    """BM25 is positive and well above the 1e-6 the fused score used to give."""
+    scored = words.similarity_search_with_score("red", k=3)
+    assert {d.id for d, _ in scored} == {"bike", "apples"}
+    assert all(score > 0.05 for _, score in scored)
+
+
+def test_keyword_relevance_scores_are_the_hits_relevance(words: ElasticMemoryVectorStore) -> None:
+    scored = words.similarity_search_with_relevance_scores("red", k=3)
+    notes = {"agent_id": words.collection, "kind": "note"}
+    hits = {h.id: h.relevance for h in words.memory.recall("red", k=3, mode="keyword", filters=notes)}
+    assert [(d.id, score) for d, score in scored] == [(d.id, hits[d.id]) for d, _ in scored]
+    assert all(0.0 < score <= 1.0 for _, score in scored)
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid", "keyword"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+async def test_the_threshold_retriever_works_in_every_search_mode(mem: Memory, mode: str, asynchronous: bool) -> None:
+    store = ElasticMemoryVectorStore(memory=mem, search_mode=mode)  # type: ignore[arg-type]
+    store.add_texts(["red apples", "a blue car"], ids=["apples", "car"])
+    everything = store.as_retriever(search_type="similarity_score_threshold", search_kwargs={"score_threshold": 0.0})
+    nothing = store.as_retriever(search_type="similarity_score_threshold", search_kwargs={"score_threshold": 1.0})
+    found = await everything.ainvoke("red apples") if asynchronous else everything.invoke("red apples")
+    assert found[0].id == "apples"
+    assert (await nothing.ainvoke("zebra") if asynchronous else nothing.invoke("zebra")) == []
 
 
 # --------------------------------------------------------- search modes
-def test_keyword_mode_ranks_by_words(mem: Memory) -> None:
-    store = ElasticMemoryVectorStore(memory=mem, search_mode="keyword")
-    store.add_texts(["the red bicycle", "a blue car", "red apples"], ids=["bike", "car", "apples"])
-    assert {d.id for d in store.similarity_search("red", k=3)} == {"bike", "apples"}
+def test_keyword_mode_ranks_by_words(words: ElasticMemoryVectorStore) -> None:
+    assert {d.id for d in words.similarity_search("red", k=3)} == {"bike", "apples"}
 
 
 def test_hybrid_mode_finds_by_words_and_vectors(mem: Memory) -> None:
@@ -377,7 +443,9 @@ async def test_async_methods_use_the_async_core_not_threads(
 async def test_afrom_texts_opens_and_fills_the_store_asynchronously(monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patched:
         _forbid_threads_and_the_sync_facade(patched)
-        store = await ElasticMemoryVectorStore.afrom_texts(["async"], TableEmbeddings(GEOMETRY), ids=["x"])
+        store = await ElasticMemoryVectorStore.afrom_texts(
+            ["async"], TableEmbeddings(GEOMETRY), ids=["x"], path=":memory:"
+        )
         try:
             assert [d.id for d in await store.aget_by_ids(["x"])] == ["x"]
         finally:
@@ -391,7 +459,11 @@ async def test_async_results_equal_sync_results(geo: ElasticMemoryVectorStore) -
 # --------------------------------------------------------------- from_texts
 def test_from_texts_builds_an_in_memory_store() -> None:
     with ElasticMemoryVectorStore.from_texts(
-        ["apple pie", "cherry cake"], TableEmbeddings(GEOMETRY), metadatas=[{"n": 1}, {"n": 2}], ids=["a", "c"]
+        ["apple pie", "cherry cake"],
+        TableEmbeddings(GEOMETRY),
+        metadatas=[{"n": 1}, {"n": 2}],
+        ids=["a", "c"],
+        path=":memory:",
     ) as store:
         assert store.memory.path == ":memory:"
         assert store.get_by_ids(["a", "c"]) == [
@@ -416,8 +488,36 @@ def test_from_texts_over_an_open_memory_leaves_it_open(mem: Memory) -> None:
 
 def test_from_documents_keeps_document_ids() -> None:
     docs = [Document(page_content="apple pie", metadata={"n": 1}, id="a")]
-    with ElasticMemoryVectorStore.from_documents(docs, TableEmbeddings(GEOMETRY)) as store:
+    with ElasticMemoryVectorStore.from_documents(docs, TableEmbeddings(GEOMETRY), path=":memory:") as store:
         assert store.get_by_ids(["a"]) == docs
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: ElasticMemoryVectorStore.from_texts(["apple pie"], TableEmbeddings(GEOMETRY)),
+        lambda: ElasticMemoryVectorStore.from_documents([Document("apple pie")], TableEmbeddings(GEOMETRY)),
+    ],
+    ids=["from_texts", "from_documents"],
+)
+def test_building_without_a_path_warns_that_nothing_is_kept(build: Callable[[], ElasticMemoryVectorStore]) -> None:
+    with pytest.warns(UserWarning, match=r"without path= keeps the documents in memory.*path='docs.db'"):
+        store = build()
+    with store:
+        assert store.memory.path == ":memory:" and len(store.similarity_search("apple pie", k=5)) == 1
+
+
+async def test_afrom_texts_without_a_path_warns_too() -> None:
+    with pytest.warns(UserWarning, match=r"afrom_texts\(\) without path="):
+        store = await ElasticMemoryVectorStore.afrom_texts(["apple pie"], TableEmbeddings(GEOMETRY))
+    await store.aclose()
+
+
+def test_an_explicit_path_builds_without_a_warning(tmp_path: Path, mem: Memory) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ElasticMemoryVectorStore.from_texts(["kept"], TableEmbeddings(GEOMETRY), path=tmp_path / "vs.db").close()
+        ElasticMemoryVectorStore.from_texts(["kept"], None, memory=mem).close()
 
 
 def test_from_texts_that_fails_stores_nothing_and_raises(mem: Memory) -> None:
@@ -586,10 +686,93 @@ def test_open_options_with_an_open_memory_are_refused(mem: Memory) -> None:
         ElasticMemoryVectorStore(memory=mem, agent_id="ana")
 
 
-@pytest.mark.parametrize("k", [0, 1001])
-def test_k_out_of_range_is_refused(geo: ElasticMemoryVectorStore, k: int) -> None:
-    with pytest.raises(UsageError, match="k must be an integer from 1 to 1000"):
+@pytest.mark.parametrize("k", [-1, 1001, 2.0, True])
+def test_k_out_of_range_is_refused(geo: ElasticMemoryVectorStore, k: Any) -> None:
+    with pytest.raises(UsageError, match="k must be an integer from 0 to 1000"):
         geo.similarity_search("query", k=k)
+
+
+SEARCHES: dict[str, Callable[..., Any]] = {
+    "similarity_search": lambda s, **kw: s.similarity_search("query", **kw),
+    "similarity_search_with_score": lambda s, **kw: s.similarity_search_with_score("query", **kw),
+    "similarity_search_with_relevance_scores": lambda s, **kw: s.similarity_search_with_relevance_scores("query", **kw),
+    "similarity_search_by_vector": lambda s, **kw: s.similarity_search_by_vector(GEOMETRY["query"], **kw),
+    "max_marginal_relevance_search": lambda s, **kw: s.max_marginal_relevance_search("query", **kw),
+    "max_marginal_relevance_search_by_vector": lambda s, **kw: s.max_marginal_relevance_search_by_vector(
+        GEOMETRY["query"], **kw
+    ),
+}
+ASYNC_SEARCHES: dict[str, Callable[..., Awaitable[Any]]] = {
+    "asimilarity_search": lambda s, **kw: s.asimilarity_search("query", **kw),
+    "asimilarity_search_with_score": lambda s, **kw: s.asimilarity_search_with_score("query", **kw),
+    "asimilarity_search_with_relevance_scores": lambda s, **kw: s.asimilarity_search_with_relevance_scores(
+        "query", **kw
+    ),
+    "asimilarity_search_by_vector": lambda s, **kw: s.asimilarity_search_by_vector(GEOMETRY["query"], **kw),
+    "amax_marginal_relevance_search": lambda s, **kw: s.amax_marginal_relevance_search("query", **kw),
+    "amax_marginal_relevance_search_by_vector": lambda s, **kw: s.amax_marginal_relevance_search_by_vector(
+        GEOMETRY["query"], **kw
+    ),
+}
+
+
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_k_zero_finds_nothing(geo: ElasticMemoryVectorStore, search: str) -> None:
+    assert SEARCHES[search](geo, k=0) == []
+
+
+@pytest.mark.parametrize("search", list(ASYNC_SEARCHES))
+async def test_k_zero_finds_nothing_async(geo: ElasticMemoryVectorStore, search: str) -> None:
+    assert await ASYNC_SEARCHES[search](geo, k=0) == []
+
+
+def test_k_zero_still_refuses_a_bad_filter(geo: ElasticMemoryVectorStore) -> None:
+    with pytest.raises(UsageError, match="unknown operator"):
+        geo.similarity_search("query", k=0, filter={"lang": {"$regex": "e"}})
+
+
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_mmr_arguments_are_accepted_by_every_search(geo: ElasticMemoryVectorStore, search: str) -> None:
+    """fetch_k and lambda_mult, as a retriever's search_kwargs hold them whatever the search type."""
+    assert len(SEARCHES[search](geo, k=2, fetch_k=10, lambda_mult=0.5)) == 2
+
+
+@pytest.mark.parametrize("search", list(ASYNC_SEARCHES))
+async def test_mmr_arguments_are_accepted_by_every_async_search(geo: ElasticMemoryVectorStore, search: str) -> None:
+    assert len(await ASYNC_SEARCHES[search](geo, k=2, fetch_k=10, lambda_mult=0.5)) == 2
+
+
+def test_similarity_with_mmr_arguments_ranks_as_without(geo: ElasticMemoryVectorStore) -> None:
+    with_them = geo.similarity_search_with_score("query", k=3, fetch_k=10, lambda_mult=0.1)
+    assert with_them == geo.similarity_search_with_score("query", k=3)
+
+
+def test_a_retriever_keeps_working_when_its_search_type_changes(geo: ElasticMemoryVectorStore) -> None:
+    kwargs = {"k": 2, "fetch_k": 3, "lambda_mult": 0.5}
+    assert [d.id for d in geo.as_retriever(search_type="mmr", search_kwargs=kwargs).invoke("query")] == ["a", "c"]
+    assert [d.id for d in geo.as_retriever(search_kwargs=kwargs).invoke("query")] == ["a", "b"]
+
+
+@pytest.mark.parametrize("search", list(SEARCHES))
+def test_score_threshold_drops_the_less_relevant_in_every_search(geo: ElasticMemoryVectorStore, search: str) -> None:
+    """Cherry cake (cosine 0.73 to the query) is less relevant than 0.9; the apple documents (0.96) are not."""
+    found = SEARCHES[search](geo, k=3, fetch_k=3, score_threshold=0.9)
+    assert {(d[0] if isinstance(d, tuple) else d).id for d in found} == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"fetch_k": -1}, "fetch_k must be an integer"),
+        ({"lambda_mult": 2}, "lambda_mult must be a number"),
+        ({"score_threshold": 1.5}, "score_threshold must be a relevance"),
+        ({"score_threshold": "high"}, "score_threshold must be a relevance"),
+        ({"where_document": {"$contains": "x"}}, r"unexpected argument\(s\) \['where_document'\]"),
+    ],
+)
+def test_bad_search_arguments_are_refused(geo: ElasticMemoryVectorStore, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        geo.similarity_search("query", k=2, **kwargs)
 
 
 def test_an_unknown_keyword_argument_is_refused(store: ElasticMemoryVectorStore) -> None:
@@ -614,12 +797,6 @@ def test_embeddings_are_the_ones_given() -> None:
     embeddings = TableEmbeddings(GEOMETRY)
     with ElasticMemoryVectorStore(path=":memory:", embedding=embeddings) as store:
         assert store.embeddings is embeddings
-
-
-def test_relevance_of_a_cosine_is_clamped_to_the_unit_interval() -> None:
-    relevance = vectorstores._relevance
-    assert (relevance(-1.0000001), relevance(1.0000001), relevance(0.0)) == (0.0, 1.0, 0.5)
-    assert math.isclose(relevance(0.5), 0.75)
 
 
 def test_the_module_example_runs() -> None:

@@ -142,7 +142,7 @@ def frozen(at: float = 1_000.0) -> Callable[[], float]:
 
 def forbid_sync_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every call of the core's sync facade fail (the async methods must not use it)."""
-    for name in ("recall", "remember_many", "forget", "update", "tags", "get", "get_many", "remember"):
+    for name in ("recall", "remember_many", "forget", "update", "tags", "get", "get_many", "remember", "vectors"):
 
         def boom(*args: Any, _name: str = name, **kwargs: Any) -> Any:
             raise AssertionError(f"the sync Memory.{_name} was called from an async method")
@@ -180,6 +180,90 @@ def test_add_message_appends(store: ElasticMemoryChatStore) -> None:
     store.add_message("k", user("one"))
     store.add_message("k", bot("two"))
     assert texts(store.get_messages("k")) == ["one", "two"]
+
+
+def test_add_message_at_idx_inserts_there(store: ElasticMemoryChatStore) -> None:
+    store.set_messages("k", [user("a"), bot("c")])
+    store.add_message("k", user("b"), idx=1)
+    assert texts(store.get_messages("k")) == ["a", "b", "c"]
+
+
+def test_an_insert_is_one_write(store: ElasticMemoryChatStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new message and the messages it moves are written by one remember_many (one transaction)."""
+    store.set_messages("k", [user(f"m{n}") for n in range(5)])
+    writes: list[int] = []
+    write = CoreMemory.remember_many
+
+    def counted(self: CoreMemory, items: Any, **kwargs: Any) -> Any:
+        writes.append(len(items))
+        return write(self, items, **kwargs)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an insert neither erases nor updates")
+
+    monkeypatch.setattr(CoreMemory, "remember_many", counted)
+    monkeypatch.setattr(CoreMemory, "forget", refused)
+    monkeypatch.setattr(CoreMemory, "update", refused)
+    store.add_message("k", user("new"), idx=0)
+    assert writes == [6]
+    assert texts(store.get_messages("k")) == ["new", "m0", "m1", "m2", "m3", "m4"]
+
+
+def test_an_insert_keeps_the_ids_and_times_of_the_messages_it_moves(store: ElasticMemoryChatStore) -> None:
+    store.set_messages("k", [user("a"), bot("b")])
+    before = {h.id: h.created_at for h in store.memory.recall("", k=10, touch=False)}
+    store.add_message("k", user("first"), idx=0)
+    after = {h.id: h.created_at for h in store.memory.recall("", k=10, touch=False)}
+    assert len(after) == 3
+    assert {i: after[i] for i in before} == before
+
+
+def test_an_insert_embeds_nothing_already_embedded(tmp_path: Path) -> None:
+    """Moved messages keep their vectors: at most the new message is embedded."""
+    embedder = FakeEmbedder()
+    with CoreMemory.open(tmp_path / "m.db", embedder=embedder) as core:
+        store = ElasticMemoryChatStore(memory=core)
+        store.set_messages("k", [user("apples"), bot("pears"), user("plums")])
+        ids = [h.id for h in core.recall("", k=10, touch=False)]
+        vectors = core.vectors(ids)
+        embedded = embedder.calls
+        store.add_message("k", user("figs"), idx=0)
+        assert embedder.calls - embedded <= 1
+        assert core.vectors(ids) == vectors
+        assert texts(store.get_messages("k")) == ["figs", "apples", "pears", "plums"]
+
+
+def test_an_insert_counts_archived_messages_in_positions(mem: CoreMemory) -> None:
+    """Positions are those of the whole transcript get_messages shows, as for delete_message."""
+    store = ElasticMemoryChatStore(memory=mem)
+    store.set_messages("k", [user("old"), bot("kept")])
+    asyncio.run(ElasticMemoryAsyncChatStore(memory=mem).archive_oldest_messages("k", 1))
+    store.add_message("k", user("between"), idx=1)
+    assert texts(store.get_messages("k")) == ["old", "between", "kept"]
+
+
+def test_an_insert_orders_messages_that_share_a_position(mem: CoreMemory) -> None:
+    """Two writers at once can give two messages one position; an insert between them keeps both in order."""
+    store = ElasticMemoryChatStore(memory=mem)
+    rows = [
+        {
+            "content": f"m{n}",
+            "agent_id": store.agent_id,
+            "session_id": "k",
+            "tags": ["chat-key:k", "chat-status:active"],
+            "metadata": {"seq": n // 2, "message": user(f"m{n}").model_dump(mode="json")},
+        }
+        for n in range(6)
+    ]
+    mem.remember_many(rows, dedupe=False)
+    store.add_message("k", user("new"), idx=3)
+    assert texts(store.get_messages("k")) == ["m0", "m1", "m2", "new", "m3", "m4", "m5"]
+
+
+def test_an_insert_into_more_than_a_page(store: ElasticMemoryChatStore) -> None:
+    store.set_messages("long", [user(f"m{n}") for n in range(1_200)])
+    store.add_message("long", bot("early"), idx=3)
+    assert texts(store.get_messages("long")) == ["m0", "m1", "m2", "early", *(f"m{n}" for n in range(3, 1_200))]
 
 
 def test_get_messages_of_an_unknown_key_is_empty(store: ElasticMemoryChatStore) -> None:
@@ -439,6 +523,14 @@ def test_a_bad_index_is_refused(store: ElasticMemoryChatStore, idx: Any) -> None
         store.delete_message("k", idx)
 
 
+@pytest.mark.parametrize("idx", ["0", 1.0, True])
+def test_a_bad_insert_index_is_refused_and_changes_nothing(store: ElasticMemoryChatStore, idx: Any) -> None:
+    store.set_messages("k", [user("a"), bot("b")])
+    with pytest.raises(UsageError, match="idx must be an integer"):
+        store.add_message("k", user("new"), idx=idx)
+    assert texts(store.get_messages("k")) == ["a", "b"]
+
+
 @pytest.mark.parametrize("given", ["hello", user("hello"), [{"role": "user", "content": "hi"}], None])
 def test_set_messages_takes_only_chat_messages(store: ElasticMemoryChatStore, given: Any) -> None:
     with pytest.raises(UsageError, match=r"messages must be a list of ChatMessage|not a llama_index ChatMessage"):
@@ -503,12 +595,19 @@ def test_a_path_store_does_not_embed_messages(tmp_path: Path) -> None:
         assert store.memory.vectors(ids) == {}
 
 
-def test_a_memory_with_an_embedder_embeds_messages(tmp_path: Path) -> None:
-    """The documented cost: the core embeds every write when the store has an embedder."""
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs a core write that stores without embedding (remember_many(embed=False)); docs/llamaindex.md",
+)
+def test_add_message_does_not_wait_for_the_model(tmp_path: Path) -> None:
+    """A chat store is a log read by position: writing a message runs no model, even on a memory that has one."""
     embedder = FakeEmbedder()
-    with CoreMemory.open(tmp_path / "m.db", embedder=embedder) as core:
-        ElasticMemoryChatStore(memory=core).set_messages("k", [user("one"), bot("two")])
-        assert embedder.calls >= 2
+    with CoreMemory.open(tmp_path / "m.db", embedder=embedder, loop=LoopConfig(background=False)) as core:
+        embedded = embedder.calls
+        store = ElasticMemoryChatStore(memory=core)
+        store.add_message("k", user("one"))
+        store.add_message("k", bot("two"), idx=0)
+        assert embedder.calls == embedded
 
 
 async def test_classic_async_twins_never_use_the_sync_memory(
@@ -517,6 +616,8 @@ async def test_classic_async_twins_never_use_the_sync_memory(
     forbid_sync_memory(monkeypatch)
     await store.aset_messages("k", [user("a"), bot("b"), user("c")])
     await store.async_add_message("k", bot("d"))
+    await store.async_add_message("k", bot("first"), idx=0)
+    assert (await store.adelete_message("k", 0) or user("")).content == "first"
     assert texts(await store.aget_messages("k")) == ["a", "b", "c", "d"]
     assert (await store.adelete_message("k", 1) or user("")).content == "b"
     assert (await store.adelete_last_message("k") or user("")).content == "d"

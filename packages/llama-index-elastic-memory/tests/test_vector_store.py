@@ -387,7 +387,7 @@ def test_get_nodes_of_an_empty_store(store: ElasticMemoryVectorStore) -> None:
 
 
 # ----------------------------------------------------------------- queries
-@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.TEXT_SEARCH, Mode.HYBRID, Mode.MMR])
+@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.TEXT_SEARCH, Mode.SPARSE, Mode.HYBRID, Mode.MMR])
 def test_an_empty_store_returns_nothing(store: ElasticMemoryVectorStore, mode: Mode) -> None:
     result = store.query(q(QUERY, query_str="apple", mode=mode))
     assert (result.nodes, result.similarities, result.ids) == ([], [], [])
@@ -403,6 +403,17 @@ def test_default_ranks_by_cosine_and_reports_it(seeded: ElasticMemoryVectorStore
 
 def test_similarity_top_k_limits_the_results(seeded: ElasticMemoryVectorStore) -> None:
     assert ids(seeded, q(QUERY, k=2)) == ["pie", "tart"]
+
+
+@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.TEXT_SEARCH, Mode.SPARSE, Mode.HYBRID, Mode.MMR])
+def test_a_result_count_of_zero_returns_nothing(seeded: ElasticMemoryVectorStore, mode: Mode) -> None:
+    result = seeded.query(q(QUERY, k=0, query_str="apple", mode=mode))
+    assert (result.nodes, result.similarities, result.ids) == ([], [], [])
+
+
+def test_a_zero_count_query_is_still_checked(seeded: ElasticMemoryVectorStore) -> None:
+    with pytest.raises(ValueError, match="mmr_threshold"):
+        seeded.query(q(QUERY, k=0, mode=Mode.MMR, mmr_threshold=2.0))
 
 
 def test_query_str_alone_is_embedded_by_the_embed_model(tmp_path: Path) -> None:
@@ -454,7 +465,9 @@ def test_mmr_picks_a_diverse_second_result(seeded: ElasticMemoryVectorStore) -> 
     assert ids(seeded, q(QUERY, k=2)) == ["pie", "tart"]
     result = seeded.query(q(QUERY, k=2, mode=Mode.MMR, mmr_threshold=0.5))
     assert result.ids == ["pie", "cake"]
-    assert result.similarities == pytest.approx([cosine(QUERY, GEOMETRY[k]) for k in ["pie", "cake"]], abs=1e-5)
+    pie, cake = GEOMETRY["pie"], GEOMETRY["cake"]
+    mmr = [0.5 * cosine(QUERY, pie), 0.5 * cosine(QUERY, cake) - 0.5 * cosine(cake, pie)]
+    assert result.similarities == pytest.approx(mmr, abs=1e-5)
 
 
 def test_mmr_threshold_one_is_plain_relevance(seeded: ElasticMemoryVectorStore) -> None:
@@ -624,7 +637,7 @@ def test_dotted_keys_reach_nested_metadata(store: ElasticMemoryVectorStore) -> N
     assert selected(store, MetadataFilters(filters=[f("author.name", "ana")])) == {"x"}
 
 
-@pytest.mark.parametrize("mode", [Mode.TEXT_SEARCH, Mode.HYBRID, Mode.MMR])
+@pytest.mark.parametrize("mode", [Mode.TEXT_SEARCH, Mode.SPARSE, Mode.HYBRID, Mode.MMR])
 def test_filters_apply_in_every_mode(films: ElasticMemoryVectorStore, mode: Mode) -> None:
     filters = MetadataFilters(filters=[f("genre", "drama")])
     assert set(ids(films, q([1.0, 0], query_str="film", mode=mode, filters=filters))) == {"n1", "n3"}
@@ -639,9 +652,7 @@ def test_a_selective_filter_still_returns_k(store: ElasticMemoryVectorStore) -> 
 
 
 # -------------------------------------------------------------- bad input
-@pytest.mark.parametrize(
-    "mode", [Mode.SPARSE, Mode.SEMANTIC_HYBRID, Mode.SVM, Mode.LOGISTIC_REGRESSION, Mode.LINEAR_REGRESSION]
-)
+@pytest.mark.parametrize("mode", [Mode.SEMANTIC_HYBRID, Mode.SVM, Mode.LOGISTIC_REGRESSION, Mode.LINEAR_REGRESSION])
 def test_unsupported_modes_are_refused(seeded: ElasticMemoryVectorStore, mode: Mode) -> None:
     with pytest.raises(ValueError, match="not supported"):
         seeded.query(q(QUERY, query_str="apple", mode=mode))
@@ -729,15 +740,18 @@ def test_a_query_with_neither_embedding_nor_text_is_refused(seeded: ElasticMemor
         seeded.query(VectorStoreQuery())
 
 
-def test_text_search_without_query_str_is_refused(seeded: ElasticMemoryVectorStore) -> None:
+@pytest.mark.parametrize("mode", [Mode.TEXT_SEARCH, Mode.SPARSE])
+def test_text_search_without_query_str_is_refused(seeded: ElasticMemoryVectorStore, mode: Mode) -> None:
     with pytest.raises(ValueError, match="query_str"):
-        seeded.query(q(QUERY, mode=Mode.TEXT_SEARCH))
+        seeded.query(q(QUERY, mode=mode))
 
 
 @pytest.mark.parametrize(
     ("fields", "kwargs", "match"),
     [
-        ({"similarity_top_k": 0}, {}, "similarity_top_k"),
+        ({"similarity_top_k": -1}, {}, "similarity_top_k"),
+        ({"mode": Mode.HYBRID, "hybrid_top_k": -1, "query_str": "x"}, {}, "hybrid_top_k"),
+        ({"mode": Mode.SPARSE, "sparse_top_k": 1001, "query_str": "x"}, {}, "sparse_top_k"),
         ({"similarity_top_k": 1001}, {}, "similarity_top_k"),
         ({"mode": Mode.HYBRID, "alpha": 1.5, "query_str": "x"}, {}, "alpha"),
         ({"mode": Mode.MMR, "mmr_threshold": -0.1}, {}, "mmr_threshold"),
@@ -959,7 +973,7 @@ async def test_async_add_refuses_like_add(astore: ElasticMemoryVectorStore, no_s
         await astore.async_add([node("blank", " ", [1.0] * 16)])
 
 
-@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.TEXT_SEARCH, Mode.HYBRID, Mode.MMR])
+@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.TEXT_SEARCH, Mode.SPARSE, Mode.HYBRID, Mode.MMR])
 async def test_aquery_returns_what_query_returns(seeded: ElasticMemoryVectorStore, mode: Mode) -> None:
     query = q(QUERY, k=3, query_str="apple cherry", mode=mode)
     sync = await asyncio.to_thread(seeded.query, query)

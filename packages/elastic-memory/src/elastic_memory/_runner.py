@@ -9,29 +9,87 @@ framework's worker loop).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures.thread  # noqa: F401 - its exit hook (pools refuse work) registers before ours
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .errors import UsageError
 
-__all__ = ["arun", "loop", "run"]
+__all__ = ["EXIT_GRACE", "arun", "exiting", "keep", "loop", "run"]
 
 T = TypeVar("T")
+#: At interpreter exit, how long the library loop's tasks get to end once cancelled (seconds).
+EXIT_GRACE = 2.0
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+#: Long-lived tasks on the library loop (a store's worker): held here, so a store dropped
+#: without ``close()`` never leaves a pending task to the garbage collector.
+_kept: set[asyncio.Task[Any]] = set()
+#: Set when the interpreter starts exiting (threading's exit hooks run before ``atexit``'s,
+#: and thread pools refuse new work from then on): background work stops quietly.
+_exiting = threading.Event()
 
 
 def loop() -> asyncio.AbstractEventLoop:
     """The library loop, started on first use."""
-    global _loop  # noqa: PLW0603 - one loop per process by design
+    global _loop, _thread  # one loop per process by design
     with _lock:
         if _loop is None or _loop.is_closed():
             new = asyncio.new_event_loop()
             thread = threading.Thread(target=new.run_forever, name="elastic-memory-loop", daemon=True)
             thread.start()
-            _loop = new
+            if _loop is None:
+                atexit.register(_end_at_exit)
+                # CPython's hook for "the main thread has finished" (private; atexit alone is later).
+                # These hooks run last registered first: ours, then the thread pools' shutdown.
+                at_threading_exit = getattr(threading, "_register_atexit", None)
+                if at_threading_exit is not None:
+                    at_threading_exit(_exiting.set)
+            _loop, _thread = new, thread
         return _loop
+
+
+def exiting() -> bool:
+    """Whether the interpreter has started exiting: background work should stop, quietly."""
+    return _exiting.is_set()
+
+
+def keep(task: asyncio.Task[Any]) -> None:
+    """Hold a long-lived library-loop task until it ends (at the latest, at interpreter exit)."""
+    _kept.add(task)
+    task.add_done_callback(_kept.discard)
+
+
+def _end_at_exit() -> None:
+    """At interpreter exit: cancel what still runs on the library loop, then stop and close it, quietly.
+
+    A store that was never closed leaves its worker waiting for work; without this it is
+    destroyed pending at exit ("Task was destroyed but it is pending!"). Every write is its own
+    transaction, so a cancelled background job loses nothing that was committed.
+    """
+    _exiting.set()
+    loop, thread = _loop, _thread
+    if loop is None or loop.is_closed() or thread is None or not thread.is_alive():
+        return
+    with contextlib.suppress(Exception):  # exiting: nothing left to report to
+        asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(timeout=EXIT_GRACE + 1)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=EXIT_GRACE)
+    if not thread.is_alive():
+        loop.close()
+
+
+async def _cancel_all() -> None:
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=EXIT_GRACE)
 
 
 def _on_library_loop() -> bool:

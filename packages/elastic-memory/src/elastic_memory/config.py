@@ -30,7 +30,7 @@ class RecallConfig:
     """The ``k`` of reciprocal rank fusion."""
     candidates: int = 50
     """How many candidates each leg contributes before fusion (at least ``k``)."""
-    neighbor_boost: float = 0.3
+    neighbor_boost: float = 0.45
     """Share of the better session neighbour's fused score added to a hit (0 turns it off)."""
     touch: bool = True
     """Record an access (count, time, retention) on every recalled memory."""

@@ -41,6 +41,9 @@ METADATA_OPERATORS = (
     "$contains",
     "$icontains",
     "$empty",
+    "$like",
+    "$ilike",
+    "$between",
 )
 #: Keys of a metadata filter that combine other metadata filters (lists of them, or one for ``$not``).
 METADATA_LOGIC = ("$and", "$or", "$not")
@@ -232,14 +235,46 @@ def _operand(key: str, op: str, raw: Any, budget: _Budget) -> Any:
             msg = f"metadata filter on {key!r}: {op} takes true or false, got {raw!r}"
             raise UsageError(msg)
         return raw
-    if op == "$icontains" and not isinstance(raw, str):
-        msg = f"metadata filter on {key!r}: $icontains takes a string, got {raw!r}"
+    if op in ("$icontains", "$like", "$ilike") and not isinstance(raw, str):
+        msg = f"metadata filter on {key!r}: {op} takes a string, got {raw!r}"
         raise UsageError(msg)
+    if op in ("$like", "$ilike"):
+        return _pattern(key, op, raw)
+    if op == "$between":
+        return _between(key, raw)
     operand = _scalar(key, raw)
     if op in ("$gt", "$gte", "$lt", "$lte") and (operand is None or isinstance(operand, bool)):
         msg = f"metadata filter on {key!r}: {op} compares numbers or strings, got {operand!r}"
         raise UsageError(msg)
     return operand
+
+
+def _pattern(key: str, op: str, raw: str) -> str:
+    r"""A ``$like``/``$ilike`` pattern: ``%`` any run, ``_`` one character, ``\`` makes the next one literal."""
+    pattern = check_text(raw, f"the metadata filter on {key!r}")
+    if (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+        msg = (
+            f"metadata filter on {key!r}: the {op} pattern {pattern!r} ends with a lone backslash; "
+            "a backslash makes the next character literal (write two for a backslash itself)"
+        )
+        raise UsageError(msg)
+    return pattern
+
+
+def _between(key: str, raw: Any) -> tuple[Scalar, Scalar]:
+    """The ``[low, high]`` of a ``$between``: two numbers or two strings, ``low <= high`` (both ends included)."""
+    if not isinstance(raw, list | tuple) or len(raw) != 2:
+        msg = f"metadata filter on {key!r}: $between takes [low, high], got {raw!r}"
+        raise UsageError(msg)
+    low, high = (_scalar(key, v) for v in raw)
+    numbers = all(finite(v) is not None for v in (low, high))
+    if not numbers and not (isinstance(low, str) and isinstance(high, str)):
+        msg = f"metadata filter on {key!r}: $between takes two numbers or two strings, got {raw!r}"
+        raise UsageError(msg)
+    if low > high:  # type: ignore[operator]  # two numbers or two strings
+        msg = f"metadata filter on {key!r}: $between [{low!r}, {high!r}] is empty (low > high); swap them"
+        raise UsageError(msg)
+    return low, high
 
 
 def _metadata(value: Any, depth: int, budget: _Budget) -> tuple[tuple[str, str, Any], ...]:

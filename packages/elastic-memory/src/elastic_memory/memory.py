@@ -285,7 +285,8 @@ class AsyncMemory(_Facade):
         ``filters``: agent_id, scope, pool, type, source, session_id, tags (any of),
         tags_all, min_confidence, min_importance, since, until, pinned, metadata
         (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
-        $in $nin $exists $contains $icontains $empty; ``$and``/``$or`` take lists of such
+        $in $nin $exists $contains $icontains $empty $like $ilike $between; equality on a
+        list-valued key means the list holds the value; ``$and``/``$or`` take lists of such
         dicts, ``$not`` one). ``touch`` records an access (default: the store's RecallConfig).
         ``scope`` and ``pool`` are shorthands for those filters; on a federation they pick
         the tiers asked (no scope: every tier, merged). ``vector``: a query vector of the
@@ -717,7 +718,8 @@ class Memory(_Facade):
         ``filters``: agent_id, scope, pool, type, source, session_id, tags (any of),
         tags_all, min_confidence, min_importance, since, until, pinned, metadata
         (``{"key": value}`` or ``{"key": {"$gt": 1}}``; operators $eq $ne $gt $gte $lt $lte
-        $in $nin $exists $contains $icontains $empty; ``$and``/``$or`` take lists of such
+        $in $nin $exists $contains $icontains $empty $like $ilike $between; equality on a
+        list-valued key means the list holds the value; ``$and``/``$or`` take lists of such
         dicts, ``$not`` one). ``touch`` records an access (default: the store's RecallConfig).
         ``scope`` and ``pool`` are shorthands for those filters; on a federation they pick
         the tiers asked (no scope: every tier, merged). ``vector``: a query vector of the

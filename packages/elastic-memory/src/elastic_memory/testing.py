@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import math
 import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
@@ -26,6 +28,7 @@ import numpy.typing as npt
 
 from ._pg_server import TemporaryPostgres, fresh_schema, postgres_available, postgres_server, postgres_session
 from .errors import ElasticMemoryError
+from .storage.fts import query_terms
 
 __all__ = [
     "LOOKALIKE_NAMES",
@@ -37,6 +40,7 @@ __all__ = [
     "postgres_server",
     "postgres_session",
     "built_or_raw",
+    "reference_bm25",
     "check_hostile_call",
     "reached_own_code",
     "short_repr",
@@ -176,3 +180,41 @@ def check_hostile_call(
 
 async def _awaited(result: Any) -> Any:
     return await result
+
+
+def reference_bm25(conn: Any, query: str, table: str = "memories_fts") -> dict[int, float]:
+    """The score contract's BM25 of every row of FTS5 ``table`` holding a term of ``query``.
+
+    Computed from the index's tokens alone (FTS5's ``fts5vocab`` instance view), with
+    k1 1.2, b 0.75, column weights content 1 and tags 0.5 and the IDF
+    ``log(1 + (N - n + 0.5) / (n + 0.5))``: an independent check of the store's keyword
+    scores. ``conn`` is an open DB-API connection to the database file (it creates temp tables).
+    """
+    weights = {"content": 1.0, "tags": 0.5}
+    ident = '"' + table.replace('"', '""') + '"'
+    create = "CREATE VIRTUAL TABLE IF NOT EXISTS temp."
+    conn.execute(f"{create}reference_vocab USING fts5vocab(main, {ident}, instance)")
+    conn.execute(f"{create}reference_probe USING fts5(word, tokenize='porter unicode61')")
+    conn.execute(f"{create}reference_words USING fts5vocab(temp, reference_probe, instance)")
+    freq: defaultdict[tuple[int, str], float] = defaultdict(float)
+    length: Counter[int] = Counter()
+    for term, doc, column in conn.execute("SELECT term, doc, col FROM temp.reference_vocab"):
+        freq[(int(doc), str(term))] += weights[str(column)]
+        length[int(doc)] += 1
+    rows = len(length)
+    average = sum(length.values()) / rows if rows else 0.0
+    holding = Counter(term for _, term in freq)
+    scores: defaultdict[int, float] = defaultdict(float)
+    for word in query_terms(query):
+        conn.execute("DELETE FROM temp.reference_probe")
+        conn.execute("INSERT INTO temp.reference_probe (word) VALUES (?)", (word,))
+        tokens = [str(r[0]) for r in conn.execute("SELECT term FROM temp.reference_words")]
+        if len(tokens) != 1 or not holding[tokens[0]]:
+            continue  # not one token (a phrase: not covered by this reference), or in no row
+        term = tokens[0]
+        idf = math.log(1 + (rows - holding[term] + 0.5) / (holding[term] + 0.5))
+        for (doc, held), f in freq.items():
+            if held == term:
+                norm = f + 1.2 * (1 - 0.75 + 0.75 * length[doc] / average)
+                scores[doc] += idf * f * 2.2 / norm
+    return dict(scores)

@@ -134,11 +134,14 @@ class MemoryRecord:
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled memory with its score.
+    """One recalled memory with its scores (the score contract: docs/concepts.md, "Scores").
 
-    ``score`` is higher-is-better and comparable within one recall only.
-    ``keyword_score`` (BM25, higher is better) and ``vector_score`` (cosine similarity)
-    are the raw scores of each leg, ``None`` where that leg did not find the memory.
+    ``score`` ranks the recall, in the scale of the mode that ran: cosine similarity in
+    [-1, 1] (semantic), BM25 (keyword: positive, higher is better), an absolute score in
+    [0, 1] (hybrid), or the importance when there was no query text. ``relevance`` is the
+    same ranking on one scale, [0, 1], for thresholds (``None`` without query text).
+    ``keyword_score`` (BM25) and ``vector_score`` (cosine similarity) are the raw scores of
+    each leg, ``None`` where that leg did not score the memory.
     ``tier`` says which federation tier served it (``"private"``, ``"shared:<pool>"``,
     ``"global"``, or a store's name); ``None`` from a single store.
     """
@@ -164,6 +167,7 @@ class Hit:
     accessed_at: float | None = None
     tier: str | None = None
     retention_strength: float | None = None
+    relevance: float | None = None
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,17 @@ How items map onto core memories (all in one *collection*, a core ``agent_id``, 
   with no text at those paths) keep a placeholder content and are left out of ranking.
 - **filters** on values become the core's metadata filters on ``value.<key>``: ``$eq $ne
   $gt $gte $lt $lte``, nested dicts and ``"a.b"`` keys as nested paths.
-- **TTL** (minutes) becomes the core's ``ttl``/``expires_at``: expired items are hidden at
-  once. Reads refresh the TTL of the items they return (``refresh_ttl``) with a core
-  ``update``, which also moves their ``updated_at``.
+- **TTL** (minutes) becomes the core's ``ttl``/``expires_at`` and the tag ``lg:ttl``:
+  expired items are hidden at once; :meth:`ElasticMemoryStore.sweep_ttl` (or the sweeper
+  thread) erases them. Reads refresh the TTL of the items they return (``refresh_ttl``) with
+  a core ``update``, which also moves their ``updated_at``.
 - **times**: ``created_at``/``updated_at`` of the memory; items are pinned, so the core's
   ``prune`` never removes them.
 
-Search: with a ``query``, the core ranks the indexed items (``search_mode``: ``"hybrid"``,
-the default, ``"semantic"`` or ``"keyword"``; keyword when the store has no embedder), best
-first with the core's score; the other matching items follow with ``score=None``. Without a
-query, items come newest first. ``offset + limit`` is at most 1000.
+Search: with a ``query``, the core ranks the indexed items (``search_mode``: ``"semantic"``,
+the default, ``"hybrid"`` or ``"keyword"``), best first; the other matching items follow
+with ``score=None``. Without a query, items come in insertion order (the core's ``list``).
+``offset + limit`` is at most 1000.
 
 >>> store = ElasticMemoryStore(path=":memory:")
 >>> store.put(("users", "ana"), "prefs", {"units": "metric", "theme": "dark"})
@@ -47,10 +48,15 @@ True
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
+import logging
 import math
+import threading
 import uuid
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -79,7 +85,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import EmbeddingsLambda
 from typing_extensions import Self
 
-from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, UsageError
+from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, RecallMode, UsageError
 from elastic_memory.adapters import items_arg, text_arg
 
 from ._memory import LangChainEmbedder, Opened, open_memory
@@ -87,12 +93,13 @@ from ._memory import LangChainEmbedder, Opened, open_memory
 __all__ = ["ElasticMemoryStore", "StoreSearchMode"]
 
 #: How a search with a ``query`` ranks the items.
-StoreSearchMode = Literal["hybrid", "semantic", "keyword"]
-_MODES = ("hybrid", "semantic", "keyword")
+StoreSearchMode = Literal["semantic", "hybrid", "keyword"]
+_MODES = ("semantic", "hybrid", "keyword")
 
 _IDS = uuid.UUID("f830808f-e9b2-4e6d-8310-a3e4b1897400")
 _ITEM = "lg:item"
 _INDEXED = "lg:indexed"
+_TTL = "lg:ttl"
 _PREFIX = "lg:p:"
 _NAMESPACE = "lg:n:"
 #: The core's longest tag: a namespace's labels joined by "." fit in it after the tag prefix.
@@ -106,6 +113,14 @@ _UNINDEXED = "(not indexed)"
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _INT64 = (-(2**63), 2**63 - 1)
 _FLOAT_MAX = 1.7976931348623157e308
+#: The id :meth:`ElasticMemoryStore.setup` reads to check that the store is open (no item has it).
+_SETUP_PROBE = str(uuid.uuid5(_IDS, "setup"))
+#: The sweeper's interval when neither the call nor the TTL config gives one (SqliteStore's).
+_SWEEP_MINUTES = 5.0
+#: At interpreter exit, how long a running sweep gets to end (seconds).
+_SWEEP_EXIT_GRACE = 2.0
+
+log = logging.getLogger("langchain_elastic_memory")
 
 #: One call on the core: a method name of Memory/AsyncMemory, its arguments.
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]
@@ -123,16 +138,41 @@ class ElasticMemoryStore(BaseStore):
             function, or a ``"provider:model"`` string) embeds items and queries, ``dims`` is
             checked against it, ``fields`` picks the searchable text (default ``["$"]``).
             Without ``embed`` the core's embedder (``embedder=`` option, default the
-            built-in offline model) is used; without ``index`` there are no vectors and
-            queries rank by keywords. With ``memory=`` only ``fields`` applies.
-        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``).
-            Expired items are always hidden (``omit_expired``); there is no sweeper thread:
-            the core's ``purge()`` erases expired memories of the whole file.
+            built-in offline model) is used; without ``index`` there are no vectors.
+            With ``memory=`` only ``fields`` applies.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``,
+            ``sweep_interval_minutes`` for :meth:`start_ttl_sweeper`). Expired items are
+            always hidden (``omit_expired``) until a sweep erases them.
         collection: the core ``agent_id`` every item is written under and read from.
-        search_mode: how a ``query`` ranks: ``"hybrid"`` (BM25 and cosine fused),
-            ``"semantic"`` (cosine similarity as the score) or ``"keyword"`` (BM25).
+        search_mode: how a ``query`` ranks, and its ``score``: ``"semantic"`` (the default:
+            the cosine similarity, negative values kept), ``"hybrid"`` (BM25 and cosine
+            fused, the core's absolute score in [0, 1]) or ``"keyword"`` (BM25).
         **options: ``Memory.open`` options when the store opens ``path`` (``clock``,
             ``embedder``, ``vector_index``, ``timeout``...).
+
+    Differences from LangGraph's ``InMemoryStore`` and ``SqliteStore`` (as docs/langchain.md
+    lists them; ``tests/test_store_parity.py`` runs the same calls on all three):
+
+    - Without vectors (no ``index``), a ``query`` still puts keyword matches first; every
+      ``score`` is ``None`` there, as theirs (they ignore the query). ``search_mode="keyword"``
+      gives BM25.
+    - One vector per item: the texts at the ``fields`` paths are embedded together (they
+      embed each path and keep the best match).
+    - Without a query: insertion order, and an update keeps its place, as ``InMemoryStore``
+      (``SqliteStore``: last updated first); across namespaces too (``InMemoryStore`` groups them).
+    - With a query, items put with ``index=False`` follow the ranked ones unscored, as
+      ``InMemoryStore`` (``SqliteStore`` leaves them out).
+    - A put again keeps ``created_at`` (they reset it); times are aware UTC (``SqliteStore``'s
+      are naive).
+    - Filters: ``$ne`` also matches items without the field, as ``InMemoryStore``; a nested
+      dict and a ``"a.b"`` path both reach nested fields; lists and dicts cannot be compared.
+    - ``list_namespaces`` forgets a namespace with its last item, as ``SqliteStore``.
+    - Expired items are hidden before a sweep (``SqliteStore`` returns them); reads refresh
+      TTLs unless ``refresh_on_read`` is ``False`` (``SqliteStore``: only when it is ``True``).
+    - :meth:`start_ttl_sweeper` runs without a ``ttl`` config too (a ``put(ttl=...)`` sets a
+      TTL), and the lifecycle methods are sync (:meth:`asetup`, :meth:`asweep_ttl` and
+      :meth:`aclose` for async code).
+    - ``offset + limit`` is at most 1000.
     """
 
     supports_ttl: bool = True
@@ -145,7 +185,7 @@ class ElasticMemoryStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         collection: str = "langgraph",
-        search_mode: StoreSearchMode = "hybrid",
+        search_mode: StoreSearchMode = "semantic",
         **options: Any,
     ) -> None:
         if search_mode not in _MODES:
@@ -164,7 +204,23 @@ class ElasticMemoryStore(BaseStore):
         self.index_config: IndexConfig | None = IndexConfig(**index) if index else None
         self.embeddings: Embeddings | None = None
         self._fields: list[str] = list((index or {}).get("fields") or ["$"])
+        self._sweeper: _Sweeper | None = None
         self._opened = self._open(path, memory, index, options)
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(
+        cls, conn_string: str, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None, **options: Any
+    ) -> Iterator[Self]:
+        """A store on the database ``conn_string`` (a file, ``":memory:"``), closed on exit, as ``SqliteStore``'s.
+
+        ``options`` are the constructor's others (``collection``, ``search_mode``, ``Memory.open``'s).
+        """
+        store = cls(path=conn_string, index=index, ttl=ttl, **options)
+        try:
+            yield store
+        finally:
+            store.close()
 
     def _open(
         self, path: str | Path | None, memory: Memory | AsyncMemory | None, index: IndexConfig | None, options: Any
@@ -200,14 +256,24 @@ class ElasticMemoryStore(BaseStore):
         """The core store (async facade)."""
         return self._opened.aio
 
+    def setup(self) -> None:
+        """Check that the store is open; idempotent (the core creates and migrates the file when it opens it)."""
+        self._opened.sync.get(_SETUP_PROBE)
+
+    async def asetup(self) -> None:
+        """Async :meth:`setup`."""
+        await self._opened.aio.get(_SETUP_PROBE)
+
     def close(self) -> None:
-        """Close the database if this store opened it (``path=``); idempotent."""
+        """Stop the TTL sweeper, then close the database if this store opened it (``path=``); idempotent."""
+        self.stop_ttl_sweeper()
         self._opened.close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`."""
-        if self._opened.owns:
-            await self._opened.aio.close()
+        if self._sweeper is not None:
+            await asyncio.to_thread(self.stop_ttl_sweeper)
+        await self._opened.aclose()
 
     def __enter__(self) -> Self:
         return self
@@ -217,13 +283,76 @@ class ElasticMemoryStore(BaseStore):
     ) -> None:
         self.close()
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        sweeper = getattr(self, "_sweeper", None)
+        if sweeper is not None:
+            sweeper.stop.set()
+
+    # ------------------------------------------------------------------- TTL
+    def sweep_ttl(self) -> int:
+        """Erase the expired items of this store's collection; returns how many."""
+        return self._run(self._sweep())
+
+    async def asweep_ttl(self) -> int:
+        """Async :meth:`sweep_ttl`."""
+        return await self._arun(self._sweep())
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Run :meth:`sweep_ttl` every ``sweep_interval_minutes`` on a daemon thread of the library.
+
+        The interval defaults to the TTL config's ``sweep_interval_minutes``, else 5. The
+        returned future ends when the sweeper stops (:meth:`stop_ttl_sweeper`, :meth:`close`,
+        cancelling the future, the store being dropped or the interpreter exiting); while one
+        runs, it is returned again.
+        """
+        minutes = _interval(sweep_interval_minutes, (self.ttl_config or {}).get("sweep_interval_minutes"))
+        self.setup()
+        running = self._sweeper
+        if running is not None and running.thread.is_alive() and not running.stop.is_set():
+            return running.future
+        self._sweeper = _Sweeper(self, minutes * 60)
+        return self._sweeper.future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper and wait up to ``timeout`` seconds (``None``: until it ends).
+
+        Returns whether it has stopped (``True`` too when none was running).
+        """
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 <= timeout < math.inf
+        ):
+            msg = f"timeout must be a non-negative number of seconds or None, got {timeout!r:.100}"
+            raise UsageError(msg)
+        sweeper = self._sweeper
+        if sweeper is None:
+            return True
+        stopped = sweeper.halt(timeout)
+        if stopped:
+            self._sweeper = None
+        return stopped
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.memory!r}, collection={self.collection!r}, mode={self.search_mode!r})"
 
     # ----------------------------------------------------------------- batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops``: reads see the state before the batch's puts; the last put to a key wins."""
-        plan = self._plan(ops)
+        return self._run(self._plan(ops))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` on the core's ``AsyncMemory``."""
+        return await self._arun(self._plan(ops))
+
+    def _run(self, plan: _Plan[_T]) -> _T:
+        """A plan's core calls on the sync facade."""
         memory = self._opened.sync
         reply: Any = None
         try:
@@ -231,14 +360,13 @@ class ElasticMemoryStore(BaseStore):
                 name, args, kwargs = plan.send(reply)
                 reply = getattr(memory, name)(*args, **kwargs)
         except StopIteration as done:
-            results: list[Result] = done.value
-            return results
+            result: _T = done.value
+            return result
         finally:
             plan.close()
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """:meth:`batch` on the core's ``AsyncMemory``."""
-        plan = self._plan(ops)
+    async def _arun(self, plan: _Plan[_T]) -> _T:
+        """A plan's core calls on the async facade."""
         memory = self._opened.aio
         reply: Any = None
         try:
@@ -246,8 +374,8 @@ class ElasticMemoryStore(BaseStore):
                 name, args, kwargs = plan.send(reply)
                 reply = await getattr(memory, name)(*args, **kwargs)
         except StopIteration as done:
-            results: list[Result] = done.value
-            return results
+            result: _T = done.value
+            return result
         finally:
             plan.close()
 
@@ -316,40 +444,35 @@ class ElasticMemoryStore(BaseStore):
             refresh[record.id] = float(minutes)
 
     def _search(self, op: SearchOp, metadata: dict[str, Any], refresh: dict[str, float]) -> _Plan[list[SearchItem]]:
-        """Ranked items for the query (if any), then the other matching items, one page of them."""
+        """Ranked items for the query (if any), then the other matching items in insertion order, one page."""
         prefix = tuple(op.namespace_prefix)
         want = op.offset + op.limit
         if op.limit == 0 or len(".".join(prefix)) > _MAX_NAMESPACE:
             return []
-        filters: dict[str, Any] = {"agent_id": self.collection}
         scope = [_PREFIX + ".".join(prefix)] if prefix else [_ITEM]
+        filters: dict[str, Any] = {"agent_id": self.collection, "tags_all": scope}
         if metadata:
             filters["metadata"] = metadata
         ranked: dict[str, float | None] = {}
         if op.query is not None and op.query.strip():
-            hits = yield (
-                "recall",
+            how = yield (
+                "explain",
                 (op.query,),
                 {
                     "k": want,
                     "mode": self.search_mode,
                     "filters": {**filters, "tags_all": [*scope, _INDEXED]},
-                    "touch": False,
                 },
             )
-            ranked = {hit.id: hit.score for hit in hits}
-        if len(ranked) < want:
-            hits = yield (
-                "recall",
-                ("",),
-                {"k": min(_PAGE, want + len(ranked)), "filters": {**filters, "tags_all": scope}, "touch": False},
-            )
-            for hit in hits:
-                ranked.setdefault(hit.id, None)
+            # The mode's score when it ran; None when the core had no vectors and ranked by keywords.
+            scored = how.effective_mode is RecallMode(self.search_mode)
+            ranked = {hit.id: hit.score if scored else None for hit in how.hits}
+        records = yield from self._rest(filters, ranked, want)
         page = list(ranked)[op.offset : want]
-        if not page:
-            return []
-        live = self._live((yield ("get_many", (page,), {})))
+        missing = [mid for mid in page if mid not in records]
+        if missing:
+            records.update({r.id: r for r in (yield ("get_many", (missing,), {}))})
+        live = self._live(records.values())
         out: list[SearchItem] = []
         for mid in page:
             record = live.get(mid)
@@ -359,6 +482,51 @@ class ElasticMemoryStore(BaseStore):
             if op.refresh_ttl:
                 self._to_refresh(record, refresh)
         return out
+
+    @staticmethod
+    def _rest(filters: dict[str, Any], ranked: dict[str, float | None], want: int) -> _Plan[dict[str, MemoryRecord]]:
+        """Add unranked matching items to ``ranked`` in insertion order until it holds ``want``; their records."""
+        records: dict[str, MemoryRecord] = {}
+        queried = len(ranked)
+        after: str | None = None
+        while len(ranked) < want:
+            limit = min(_PAGE, want - len(ranked) + queried)
+            listed = yield ("list", (filters,), {"limit": limit, "after": after})
+            for record in listed.records:
+                records[record.id] = record
+                ranked.setdefault(record.id, None)
+            if listed.next is None:
+                break
+            after = listed.next
+        return records
+
+    def _sweep(self) -> _Plan[int]:
+        """Erase the expired items: those tagged with a TTL, checked again just before the delete."""
+        clock = self._opened.sync.clock
+        expired: list[str] = []
+        after: str | None = None
+        while True:
+            listed = yield (
+                "list",
+                ({"agent_id": self.collection, "tags_all": [_TTL]},),
+                {"state": "all", "limit": _PAGE, "after": after},
+            )
+            now = clock()
+            expired += [r.id for r in listed.records if r.expires_at is not None and r.expires_at <= now]
+            if listed.next is None:
+                break
+            after = listed.next
+        if not expired:
+            return 0
+        records = yield ("get_many", (expired,), {})  # a put may have renewed one meanwhile
+        now = clock()
+        gone = [
+            r.id for r in records if r.agent_id == self.collection and r.expires_at is not None and r.expires_at <= now
+        ]
+        if not gone:
+            return 0
+        count: int = yield ("forget", (gone,), {"hard": True})
+        return count
 
     # ---------------------------------------------------------------- writes
     def _id(self, namespace: Iterable[str], key: str) -> str:
@@ -386,6 +554,8 @@ class ElasticMemoryStore(BaseStore):
         if indexed:
             tags.append(_INDEXED)
         minutes = _ttl_minutes(op.ttl)
+        if minutes is not None:
+            tags.append(_TTL)
         return {
             "content": text[:_MAX_TEXT] if indexed else _UNINDEXED,
             "id": mid,
@@ -419,6 +589,86 @@ class ElasticMemoryStore(BaseStore):
         deleted = [r.id for r in existing if puts[r.id] is None]
         if deleted:
             yield ("forget", (deleted,), {"hard": True})
+
+
+# ---------------------------------------------------------------- the TTL sweeper
+class _Sweeper:
+    """A daemon thread sweeping one store every ``seconds``; it holds the store weakly."""
+
+    def __init__(self, store: ElasticMemoryStore, seconds: float) -> None:
+        self.stop = threading.Event()
+        self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.future.add_done_callback(lambda f: self.stop.set() if f.cancelled() else None)
+        self.thread = threading.Thread(
+            target=self._loop, args=(weakref.ref(store), seconds), name="elastic-memory-ttl-sweeper", daemon=True
+        )
+        _at_exit()
+        _SWEEPERS.add(self)
+        self.thread.start()
+
+    def _loop(self, store_ref: weakref.ref[ElasticMemoryStore], seconds: float) -> None:
+        try:
+            while not self.stop.wait(seconds):
+                store = store_ref()
+                if store is None:
+                    break
+                try:
+                    swept = store.sweep_ttl()
+                except UsageError:
+                    break  # the store was closed under the sweeper
+                except Exception:
+                    if self.stop.is_set():
+                        break
+                    log.exception("store TTL sweep failed; the sweeper tries again in %s s", seconds)
+                else:
+                    if swept:
+                        log.info("store TTL sweep erased %d expired items", swept)
+                finally:
+                    del store
+        finally:
+            self.stop.set()
+            _SWEEPERS.discard(self)
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
+                self.future.set_result(None)
+
+    def halt(self, timeout: float | None) -> bool:
+        """Signal the thread and wait for it; whether it has ended."""
+        self.stop.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+
+#: The running sweepers, stopped at interpreter exit (before the library loop ends).
+_SWEEPERS: weakref.WeakSet[_Sweeper] = weakref.WeakSet()
+_exit_hook: list[bool] = []
+
+
+def _at_exit() -> None:
+    """Register the exit hook once, after the library loop registered its own (so it runs first)."""
+    if not _exit_hook:
+        _exit_hook.append(True)
+        atexit.register(_halt_sweepers)
+
+
+def _halt_sweepers() -> None:
+    for sweeper in list(_SWEEPERS):
+        sweeper.halt(_SWEEP_EXIT_GRACE)
+
+
+def _interval(minutes: Any, configured: Any) -> float:
+    """The sweep interval in minutes: the call's, else the config's, else 5; refused if not positive."""
+    chosen = minutes if minutes is not None else configured if configured is not None else _SWEEP_MINUTES
+    seconds_max = threading.TIMEOUT_MAX
+    if (
+        isinstance(chosen, bool)
+        or not isinstance(chosen, int | float)
+        or not 0 < chosen < math.inf
+        or chosen * 60 > seconds_max
+    ):
+        msg = f"sweep_interval_minutes must be a positive number of minutes, got {chosen!r:.100}"
+        raise UsageError(msg)
+    return float(chosen)
 
 
 # ---------------------------------------------------------------- helpers

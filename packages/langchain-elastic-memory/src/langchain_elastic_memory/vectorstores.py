@@ -11,6 +11,7 @@ Ids are unique across the database: an id another collection holds is refused.
 ...     ["The cat sat on the mat.", "Paris is in France."],
 ...     DeterministicFakeEmbedding(size=8),
 ...     metadatas=[{"topic": "pets"}, {"topic": "geo"}],
+...     path=":memory:",
 ... )
 >>> [d.page_content for d in store.similarity_search("Paris is in France.", k=1)]
 ['Paris is in France.']
@@ -21,7 +22,9 @@ Ids are unique across the database: an id another collection holds is refused.
 
 from __future__ import annotations
 
+import math
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +37,7 @@ from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 from typing_extensions import Self
 
-from elastic_memory import AsyncMemory, EmbeddingMismatchError, Hit, Memory, MemoryRecord, UsageError
+from elastic_memory import AsyncMemory, EmbeddingMismatchError, Filters, Hit, Memory, MemoryRecord, UsageError
 from elastic_memory.adapters import items_arg, text_arg
 
 from ._memory import Opened, aopen_memory, open_memory
@@ -48,11 +51,6 @@ _MODES = ("semantic", "hybrid", "keyword")
 _PAGE = 1000
 #: The text embedded once to prove that the store's embedder fits the database.
 _PROBE = "elastic-memory embedder check"
-
-
-def _relevance(cosine: float) -> float:
-    """Cosine similarity in [-1, 1] as a relevance score in [0, 1]."""
-    return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
 
 
 def _document(hit: Hit | MemoryRecord) -> Document:
@@ -87,6 +85,69 @@ def _no_extra(kwargs: Mapping[str, Any], method: str, allowed: str) -> None:
     raise UsageError(msg)
 
 
+def _count(name: str, value: Any) -> int:
+    """``k`` or ``fetch_k``: an integer from 0 to :data:`_PAGE` (0 asks for nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _PAGE:
+        msg = f"{name} must be an integer from 0 to {_PAGE}, got {value!r}"
+        raise UsageError(msg)
+    return value
+
+
+def _lambda_mult(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        msg = f"lambda_mult must be a number from 0 (most diverse) to 1 (most relevant), got {value!r}"
+        raise UsageError(msg)
+    return float(value)
+
+
+def _threshold(value: Any) -> float | None:
+    """``score_threshold``: ``None``, or the least relevance in [0, 1] a document must have."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and 0 <= value <= 1):
+        msg = f"score_threshold must be a relevance from 0 to 1 (or None), got {value!r}"
+        raise UsageError(msg)
+    return float(value)
+
+
+#: What the search methods take besides their own arguments, as other LangChain stores do.
+_SEARCH_OPTIONS = "filter, score_threshold (a relevance in [0, 1]); fetch_k and lambda_mult are MMR's, ignored here"
+
+
+def _options(kwargs: dict[str, Any], method: str, allowed: str) -> float | None:
+    """The ``score_threshold`` among a search's ``kwargs``; MMR's ``fetch_k``/``lambda_mult`` are checked, then ignored.
+
+    A retriever's ``search_kwargs`` often hold them whatever the search type (InMemoryVectorStore
+    and PGVector ignore them too). Any other argument is refused, so a misspelt ``filters=``
+    never returns unfiltered documents.
+    """
+    if "fetch_k" in kwargs:
+        _count("fetch_k", kwargs.pop("fetch_k"))
+    if "lambda_mult" in kwargs:
+        _lambda_mult(kwargs.pop("lambda_mult"))
+    threshold = _threshold(kwargs.pop("score_threshold", None))
+    _no_extra(kwargs, method, f"{allowed}, {_SEARCH_OPTIONS}")
+    return threshold
+
+
+def _relevance(hit: Hit) -> float:
+    """The hit's relevance in [0, 1] (the core gives one whenever there was a query)."""
+    return hit.relevance if hit.relevance is not None else 0.0
+
+
+def _kept(hits: list[Hit], threshold: float | None) -> list[Hit]:
+    """The hits at least ``threshold`` relevant (all of them without one)."""
+    return hits if threshold is None else [h for h in hits if _relevance(h) >= threshold]
+
+
+def _in_memory_warning(method: str) -> None:
+    msg = (
+        f"ElasticMemoryVectorStore.{method}() without path= keeps the documents in memory: they are gone "
+        "when the store closes. Pass path='docs.db' to keep them in a file, or path=':memory:' to say so"
+    )
+    warnings.warn(msg, UserWarning, stacklevel=3)
+
+
 class ElasticMemoryVectorStore(VectorStore):
     """LangChain's vector store on one elastic-memory SQLite file.
 
@@ -102,14 +163,21 @@ class ElasticMemoryVectorStore(VectorStore):
         **options: ``Memory.open`` options when the store opens ``path`` (``agent_id``,
             ``vector_index``, ``timeout``...).
 
-    Scores: :meth:`similarity_search_with_score` gives the cosine similarity in semantic
-    mode (higher is better), the fused score in hybrid mode and the BM25 relevance in
-    keyword mode. Relevance scores are ``(1 + cosine) / 2`` in [0, 1] (keyword mode has
-    none). ``filter=`` is a dict on metadata: ``{"key": value}`` or ``{"key": {"$op": value}}``
-    with ``$eq $ne $gt $gte $lt $lte $in $nin $exists``, conditions combined with AND,
-    ``"a.b"`` for nested keys (missing keys match ``$ne``/``$nin``/``$exists: false``).
-    Returned metadata is exactly what was stored; bookkeeping (agent, kind, times) stays
-    in the core's columns.
+    Scores: :meth:`similarity_search_with_score` gives the core's ``Hit.score``: the cosine
+    similarity in semantic mode (in [-1, 1], as ``InMemoryVectorStore``), BM25 in keyword mode
+    (positive), the hybrid score in [0, 1]. Relevance scores (and the threshold retriever)
+    are the core's ``Hit.relevance``, in [0, 1] in every mode.
+
+    ``filter=`` is a dict on metadata: ``{"key": value}`` or ``{"key": {"$op": value}}`` with
+    ``$eq $ne $gt $gte $lt $lte $in $nin $exists $contains $icontains $empty $like $ilike
+    $between`` and ``$and $or $not``, ``"a.b"`` for nested keys (missing keys match
+    ``$ne``/``$nin``/``$exists: false``); equality on a list-valued field means the list
+    holds the value. Returned metadata is exactly what was stored; bookkeeping (agent,
+    kind, times) stays in the core's columns.
+
+    Search methods also take ``score_threshold`` (a relevance in [0, 1]), and MMR's
+    ``fetch_k``/``lambda_mult`` (ignored by plain similarity search, as other stores do);
+    any other argument is refused. ``k=0`` finds nothing; ``k`` is at most 1000.
 
     Writes are upserts by id in one transaction (nothing is stored when one document is
     refused) and never deduplicate text. ``delete`` erases for good. MMR always works on
@@ -389,32 +457,16 @@ class ElasticMemoryVectorStore(VectorStore):
             raise UsageError(msg)
         return {**self._base, "metadata": dict(filter)}
 
-    @staticmethod
-    def _ranked(hits: list[Hit], mode: str) -> list[tuple[Hit, float]]:
-        """Hits with the mode's score; semantic mode ranks by the cosine alone."""
-        if mode != "semantic":
-            return [(h, h.score) for h in hits]
-        cosines = [(h, h.vector_score) for h in hits if h.vector_score is not None]
-        return sorted(cosines, key=lambda pair: -pair[1])
-
-    def _scored(self, hits: list[Hit], mode: str) -> list[tuple[Document, float]]:
-        return [(_document(h), score) for h, score in self._ranked(hits, mode)]
-
-    def _relevance_query(self, query: str, kwargs: dict[str, Any], method: str) -> dict[str, Any] | None:
-        """The core filters of a relevance search, or ``None`` when ``query`` is empty."""
-        filters = self._filters(kwargs.pop("filter", None))
-        _no_extra(kwargs, method, "query, k, filter, score_threshold")
-        if self.search_mode == "keyword":
-            msg = "relevance scores are cosine based: use search_mode='semantic' or 'hybrid' for them"
-            raise UsageError(msg)
-        return filters if text_arg(query, "query").strip() else None
-
-    def _relevant(self, hits: list[Hit]) -> list[tuple[Document, float]]:
-        """Documents with ``(1 + cosine) / 2`` (0 for a hit the vector leg did not score)."""
-        return [
-            (_document(h), 0.0 if h.vector_score is None else _relevance(h.vector_score))
-            for h, _ in self._ranked(hits, self.search_mode)
-        ]
+    def _query(self, query: str, k: Any, filter: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The core filters of a search, or ``None`` when it finds nothing (an empty query, ``k=0``)."""
+        filters = self._filters(filter)
+        asked = _count("k", k)
+        if not text_arg(query, "query").strip():
+            return None
+        if asked == 0:
+            Filters.parse(filters)  # a bad filter is refused even when nothing is asked for
+            return None
+        return filters
 
     def similarity_search_with_score(
         self,
@@ -423,11 +475,12 @@ class ElasticMemoryVectorStore(VectorStore):
         filter: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> list[tuple[Document, float]]:
-        """The ``k`` best documents for ``query`` with their score (cosine in semantic mode)."""
-        _no_extra(kwargs, "similarity_search_with_score", "query, k, filter")
-        if not text_arg(query, "query").strip():
+        """The ``k`` best documents for ``query`` with their score: cosine (semantic), BM25 (keyword), hybrid's."""
+        threshold = _options(kwargs, "similarity_search_with_score", "query, k")
+        filters = self._query(query, k, filter)
+        if filters is None:
             return []
-        return self._scored(self._search(query, k, self._filters(filter)), self.search_mode)
+        return [(_document(h), h.score) for h in _kept(self._search(query, k, filters), threshold)]
 
     async def asimilarity_search_with_score(
         self,
@@ -437,10 +490,11 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[tuple[Document, float]]:
         """Async :meth:`similarity_search_with_score`."""
-        _no_extra(kwargs, "asimilarity_search_with_score", "query, k, filter")
-        if not text_arg(query, "query").strip():
+        threshold = _options(kwargs, "asimilarity_search_with_score", "query, k")
+        filters = self._query(query, k, filter)
+        if filters is None:
             return []
-        return self._scored(await self._asearch(query, k, self._filters(filter)), self.search_mode)
+        return [(_document(h), h.score) for h in _kept(await self._asearch(query, k, filters), threshold)]
 
     def similarity_search(
         self,
@@ -450,8 +504,8 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """The ``k`` documents that best match ``query``, best first (an empty query matches nothing)."""
-        _no_extra(kwargs, "similarity_search", "query, k, filter")
-        return [d for d, _ in self.similarity_search_with_score(query, k, filter)]
+        threshold = _options(kwargs, "similarity_search", "query, k")
+        return [d for d, _ in self.similarity_search_with_score(query, k, filter, score_threshold=threshold)]
 
     async def asimilarity_search(
         self,
@@ -461,24 +515,35 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Async :meth:`similarity_search`."""
-        _no_extra(kwargs, "asimilarity_search", "query, k, filter")
-        return [d for d, _ in await self.asimilarity_search_with_score(query, k, filter)]
+        threshold = _options(kwargs, "asimilarity_search", "query, k")
+        return [d for d, _ in await self.asimilarity_search_with_score(query, k, filter, score_threshold=threshold)]
 
     def _similarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        filters = self._relevance_query(query, kwargs, "similarity_search_with_relevance_scores")
+        filter = kwargs.pop("filter", None)
+        threshold = _options(kwargs, "similarity_search_with_relevance_scores", "query, k")
+        filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return self._relevant(self._search(query, k, filters))
+        return [(_document(h), _relevance(h)) for h in _kept(self._search(query, k, filters), threshold)]
 
     async def _asimilarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        filters = self._relevance_query(query, kwargs, "asimilarity_search_with_relevance_scores")
+        filter = kwargs.pop("filter", None)
+        threshold = _options(kwargs, "asimilarity_search_with_relevance_scores", "query, k")
+        filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return self._relevant(await self._asearch(query, k, filters))
+        return [(_document(h), _relevance(h)) for h in _kept(await self._asearch(query, k, filters), threshold)]
+
+    def _by_vector(self, k: Any, filter: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        filters = self._filters(filter)
+        if _count("k", k) == 0:
+            Filters.parse(filters)
+            return None
+        return filters
 
     def similarity_search_by_vector(
         self,
@@ -488,9 +553,12 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """The ``k`` documents nearest to the vector ``embedding`` (cosine), best first."""
-        _no_extra(kwargs, "similarity_search_by_vector", "embedding, k, filter")
-        hits = self.memory.recall(vector=embedding, k=k, mode="semantic", filters=self._filters(filter), touch=False)
-        return [d for d, _ in self._scored(hits, "semantic")]
+        threshold = _options(kwargs, "similarity_search_by_vector", "embedding, k")
+        filters = self._by_vector(k, filter)
+        if filters is None:
+            return []
+        hits = self.memory.recall(vector=embedding, k=k, mode="semantic", filters=filters, touch=False)
+        return [_document(h) for h in _kept(hits, threshold)]
 
     async def asimilarity_search_by_vector(
         self,
@@ -500,24 +568,19 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Async :meth:`similarity_search_by_vector`."""
-        _no_extra(kwargs, "asimilarity_search_by_vector", "embedding, k, filter")
-        hits = await self.amemory.recall(
-            vector=embedding, k=k, mode="semantic", filters=self._filters(filter), touch=False
-        )
-        return [d for d, _ in self._scored(hits, "semantic")]
+        threshold = _options(kwargs, "asimilarity_search_by_vector", "embedding, k")
+        filters = self._by_vector(k, filter)
+        if filters is None:
+            return []
+        hits = await self.amemory.recall(vector=embedding, k=k, mode="semantic", filters=filters, touch=False)
+        return [_document(h) for h in _kept(hits, threshold)]
 
     # ------------------------------------------------------------------- MMR
     @staticmethod
     def _mmr_sizes(k: Any, fetch_k: Any, lambda_mult: Any) -> int:
         """How many candidates to fetch (at least ``k``); refuses bad arguments."""
-        for name, value in (("k", k), ("fetch_k", fetch_k)):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _PAGE:
-                msg = f"{name} must be an integer from 1 to {_PAGE}, got {value!r}"
-                raise UsageError(msg)
-        if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, int | float) or not 0 <= lambda_mult <= 1:
-            msg = f"lambda_mult must be a number from 0 (most diverse) to 1 (most relevant), got {lambda_mult!r}"
-            raise UsageError(msg)
-        return int(max(k, fetch_k))
+        _lambda_mult(lambda_mult)
+        return max(_count("k", k), _count("fetch_k", fetch_k))
 
     @staticmethod
     def _mmr_pick(
@@ -544,13 +607,18 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> list[Document]:
         """``k`` documents among the ``fetch_k`` nearest to ``embedding``, relevant yet diverse.
 
-        ``lambda_mult``: 1 ranks by relevance only, 0 by diversity only.
+        ``lambda_mult``: 1 ranks by relevance only, 0 by diversity only. ``score_threshold``
+        (a relevance in [0, 1]) drops candidates before the choice.
         """
+        threshold = _threshold(kwargs.pop("score_threshold", None))
         _no_extra(kwargs, "max_marginal_relevance_search_by_vector", "embedding, k, fetch_k, lambda_mult, filter")
         fetch = self._mmr_sizes(k, fetch_k, lambda_mult)
-        hits = self.memory.recall(
-            vector=embedding, k=fetch, mode="semantic", filters=self._filters(filter), touch=False
-        )
+        filters = self._filters(filter)
+        if k == 0:
+            Filters.parse(filters)
+            return []
+        recalled = self.memory.recall(vector=embedding, k=fetch, mode="semantic", filters=filters, touch=False)
+        hits = _kept(recalled, threshold)
         vectors = self.memory.vectors([h.id for h in hits]) if hits else {}
         return self._mmr_pick(embedding, hits, vectors, k, lambda_mult)
 
@@ -564,11 +632,15 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Async :meth:`max_marginal_relevance_search_by_vector`."""
+        threshold = _threshold(kwargs.pop("score_threshold", None))
         _no_extra(kwargs, "amax_marginal_relevance_search_by_vector", "embedding, k, fetch_k, lambda_mult, filter")
         fetch = self._mmr_sizes(k, fetch_k, lambda_mult)
-        hits = await self.amemory.recall(
-            vector=embedding, k=fetch, mode="semantic", filters=self._filters(filter), touch=False
-        )
+        filters = self._filters(filter)
+        if k == 0:
+            Filters.parse(filters)
+            return []
+        recalled = await self.amemory.recall(vector=embedding, k=fetch, mode="semantic", filters=filters, touch=False)
+        hits = _kept(recalled, threshold)
         vectors = await self.amemory.vectors([h.id for h in hits]) if hits else {}
         return self._mmr_pick(embedding, hits, vectors, k, lambda_mult)
 
@@ -582,12 +654,16 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Maximal marginal relevance for ``query`` (embedded as recall embeds it), whatever the search mode."""
-        _no_extra(kwargs, "max_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter")
-        if not text_arg(query, "query").strip():
+        threshold = _threshold(kwargs.pop("score_threshold", None))
+        _no_extra(kwargs, "max_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter, score_threshold")
+        self._mmr_sizes(k, fetch_k, lambda_mult)
+        if self._query(query, k, filter) is None:
             return []
         self._ensure_embedder()
         vector = self.memory.embed_query(query)
-        return self.max_marginal_relevance_search_by_vector(vector, k, fetch_k, lambda_mult, filter)
+        return self.max_marginal_relevance_search_by_vector(
+            vector, k, fetch_k, lambda_mult, filter, score_threshold=threshold
+        )
 
     async def amax_marginal_relevance_search(
         self,
@@ -599,12 +675,16 @@ class ElasticMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """Async :meth:`max_marginal_relevance_search`."""
-        _no_extra(kwargs, "amax_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter")
-        if not text_arg(query, "query").strip():
+        threshold = _threshold(kwargs.pop("score_threshold", None))
+        _no_extra(kwargs, "amax_marginal_relevance_search", "query, k, fetch_k, lambda_mult, filter, score_threshold")
+        self._mmr_sizes(k, fetch_k, lambda_mult)
+        if self._query(query, k, filter) is None:
             return []
         await self._aensure_embedder()
         vector = await self.amemory.embed_query(query)
-        return await self.amax_marginal_relevance_search_by_vector(vector, k, fetch_k, lambda_mult, filter)
+        return await self.amax_marginal_relevance_search_by_vector(
+            vector, k, fetch_k, lambda_mult, filter, score_threshold=threshold
+        )
 
     # ---------------------------------------------------------- construction
     @classmethod
@@ -615,18 +695,22 @@ class ElasticMemoryVectorStore(VectorStore):
         metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
-        path: str | Path = ":memory:",
+        path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         collection: str | None = None,
         search_mode: SearchMode = "semantic",
         **options: Any,
     ) -> Self:
-        """A store at ``path`` (default ``":memory:"``; or over ``memory=``) holding ``texts``.
+        """A store at ``path`` (or over ``memory=``) holding ``texts``.
 
-        ``embedding=None`` uses the core's built-in model (or ``memory``'s embedder).
+        Without ``path=`` or ``memory=`` the store is in memory and warns so: its documents are
+        gone when it closes (``path=":memory:"`` says that is meant). ``embedding=None`` uses
+        the core's built-in model (or ``memory``'s embedder).
         """
+        if path is None and memory is None:
+            _in_memory_warning("from_texts")
         store = cls(
-            path=None if memory is not None else path,
+            path=None if memory is not None else path or ":memory:",
             memory=memory,
             embedding=embedding,
             collection=collection,
@@ -648,7 +732,7 @@ class ElasticMemoryVectorStore(VectorStore):
         metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
-        path: str | Path = ":memory:",
+        path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         collection: str | None = None,
         search_mode: SearchMode = "semantic",
@@ -656,7 +740,10 @@ class ElasticMemoryVectorStore(VectorStore):
     ) -> Self:
         """Async :meth:`from_texts` (the file is opened with ``AsyncMemory.open``)."""
         _check_settings(collection, search_mode)
-        opened = await aopen_memory(None if memory is not None else path, memory, embedding=embedding, **options)
+        if path is None and memory is None:
+            _in_memory_warning("afrom_texts")
+        where = None if memory is not None else path or ":memory:"
+        opened = await aopen_memory(where, memory, embedding=embedding, **options)
         store = cls.__new__(cls)
         store._setup(opened, embedding, collection, search_mode)
         try:

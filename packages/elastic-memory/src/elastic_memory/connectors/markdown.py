@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .._core import RecallWarning
 from .._validate import check_k, check_mode, check_scope, clean_query
 from ..errors import UsageError
+from ..retrieval.scores import keyword_relevance
 from ..types import Hit, RecallMode, Scope, Source
 from . import _rank
 from ._note import NAMESPACE, Note, Parsed, ScanReport, note_id, parse_note
@@ -354,4 +355,5 @@ class MarkdownFolder:
             created_at=note.mtime_ns / 1e9,
             keyword_score=score if ranked else None,
             kind="note",
+            relevance=keyword_relevance(score) if ranked else None,
         )

@@ -2,6 +2,8 @@
 
 A cheap lowercase keyword gate runs before any pattern, so a typical message costs microseconds.
 Questions, negations, hypotheticals ("if I moved to Rome") and reported speech capture nothing.
+A name stated without the word "name" ("Hi, I'm Priya", "Priya here") must look like one: capitalised,
+not a nationality, job or state ("I'm Italian", "I'm Tired"), no possessive ("I'm Priya's mom").
 :data:`KEYS` documents every key the English rules write; the output is unguarded, so pass it
 through :func:`~elastic_memory.extraction.apply_policy` before storing it.
 """
@@ -17,28 +19,36 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from .base import FactCandidate
-from .cues import LanguageCues, cues_for
+from .cues import ENGLISH, LanguageCues, cues_for
 
 __all__ = ["ENGLISH_RULES", "KEYS", "FactRule", "capture_facts", "register_rules", "slug"]
 
 KEYS: tuple[tuple[str, str, str], ...] = (
-    ("user.name", "profile", "what the user is called: 'my name is Ada', 'call me Ada', 'I'm called Ada'"),
-    ("user.location", "profile", "where the user lives now: 'I live in / moved to / am based in Leeds'"),
-    ("user.hometown", "note", "where the user grew up: 'I grew up in Cork', 'I was born in Cork'"),
-    ("user.allergies", "profile", "'I'm allergic to peanuts and shellfish', 'I have a nut allergy'"),
-    ("user.occupation", "profile", "'I work as a nurse', 'I'm a nurse by profession', 'my job is a nurse'"),
+    (
+        "user.name",
+        "profile",
+        "what the user is called: 'my name is Ada', 'call me Ada', 'I'm called Ada', 'Hi, I'm Ada', 'Ada here'",
+    ),
+    ("user.location", "profile", "where the user lives now: 'I live in / reside in / moved to / am based in Leeds'"),
+    (
+        "user.hometown",
+        "note",
+        "where the user grew up: 'I grew up in / was born in / was raised in Cork', 'I'm originally from Cork'",
+    ),
+    ("user.allergies", "profile", "'I'm allergic to peanuts', 'I have a nut allergy', 'my allergies are ...'"),
+    ("user.occupation", "profile", "'I work as a nurse', 'I'm a nurse (by profession)', 'my job is a nurse'"),
     ("user.employer", "profile", "'I work at / for Acme', 'I'm employed by Acme'"),
     ("user.birthday", "profile", "'my birthday is 3 May', 'I was born on 3 May 1990'"),
     ("user.pronouns", "profile", "'my pronouns are she/her'"),
     (
         "user.<pet>_name",
         "note",
-        "a pet's name, pet = dog, cat, hamster, parrot, rabbit, horse, ...: 'my dog is called Rex'",
+        "a pet's name, pet = dog, cat, hamster, parrot, rabbit, horse, ...: 'my dog is called Rex', 'my dog Rex'",
     ),
     (
         "user.<relative>_name",
         "note",
-        "wife, husband, partner, son, daughter, mother, father, ...: 'my wife's name is Mia'",
+        "wife, husband, partner, son, daughter, mother, father, ...: 'my wife's name is Mia', 'my wife Mia'",
     ),
     ("user.favorite_<thing>", "note", "'my favourite colour is green' -> user.favorite_color"),
     ("user.prefers.<topic>", "note", "'I prefer metric units' -> user.prefers.metric_units (topic: 3 content words)"),
@@ -78,6 +88,11 @@ class FactRule:
     max_words: int = 6
     lowercase_ok: bool = False
     """``name`` shape: also accept one lowercase word, at confidence 0.7 ("my name is sam")."""
+    bare: bool = False
+    """``name`` shape: the name is stated without the word "name" ("I'm Priya"), so every word of it must be
+    capitalised, not in capitals ("I'm ADHD"), not a possessive ("I'm Priya's mom"), with no part (split at
+    ``-``, ``'``, ``.``) in ``reject`` or ``stops`` ("I'm Italian", "I'm Paris-based"), and neither a word in
+    ``stops`` ("I'm London *based*") nor a number may follow it."""
     confidence: float = 0.9
 
     def __post_init__(self) -> None:
@@ -89,6 +104,7 @@ class FactRule:
             (names <= {"slot", "value"}, "the key may only use {slot} and {value}"),
             ("slot" not in names or "slot" in self.pattern.groupindex, "a key with {slot} needs a (?P<slot>...) group"),
             (0 < self.confidence < 1 and self.max_words >= 1, "confidence must be in (0, 1) and max_words >= 1"),
+            (not self.bare or self.shape == "name", "bare applies to the name shape only"),
         )
         for ok, problem in checks:
             if not ok:
@@ -111,10 +127,84 @@ _PETS = r"dog|cat|hamster|parrot|rabbit|horse|puppy|kitten|bird|fish|turtle|tort
 _KIN = r"wife|husband|partner|son|daughter|mother|father|mom|mum|dad|brother|sister|boyfriend|girlfriend|fianc[eé]e?"
 _NAMED = r"(?:'s\s+name\s+is|\s+is\s+(?:called|named))"
 _NAME_GATE = ("called", "named", "name")
+_IM_GATE = ("i'm", "i\u2019m", "i am", "im ")
 _PLACE_STOPS = _words(
     "now today yesterday tomorrow recently currently lately last next this ago with for since after before "
     "during because anymore again permanently temporarily year years month months week weeks"
 )
+# A line's start (after an optional greeting) or a sentence's start: where "Name's Jonas" and "Jonas here" sit.
+_GREETING = (
+    r"(?:(?:hi|hello|hey|hiya|heya|howdy|greetings|good\s+(?:morning|afternoon|evening))"
+    r"(?:[ \t]+(?:there|all|everyone|folks))?[ \t]*[,!.:;-]*[ \t]+)?"
+)
+_OPENING = rf"(?:(?<![^\n])[ \t]*{_GREETING}|(?<=[.!?][ \t]))"
+_NOT_ING = r"(?!\w{2,}ing\b)"  # "I'm Going Home", "Waiting here": a verb, not a name (but "I'm Ming" is)
+_JOBS = (
+    "accountant actor actress analyst anaesthetist anesthesiologist apprentice architect artist attorney auditor "
+    "author baker banker barber barista barrister bartender biologist bookkeeper broker builder butcher cardiologist "
+    "carer caregiver carpenter cashier ceo cfo chef chemist cleaner clerk coach coder consultant contractor coo "
+    "counselor counsellor courier cto dancer dentist dermatologist designer detective developer dietitian director "
+    "doctor economist editor electrician engineer entrepreneur executive farmer firefighter fisherman florist "
+    "founder freelancer gardener geologist hairdresser homemaker housekeeper illustrator imam instructor intern "
+    "interpreter janitor journalist judge landscaper lawyer lecturer librarian machinist manager marketer "
+    "mathematician mechanic midwife miner musician nanny neurologist nurse nutritionist officer oncologist optician "
+    "optometrist paediatrician painter paralegal paramedic pastor pediatrician pharmacist photographer physician "
+    "physicist physiotherapist pilot plumber politician postman priest professor programmer psychiatrist "
+    "psychologist rabbi radiologist realtor receptionist recruiter reporter researcher retiree salesman "
+    "salesperson saleswoman scientist secretary singer soldier statistician student surgeon surveyor tailor "
+    "practitioner teacher technician therapist translator tutor vet veterinarian waiter waitress welder worker writer"
+)
+_DEMONYMS = (
+    "afghan african albanian algerian american arab arabic argentine argentinian armenian asian australian austrian "
+    "aussie bangladeshi belarusian belgian black bolivian bosnian brazilian brit british brown bulgarian cambodian "
+    "cameroonian canadian catalan chilean chinese colombian congolese croatian cuban cypriot czech danish dominican "
+    "dutch ecuadorian egyptian emirati english eritrean estonian ethiopian european filipina filipino finnish french "
+    "georgian german ghanaian greek guatemalan haitian hispanic honduran hungarian icelandic indian indonesian "
+    "iranian iraqi irish israeli italian ivorian jamaican japanese jordanian kazakh kenyan korean kosovar kurdish "
+    "kuwaiti latina latino latinx latvian lebanese libyan lithuanian luxembourgish malaysian maltese mexican mixed "
+    "moldovan mongolian montenegrin moroccan nepalese nepali nigerian norwegian pakistani palestinian panamanian "
+    "paraguayan persian peruvian polish portuguese qatari romanian russian rwandan salvadoran saudi scot scottish "
+    "senegalese serbian singaporean slovak slovakian slovenian somali spanish sudanese swedish swiss syrian "
+    "taiwanese tamil tanzanian texan thai tibetan tunisian turkish ugandan ukrainian uruguayan uzbek venezuelan "
+    "vietnamese welsh white yemeni zambian zimbabwean "
+    # faiths, signs and other things people are, capitalised ("I'm Catholic", "I'm Virgo")
+    "agnostic amish anglican atheist baptist buddhist catholic christian hindu jain jewish lutheran methodist mormon "
+    "muslim orthodox pagan protestant quaker sikh aquarius aries capricorn gemini libra pisces sagittarius scorpio "
+    "taurus virgo"
+)
+_KIN_WORDS = (
+    "wife husband partner son daughter mother father mom mum dad brother sister boyfriend girlfriend fiance fiancee "
+    "mama papa mommy mummy daddy parent grandma grandpa granny nana aunt uncle cousin kid baby dog cat puppy kitten"
+)
+_STATES = (
+    "tired hungry thirsty sleepy sick ill busy bored ready done back home late early new lost stuck confused excited "
+    "nervous worried scared afraid fine okay alone free single married divorced pregnant retired unemployed vegan "
+    "vegetarian happy sad glad alive awake asleep online offline away out up down over fit healthy curious "
+    "interested serious honest human real fake same super pretty quite totally kinda sorta almost nearly gay "
+    "straight bi trans queer male female deaf blind disabled autistic diabetic dyslexic anonymous nobody someone "
+    "everyone anyone somebody everybody newbie noob beginner newcomer lurker guest visitor member customer client "
+    "admin administrator root superuser sysadmin moderator owner system assistant bot ai robot person team staff "
+    "support help question problem issue quick total complete head boss gen look looky listen right left pro "
+    "premium vip gold platinum "
+    "everything nothing something"
+)
+# Words that are never a name said bare ("I'm Italian", "I'm Tired", "Same here"); "will" is a name ("I'm Will").
+_NOT_NAMES = (
+    ENGLISH.stopwords | ENGLISH.vague_values | ENGLISH.negations | _words(f"{_JOBS} {_DEMONYMS} {_KIN_WORDS} {_STATES}")
+) - {"will"}
+# Words after a bare name that show it is something else: "I'm London based", "I'm Google certified".
+_NAME_FOLLOWERS = _words(
+    "based born bred raised certified qualified trained licensed registered native speaker speaking descent heritage "
+    "citizen national resident fan fans user users positive negative free intolerant sensitive allergic of side "
+    "area style subscriber member customer client employee alum alumnus alumna graduate grad major supporter "
+    "follower player"
+)
+_JOB_MODIFIERS = _words(
+    "big huge little bit good great bad terrible awful better best worse worst decent lousy poor total complete "
+    "former ex future aspiring wannabe would-be amateur hobby proud failed frustrated struggling fake pretend "
+    "born natural real self-proclaimed"
+)
+_JOB = "|".join(sorted(_JOBS.split(), key=len, reverse=True))
 
 ENGLISH_RULES: tuple[FactRule, ...] = (
     FactRule(
@@ -123,20 +213,52 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
         lowercase_ok=True,
     ),
     FactRule(
-        "user.name", _re(rf"\b(?:{_IM}\s+called|call\s+me|i\s+go\s+by)\s+{_V}"), "name", "profile", ("call", "go by"),
+        "user.name", _re(rf"{_OPENING}name's\s+{_V}"), "name", "profile", ("name's",), max_words=4,
+        reject=_words("irrelevant unimportant secret private long hard difficult weird funny common unusual spelled"),
+    ),
+    FactRule(
+        "user.name", _re(rf"\b(?:{_IM}\s+called|calls?\s+me|i\s+go\s+by)\s+{_V}"), "name", "profile", ("call", "go by"),
+        reject=_words(
+            "monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow later back anytime "
+            f"{_KIN_WORDS} sir madam ma'am boss babe honey darling sweetie buddy bro dude"
+        ),
+    ),
+    FactRule(
+        "user.name", _re(rf"\bi(?:'m|[ \t]+(?-i:am)|m)[ \t]+{_NOT_ING}{_V}"), "name", "profile", _IM_GATE,
+        _NAME_FOLLOWERS, _NOT_NAMES, max_words=3, bare=True, confidence=0.85,
+    ),
+    FactRule(
+        "user.name",
+        _re(rf"{_OPENING}{_NOT_ING}(?P<value>[^\W\d_][\w'-]*)[ \t]+here\b(?=[ \t]*(?:[-,.!;:\n\u2013\u2014]|$))"),
+        "name", "profile", ("here",), reject=_NOT_NAMES, max_words=1, bare=True, confidence=0.8,
     ),
     FactRule(
         "user.location",
         _re(
-            rf"\b(?:i\s+(?:now\s+|currently\s+)?live\s+in|i\s+(?:have\s+|just\s+|recently\s+)?(?:moved|relocated)\s+to"
+            rf"\b(?:(?:i|we)\s+(?:now\s+|currently\s+|still\s+)?(?:live|reside)\s+in"
+            rf"|(?:i|we)\s+(?:have\s+|just\s+|recently\s+)?(?:moved|relocated)\s+to"
             rf"|{_IM}\s+(?:now\s+|currently\s+)?(?:based|living)\s+in)\s+{_V}"
         ),
-        "place", "profile", ("live", "moved", "relocated", "based", "living"), _PLACE_STOPS,
+        "place", "profile", ("live", "moved", "relocated", "based", "living", "reside"), _PLACE_STOPS,
         _words("fear hope denial peace sin poverty luxury misery hell heaven harmony bliss pain constant"),
     ),
     FactRule(
-        "user.hometown", _re(rf"\bi\s+(?:grew\s+up|was\s+born\s+and\s+raised|was\s+born)\s+in\s+{_V}"), "place",
-        gate=("grew up", "born"), stops=_PLACE_STOPS,
+        "user.location", _re(rf"\bmy\s+home\s+is\s+in\s+{_V}"), "place", "profile", ("home",), _PLACE_STOPS,
+        _words("a an mess shambles chaos ruins disarray order good safe"),
+    ),
+    FactRule(
+        "user.hometown",
+        _re(rf"\b(?:i\s+(?:grew\s+up|was\s+born\s+and\s+raised|was\s+born|was\s+raised)\s+in|{_IM}\s+originally\s+from)\s+{_V}"),
+        "place", gate=("grew up", "born", "raised", "originally"), stops=_PLACE_STOPS,
+    ),
+    FactRule(
+        "user.hometown", _re(rf"\b{_IM}\s+from\s+(?P<value>[^\n.,;!?]{{1,80}}?)\s+originally\b"), "place",
+        gate=("originally",), reject=_words("the a an here there this that"),
+    ),
+    FactRule(
+        "user.hometown", _re(rf"\bmy\s+home\s?town\s+is\s+{_V}"), "place", gate=("hometown", "home town"),
+        stops=_PLACE_STOPS,
+        reject=_words("a an the so very really quite pretty tiny small beautiful lovely nice great boring quiet near"),
     ),
     FactRule(
         "user.allergies",
@@ -152,17 +274,41 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
         "list", "profile", ("allergy",),
     ),
     FactRule(
+        "user.allergies",
+        _re(
+            rf"\bi(?:\s+have|'ve)(?:\s+got)?\s+(?:an?\s+)?(?:(?:severe|mild|bad|serious)\s+)?allerg(?:y|ies)\s+to\s+{_V}"
+        ),
+        "list", "profile", ("allerg",), max_words=12,
+    ),
+    FactRule(
+        "user.allergies", _re(rf"\bmy\s+(?:only\s+)?allerg(?:y|ies)\s+(?:is|are|include)\s+(?:to\s+)?{_V}"), "list",
+        "profile", ("allerg",), max_words=12,
+        reject=_words(
+            "mild severe bad terrible awful horrible worse better fine ok okay under manageable seasonal acting "
+            "flaring killing getting really so pretty quite very back gone a an the"
+        ),
+    ),
+    FactRule(
         "user.occupation",
         _re(
-            rf"\b(?:i\s+work\s+as(?:\s+an?)?|my\s+(?:job|profession|occupation)\s+is\s+(?:being\s+)?an?"
+            rf"\b(?:(?:i\s+work|{_IM}\s+working|{_IM}\s+employed)\s+as(?:\s+an?)?"
+            rf"|my\s+(?:job|profession|occupation)\s+is\s+(?:being\s+)?an?"
             rf"|my\s+(?:job\s+title|profession|occupation)\s+is|my\s+job\s+is(?=\s+\w+ing\b))\s+{_V}"
         ),
-        category="profile", gate=("work as", "job", "profession", "occupation"),
-        stops=_words("at for in with since from where who"),
+        category="profile", gate=("as", "job", "profession", "occupation"),
+        stops=_words("at for in with since from where who this next last during until now"),
     ),
     FactRule(
         "user.occupation", _re(rf"\b{_IM}\s+an?\s+(?P<value>[^\n.,;!?]{{1,60}}?)\s+by\s+(?:profession|trade)\b"),
         category="profile", gate=("by profession", "by trade"),
+    ),
+    FactRule(
+        "user.occupation",
+        _re(
+            rf"\b{_IM}\s+(?:(?:now|currently|also|actually)\s+)?an?\s+(?P<value>(?:[a-z-]+\s+){{0,2}}?(?:{_JOB}))"
+            r"(?=\s*(?:[.,;:!)\n]|$)|\s+(?:at|for|in|with|and|but|so|by|from|since|here|now|too|working|based|of|on)\b)"
+        ),
+        category="profile", gate=_IM_GATE, reject=_JOB_MODIFIERS, confidence=0.85,
     ),
     FactRule(
         "user.employer",
@@ -171,16 +317,23 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
         _words("home night nights weekends myself free fun money hours"),
     ),
     FactRule(
-        "user.birthday", _re(rf"\b(?:my\s+birthday\s+is|i\s+was\s+born\s+on)\s+(?:on\s+)?{_V}"), "date", "profile",
-        ("birthday", "born on"),
+        "user.birthday", _re(rf"\b(?:my\s+birthday(?:\s+is|'s)|i\s+was\s+born\s+on)\s+(?:on\s+)?{_V}"), "date",
+        "profile", ("birthday", "born on"),
     ),
     FactRule("user.pronouns", _re(rf"\bmy\s+pronouns\s+are\s+{_V}"), "phrase", "profile", ("pronoun",), max_words=3),
-    FactRule("user.{slot}_name", _re(rf"\bmy\s+(?P<slot>{_PETS}){_NAMED}\s+{_V}"), "name", gate=_NAME_GATE),
+    FactRule("user.{slot}_name", _re(rf"\b(?:my|our)\s+(?P<slot>{_PETS}){_NAMED}\s+{_V}"), "name", gate=_NAME_GATE),
     FactRule(
-        "user.{slot}_name", _re(rf"\bi\s+have\s+an?\s+(?P<slot>{_PETS})\s+(?:called|named)\s+{_V}"), "name",
-        gate=_NAME_GATE,
+        "user.{slot}_name",
+        _re(rf"\b(?:i|we)(?:\s+have|'ve)(?:\s+got)?\s+an?\s+(?P<slot>{_PETS}|{_KIN})\s+(?:called|named)\s+{_V}"),
+        "name", gate=_NAME_GATE,
     ),
-    FactRule("user.{slot}_name", _re(rf"\bmy\s+(?P<slot>{_KIN}){_NAMED}\s+{_V}"), "name", gate=_NAME_GATE),
+    FactRule("user.{slot}_name", _re(rf"\b(?:my|our)\s+(?P<slot>{_KIN}){_NAMED}\s+{_V}"), "name", gate=_NAME_GATE),
+    FactRule(
+        "user.{slot}_name",
+        _re(rf"\b(?:my|our)\s+(?:(?:little|big|baby|older|younger|elder|eldest|youngest|twin|late)\s+)?"
+            rf"(?P<slot>{_PETS}|{_KIN}),?[ \t]+{_NOT_ING}{_V}"),
+        "name", gate=("my", "our"), stops=_NAME_FOLLOWERS, reject=_NOT_NAMES, max_words=3, bare=True, confidence=0.85,
+    ),
     FactRule(
         "user.favorite_{slot}",
         _re(rf"\bmy\s+(?:absolute\s+|all[\s-]time\s+)?favou?rite\s+(?P<slot>[a-z]+(?:\s+[a-z]+){{0,2}}?)\s+(?:is|are)\s+{_V}"),
@@ -339,6 +492,8 @@ def _shape(clause: str, rule: FactRule, cues: LanguageCues) -> tuple[str, float]
         words = words[1:]
     if not words or words[0].lower() in cues.negations | {"no", "not", "never"}:
         return None
+    if rule.bare:
+        return _bare_name(words, rule, cues)
     for i in range(1, len(words)):
         low = words[i].lower().strip(",.")
         before_number = low in ("in", "on", "since", "at") and words[i + 1 : i + 2] and words[i + 1][:1].isdigit()
@@ -371,12 +526,36 @@ def _name(words: list[str], rule: FactRule, cues: LanguageCues) -> tuple[str, fl
             break
     while kept and kept[-1].lower() in cues.name_particles:
         kept.pop()
+    if kept and kept[0].lower().rstrip(".,;:!") in rule.reject:
+        return None
     if kept:
         return _trim(" ".join(kept), cues), rule.confidence
     word = words[0]
     low = word.lower()
     plain = word.isalpha() and low not in rule.reject and low not in cues.vague_values and low not in cues.stopwords
     return (word, min(rule.confidence, 0.7)) if rule.lowercase_ok and len(words) == 1 and plain else None
+
+
+def _bare_name(words: list[str], rule: FactRule, cues: LanguageCues) -> tuple[str, float] | None:
+    """The leading capitalised words of ``words`` if they can only be a name (see :attr:`FactRule.bare`)."""
+    kept: list[str] = []
+    for word in words:
+        if not (word[:1].isupper() or (kept and word.lower() in cues.name_particles)):
+            break
+        kept.append(word)
+    while kept and kept[-1].lower() in cues.name_particles:
+        kept.pop()
+    after = words[len(kept)].lower().strip(",.;:!?") if len(words) > len(kept) else ""
+    if not kept or len(kept) > rule.max_words or after in rule.stops or after[:1].isdigit():
+        return None
+    for word in kept:
+        core = word.rstrip(".,;:!?")
+        letters = [c for c in core if c.isalpha()]
+        if core.endswith(("'s", "'")) or (len(letters) >= 3 and core.isupper()):
+            return None
+        if any(part in rule.reject or part in rule.stops for part in re.split(r"[-'.]", core.lower())):
+            return None
+    return _trim(" ".join(kept), cues), rule.confidence
 
 
 def _key(rule: FactRule, match: re.Match[str], value: str, cues: LanguageCues) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 from .._validate import check_text
 from ..errors import RoutingError, UsageError
 from ..forgetting import HALF_LIVES, retention
-from ..retrieval.fusion import convex
+from ..retrieval import scores
 from ..types import Hit, MemoryType, RecallMode, Scope
 from .protocol import Entry
 
@@ -336,10 +336,10 @@ class MemoryRouter(Generic[S]):
         retention fell below ``decay.consolidate_below`` drop out. Without query text the
         order is pinned first, then :meth:`score`, then newest. With text it is relevance
         (scaled by the type weight), then :meth:`score`, then newest; relevance is the
-        tier's own score when one tier served every hit, else the hits are fused again over
-        their union (BM25 and cosine min-max normalised over all of them, ``vector_weight``
-        for hybrid, 1 for semantic, 0 for keyword) so that no tier's scale dominates.
-        Every hit carries ``tier`` and, after a re-fusion, the fused ``score``.
+        tier's own score when one tier served every hit, else each hit's absolute relevance
+        from its BM25 and cosine (``scores.hybrid``: ``vector_weight`` for hybrid, 1 for
+        semantic, 0 for keyword), the same scale in every tier. Every hit carries ``tier``
+        and, after such a re-fusion, that relevance as its ``score``.
         """
         now = self._clock()
         best: dict[str, tuple[TierRef[Any], Hit]] = {}
@@ -365,14 +365,13 @@ class MemoryRouter(Generic[S]):
                 -kept[i].hit.created_at,
             ),
         )
-        return [replace(kept[i].hit, score=relevance[i]) for i in order[:k]]
+        if len({s.tier.name for s in kept}) <= 1:
+            return [kept[i].hit for i in order[:k]]
+        return [replace(kept[i].hit, score=relevance[i], relevance=relevance[i]) for i in order[:k]]
 
     @staticmethod
     def _relevance(kept: Sequence[_Scored], mode: RecallMode, vector_weight: float) -> list[float]:
         if len({s.tier.name for s in kept}) <= 1:
             return [s.hit.score for s in kept]
         weight = {RecallMode.HYBRID: vector_weight, RecallMode.SEMANTIC: 1.0, RecallMode.KEYWORD: 0.0}[mode]
-        keyword = {i: s.hit.keyword_score for i, s in enumerate(kept) if s.hit.keyword_score is not None}
-        vector = {i: s.hit.vector_score for i, s in enumerate(kept) if s.hit.vector_score is not None}
-        fused = dict(convex(keyword, vector, vector_weight=weight))
-        return [fused.get(i, 0.0) for i in range(len(kept))]
+        return [scores.hybrid(s.hit.keyword_score, s.hit.vector_score, vector_weight=weight) for s in kept]

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _runner
 from ..governor import Admission
 
 __all__ = ["ForegroundBusy", "ForegroundCalls", "ForegroundGate", "Job", "LLMCaller", "Worker", "describe"]
@@ -336,6 +337,7 @@ class Worker:
         if self._task is not None:
             self.restarts += 1
         self._task = asyncio.get_running_loop().create_task(self._main(), name="elastic-memory-worker")
+        _runner.keep(self._task)
 
     @property
     def alive(self) -> bool:
@@ -406,7 +408,7 @@ class Worker:
 
     # --------------------------------------------------------------------- loop
     async def _main(self) -> None:
-        while True:
+        while not _runner.exiting():  # at interpreter exit the queue is left: nothing committed is lost
             if not self._queue:
                 self._idle.set()
                 self._wake.clear()
@@ -432,6 +434,9 @@ class Worker:
         except Exception as e:
             self.errors[job.kind] = self.errors.get(job.kind, 0) + 1
             self.last_error = f"{job.kind}: {type(e).__name__}: {e}"
-            log.warning("elastic-memory background job %s failed: %s", job.kind, e, exc_info=e)
+            if _runner.exiting():  # the interpreter is exiting: thread pools refuse work, not a failure
+                log.debug("elastic-memory background job %s stopped at exit: %s", job.kind, e)
+            else:
+                log.warning("elastic-memory background job %s failed: %s", job.kind, e, exc_info=e)
         finally:
             self._running = None

@@ -1,11 +1,15 @@
 """Hybrid fusion of a keyword leg and a vector leg (pure functions, no I/O).
 
-Scores are higher-is-better on both legs (BM25 relevance ``-bm25()``, cosine similarity).
+Scores are higher-is-better on both legs (BM25, cosine similarity). ``convex`` (the
+default) gives absolute scores in [0, 1] (the score contract, :mod:`.scores`); ``weighted``
+and ``rrf`` give scores comparable within one recall only.
 
 >>> kw = {1: 3.0, 2: 1.0}
 >>> vec = {2: 0.9, 3: 0.5}
 >>> [s for s, _ in weighted(kw, vec, vector_weight=0.5)]
 [1, 2, 3]
+>>> [(s, round(x, 3)) for s, x in convex(kw, {1: 0.2, **vec}, vector_weight=0.5, scale=3.0)]
+[(2, 0.604), (1, 0.5), (3, 0.188)]
 >>> [s for s, _ in rrf([1, 2], [2, 3], vector_weight=0.5, k=60)]
 [2, 1, 3]
 """
@@ -14,6 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
+
+from . import scores
+from .scores import BM25_HALF
 
 __all__ = ["convex", "minmax", "neighbor_boost", "rrf", "weighted"]
 
@@ -59,19 +66,24 @@ def weighted(
 
 
 def convex(
-    keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
+    keyword: Mapping[int, float],
+    vector: Mapping[int, float],
+    *,
+    vector_weight: float,
+    scale: float | None = None,
+    half: float = BM25_HALF,
 ) -> list[tuple[int, float]]:
-    """Convex combination over the union of both legs' candidates.
+    """Convex combination of absolute relevances over the union of both legs' candidates.
 
     ``vector`` should hold every candidate's cosine (the caller looks up the keyword-only
-    ones); a candidate missing from ``keyword`` has relevance 0 there. Each leg is min-max
-    normalised over the whole union, so both scales run from the worst candidate to the best.
+    ones); a candidate missing from ``keyword`` has keyword relevance 0. Each score is
+    :func:`.scores.hybrid` (``scale``: the query's BM25 of relevance 1): in [0, 1] and
+    independent of the other candidates.
     """
-    candidates = dict.fromkeys([*keyword, *vector])
-    kn = minmax({s: keyword.get(s, 0.0) for s in candidates})
-    vn = minmax(vector)  # every scored candidate: the same values in another order
-    keyword_weight = 1 - vector_weight
-    fused = {s: keyword_weight * kn.get(s, 0.0) + vector_weight * vn.get(s, 0.0) for s in candidates}
+    fused = {
+        s: scores.hybrid(keyword.get(s), vector.get(s), vector_weight=vector_weight, scale=scale, half=half)
+        for s in dict.fromkeys([*keyword, *vector])
+    }
     return _ranked(fused, keyword, vector)
 
 
@@ -90,19 +102,22 @@ def neighbor_boost(
     neighbors: Mapping[int, tuple[int | None, int | None]],
     *,
     beta: float,
+    bounded: bool = False,
 ) -> list[tuple[int, float]]:
     """Add ``beta`` x the better fused score of a memory's session neighbours.
 
     ``neighbors[seq]`` is the memory just before and just after ``seq`` in the same
     session; a neighbour that is not itself a candidate counts 0. In dialogue memory the
-    answer often sits in the turn next to the one that matches the question.
+    answer often sits in the turn next to the one that matches the question. ``bounded``
+    divides by ``1 + beta``, so scores in [0, 1] stay there (the same order).
     """
     if beta <= 0 or not neighbors:
         return list(ranked)
     base: dict[int | None, float] = dict(ranked)
+    scale = 1.0 + beta if bounded else 1.0
     boosted = {}
     for seq, score in ranked:
         prev, nxt = neighbors.get(seq, (None, None))
-        boosted[seq] = score + beta * max(base.get(prev, 0.0), base.get(nxt, 0.0))  # None is never a key: 0
+        boosted[seq] = (score + beta * max(base.get(prev, 0.0), base.get(nxt, 0.0))) / scale  # None is never a key: 0
     # Stable: equal scores keep their fused order.
     return sorted(boosted.items(), key=itemgetter(1), reverse=True)

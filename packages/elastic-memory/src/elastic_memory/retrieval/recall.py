@@ -21,7 +21,7 @@ from ..storage import Store
 from ..storage.fts import match_expression
 from ..storage.rows import hit_from_record
 from ..types import Explanation, Fusion, MemoryRecord, RecallMode
-from . import fusion
+from . import fusion, scores
 
 __all__ = ["EmbedQuery", "run"]
 
@@ -70,7 +70,7 @@ async def run(
         if effective is RecallMode.SEMANTIC or match is None:
             return []
         t = time.perf_counter()
-        ranking = await store.keyword(match, filters, pool)
+        ranking = await store.keyword(match, filters, pool, details)
         details["keyword_ms"] = _ms(t)
         return ranking
 
@@ -107,11 +107,41 @@ async def run(
         read = {}  # a write committed since the vector leg read them (fusion awaits): read again
     records = await store.rows_for([s for s, _ in ranked], filters, known=read)
     kept = [(s, score) for s, score in ranked if s in records]
-    hits = [hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s)) for s, score in kept]
+    scale = details.get("keyword_scale") or None
+    relevance = _relevance(effective, config, scale, store.capabilities.keyword_half, kw_scores, vec_scores)
+    hits = [
+        hit_from_record(records[s], score, kw_scores.get(s), vec_scores.get(s), relevance(s, score))
+        for s, score in kept
+    ]
     if touch:
         await store.touch([s for s, _ in kept])
     details["total_ms"] = _ms(t0)
     return Explanation(query, mode, effective, hits, details)
+
+
+def _relevance(
+    mode: RecallMode,
+    config: RecallConfig,
+    scale: float | None,
+    half: float,
+    kw_scores: dict[int, float],
+    vec_scores: dict[int, float],
+) -> Callable[[int, float], float]:
+    """How a hit's score maps to relevance in [0, 1] (``scale``, ``half``: see :func:`.scores.keyword_relevance`).
+
+    Convex hybrid scores are relevance already; the other fusions rank by their own scale,
+    so their relevance is the convex score of the hit's legs (without the neighbour boost).
+    """
+    if mode is RecallMode.SEMANTIC:
+        return lambda _, score: scores.cosine_relevance(score)
+    if mode is RecallMode.KEYWORD:
+        return lambda _, score: scores.keyword_relevance(score, scale=scale, half=half)
+    if config.fusion is Fusion.CONVEX:
+        return lambda _, score: scores.clipped(score)
+    weight = config.effective_vector_weight
+    return lambda seq, _: scores.hybrid(
+        kw_scores.get(seq), vec_scores.get(seq), vector_weight=weight, scale=scale, half=half
+    )
 
 
 async def _fuse(
@@ -139,13 +169,17 @@ async def _fuse(
     if config.fusion is Fusion.CONVEX:
         details["cosine_lookups"] = len(only_kw)
         vec_scores.update(cosines)
-        ranked = fusion.convex(kw_scores, vec_scores, vector_weight=weight)
+        scale = details.get("keyword_scale") or None
+        ranked = fusion.convex(
+            kw_scores, vec_scores, vector_weight=weight, scale=scale, half=store.capabilities.keyword_half
+        )
     elif config.fusion is Fusion.WEIGHTED:
         ranked = fusion.weighted(dict(kw), dict(vec), vector_weight=weight)
     else:
         ranked = fusion.rrf([s for s, _ in kw], [s for s, _ in vec], vector_weight=weight, k=config.rrf_k)
     if boost and ranked:
-        ranked = fusion.neighbor_boost(ranked, neighbors, beta=config.neighbor_boost)
+        bounded = config.fusion is Fusion.CONVEX  # its scores stay in [0, 1]
+        ranked = fusion.neighbor_boost(ranked, neighbors, beta=config.neighbor_boost, bounded=bounded)
     return ranked
 
 

@@ -7,7 +7,7 @@ enforces it. Statements are written once with ``?`` placeholders; a backend tran
 to its driver's style. What a backend can do is declared in :class:`Capabilities`, not
 discovered by calling a method that raises.
 
->>> Capabilities(engine="sqlite", vectors=True, ram_index=True, loop_tables=True).engine
+>>> Capabilities(engine="sqlite", vectors=True, ram_index=True, loop_tables=True, keyword_half=5.0).engine
 'sqlite'
 """
 
@@ -51,6 +51,8 @@ class Capabilities:
     ram_index: bool
     #: The memory loop's tables (turns, sessions, facts, lessons, quarantine) and the graph's exist.
     loop_tables: bool
+    #: The keyword score whose relevance is 0.5 (the score contract: BM25 on SQLite, ``ts_rank`` on PostgreSQL).
+    keyword_half: float
 
 
 class Transaction(Protocol):
@@ -229,8 +231,15 @@ class Backend(Protocol):
         """For each memory with a session, the live memory just before and after it in that session."""
         ...
 
-    async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """``(seq, relevance)`` of a full-text search, best first."""
+    async def keyword(
+        self, match: str, filters: Filters, limit: int, notes: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
+        """``(seq, relevance)`` of a full-text search, best first.
+
+        A backend whose scores have a per-query scale of relevance 1 puts it in
+        ``notes["keyword_scale"]`` (SQLite: ``bm25.scale``); else relevance uses
+        :attr:`Capabilities.keyword_half`.
+        """
         ...
 
     async def vector(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .queries import Prepared, bm25_expression, quote_ident
+from .queries import Prepared, quote_ident
 
 __all__ = [
     "PROBE",
@@ -24,7 +24,6 @@ __all__ = [
     "probe_create",
     "probe_fill",
     "probe_tokens",
-    "ranking_all",
     "state",
     "vocab_create",
 ]
@@ -96,9 +95,3 @@ def probe_tokens() -> Prepared:
     """``(rowid, term, column, occurrences)`` of what the probe holds, in rowid then position order."""
     v = quote_ident(PROBE + "_v")
     return f"SELECT doc, term, col, count(*), min(offset) FROM temp.{v} GROUP BY doc, term, col ORDER BY doc, 5", []
-
-
-def ranking_all(table: str, match: str) -> Prepared:
-    """``(rowid, BM25 relevance)`` of every row matching ``match`` (no order, no limit)."""
-    t = quote_ident(table)
-    return f"SELECT rowid, -{bm25_expression(t)} FROM {t} WHERE {t} MATCH ?", [match]

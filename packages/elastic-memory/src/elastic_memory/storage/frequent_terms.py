@@ -4,10 +4,11 @@ FTS5 ranks an OR query by scoring every row that holds any of its terms, with no
 termination: three terms in a fifth of 1M rows each cost it over half a second. This tier
 keeps, for the terms found in at least one row in :data:`FREQUENT_SHARE` (and
 :data:`FREQUENT_MIN` rows), each holding row and the term's weighted frequency there, plus
-every row's length. A query's frequent terms are scored here with FTS5's own BM25 (k1 1.2,
-b 0.75, the same column weights, IDF and average length from the current counts); its other
-terms are ranked by FTS5 itself, cheaply since they are rare; BM25 is a sum over the query's
-phrases, so the parts add up to the score FTS5 would give.
+every row's length. A query's frequent terms are scored here with BM25 as ``bm25`` defines
+it (FTS5's k1 1.2, b 0.75 and column weights, the contract's IDF; IDF and average length from
+the current counts); its other terms are ranked by FTS5 itself (``keyword_queries.scaled``),
+cheaply since they are rare; BM25 is a sum over the query's phrases, so the parts add up to
+the score the FTS5 path would give.
 
 FTS5 stays the source of truth. The tier is read from the index's own tables on a second
 connection in a worker thread (from :data:`MIN_ROWS` rows on; the exact FTS5 ranking answers
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 import threading
 import time
@@ -32,7 +32,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import bm25
 from . import frequent_queries as fq
+from . import keyword_queries as kq
+from .bm25 import K1, B, averages, varints
 from .fts import STOP_WORDS
 from .queries import BM25_WEIGHTS, FTS_COLUMNS, MAX_PARAMS
 from .vectors import Query
@@ -41,8 +44,8 @@ __all__ = ["CATCH_UP_MAX", "FREQUENT_MIN", "FREQUENT_SHARE", "MIN_ROWS", "Freque
 
 _log = logging.getLogger(__name__)
 
-#: The tier is built for FTS5 tables of at least this many rows (below, FTS5 is fast enough).
-MIN_ROWS = 50_000
+#: The tier is built for FTS5 tables of at least this many rows (below, the FTS5 path is fast enough).
+MIN_ROWS = 20_000
 #: A term is frequent from one row in this many on ...
 FREQUENT_SHARE = 200
 #: ... and at least this many rows (FTS5 ranks a rarer term in a few milliseconds).
@@ -51,8 +54,6 @@ FREQUENT_MIN = 1_000
 CATCH_UP_MAX = 5_000
 #: RAM for postings (12 bytes per row of a frequent term); the most frequent terms come first.
 DEFAULT_BUDGET = 256 << 20
-#: BM25's parameters, as FTS5's ``bm25()`` fixes them.
-K1, B = 1.2, 0.75
 #: A failed or refused build is retried after this many seconds.
 _RETRY_AFTER = 60.0
 #: Without an index, the table's size is looked at again after this many seconds.
@@ -154,6 +155,8 @@ class FrequentTerms:
         self.allowed = True
         #: Why the last build failed, or ``None``.
         self.error: str | None = None
+        #: The last ranked query's BM25 of relevance 1 (``bm25.scale``).
+        self.last_scale = 0.0
         self._index: _Index | None = None
         self._build: asyncio.Future[None] | None = None
         self._retry_at = 0.0
@@ -249,8 +252,13 @@ class FrequentTerms:
             return None  # every term is rare: FTS5 ranks it fast
         rest = [t for t in terms if tokens[t] not in index.postings]
         ranked = []
+        held: list[int] = []
         if rest:
-            ranked = await self._query(*fq.ranking_all(self.table, " OR ".join(f'"{t}"' for t in rest)))
+            held = [int(n) for n in (await self._query(*kq.phrase_stats(self.table, rest)))[0][1:]]
+            phrases = [(t, bm25.rescale(index.rows, n)) for t, n in zip(rest, held, strict=True) if n]
+            ranked = await self._query(*kq.scaled(self.table, phrases)) if phrases else []
+        holding = [len(index.postings[t].positions.view()) for t in frequent] + [n for n in held if n]
+        self.last_scale = bm25.scale(index.rows, holding)
         seqs = index.seqs.view()
         found = np.fromiter((r[0] for r in ranked), dtype=np.int64, count=len(ranked))
         rare = np.searchsorted(seqs, found)
@@ -275,7 +283,7 @@ class FrequentTerms:
         index = self._index
         if rewrites is None or block is None:
             return False  # a file before migration v8, or an empty index
-        count, total = _averages(block)
+        count, total = averages(block)
         if index is None:
             if count >= self.min_rows:
                 self._start_build()
@@ -298,7 +306,8 @@ class FrequentTerms:
     def _add_scores(index: _Index, scores: F64, tokens: Sequence[str]) -> None:
         """Add each row's BM25 for the frequent query phrases (one per term, as FTS5 counts them).
 
-        The arithmetic is FTS5's, in its order: ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))``.
+        The arithmetic is FTS5's, in its order: ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))``,
+        with the contract's IDF (``bm25.idf``).
         """
         n = index.rows
         average = index.total / n
@@ -306,9 +315,7 @@ class FrequentTerms:
             postings = index.postings[token]
             positions = postings.positions.view()
             df = len(positions)
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            idf = bm25.idf(n, df)
             # In place, two temporaries; each step rounds as FTS5's expression does.
             freq = postings.freqs.view().astype(np.float64)
             norm = postings.lengths.view().astype(np.float64)
@@ -426,12 +433,12 @@ def _read_index(
         rewrites, _, block = conn.execute(*fq.state(table)).fetchone()
         if rewrites is None or block is None:
             return None
-        count, total = _averages(block)
+        count, total = averages(block)
         if count < min_rows:
             return None
         rows = conn.execute(*fq.docsizes(table)).fetchall()
         seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        lengths = np.fromiter((sum(_varints(r[1])) for r in rows), dtype=np.float64, count=len(rows))
+        lengths = np.fromiter((sum(varints(r[1])) for r in rows), dtype=np.float64, count=len(rows))
         if len(rows) != count or int(lengths.sum()) != total:
             msg = f"{table}'s sizes ({len(rows)} rows, {int(lengths.sum())} tokens) disagree with its totals"
             raise ValueError(msg)
@@ -478,26 +485,3 @@ def _top(scores: F64, seqs: npt.NDArray[np.int64], limit: int, *, among: npt.NDA
         found = found[np.argpartition(-scores[found], limit - 1)[:limit]]
     order = np.lexsort((seqs[found], -scores[found]))
     return [(int(seqs[found[i]]), float(scores[found[i]])) for i in order]
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's big-endian varints (7 bits a byte, the ninth byte whole), as FTS5 stores sizes."""
-    out: list[int] = []
-    value = length = 0
-    for byte in blob:
-        if length == 8:
-            out.append((value << 8) | byte)
-            value = length = 0
-            continue
-        value = (value << 7) | (byte & 0x7F)
-        length += 1
-        if byte < 0x80:
-            out.append(value)
-            value = length = 0
-    return out
-
-
-def _averages(block: bytes) -> tuple[int, int]:
-    """``(rows, tokens)`` from FTS5's averages record: the row count, then each column's token count."""
-    values = _varints(block)
-    return (values[0], sum(values[1:])) if values else (0, 0)  # empty: nothing indexed yet

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "match_expression", "query_terms"]
+__all__ = ["MAX_TERMS", "STOP_WORDS", "match_expression", "phrases", "query_terms"]
 
 #: At most this many distinct terms reach FTS5.
 MAX_TERMS = 24
 _MAX_TERM_CHARS = 64
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]*)"')
 
 STOP_WORDS = frozenset(
     """
@@ -48,3 +49,12 @@ def match_expression(text: str) -> str | None:
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms)
+
+
+def phrases(match: str) -> list[str]:
+    """The quoted terms of a :func:`match_expression`, in order.
+
+    >>> phrases('"dog" OR "name"')
+    ['dog', 'name']
+    """
+    return _PHRASE.findall(match)

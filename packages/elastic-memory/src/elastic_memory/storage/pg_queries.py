@@ -9,8 +9,8 @@ search with pgvector.
 "SELECT 1 WHERE a = %s AND b LIKE 'x%%'"
 >>> tsquery('"dog" OR "name"')
 "'dog' | 'name'"
->>> metadata_node(("color", "$eq", "red"), "m")[0]
-"(CASE WHEN jsonb_typeof((m.metadata -> U&'color')) = 'string' THEN (m.metadata ->> U&'color') END) = %s"
+>>> metadata_node(("n", "$gt", 2), "m")[0]
+"(CASE WHEN jsonb_typeof((m.metadata -> U&'n')) = 'number' THEN ((m.metadata ->> U&'n'))::numeric END) > %s::numeric"
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ __all__ = [
 
 #: The text search configuration: English stemming, as FTS5's porter tokenizer does.
 TS_CONFIG = "english"
+#: The ``ts_rank`` whose relevance is 0.5 (a good match ranks about 0.1 to 0.3).
+TS_RANK_HALF = 0.1
 #: ``ts_rank`` weights for labels D, C, B, A: tags (B) count half as much as content (A).
 _WEIGHTS = "{0, 0, 0.5, 1}"
 _TERM = re.compile(r'"((?:[^"]|"")*)"')
@@ -130,15 +132,25 @@ def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
     number = "%s::numeric"  # bound as a Decimal of the float's repr: exact, as SQLite compares
     if op == "$exists":
         return (f"{value} IS {'NOT ' if operand else ''}NULL", [])
-    if op in ("$eq", "$ne"):
-        negate = op == "$ne"
-        if operand is None:
-            return ((f"NOT {missing}" if negate else missing), [])
-        if isinstance(operand, bool):
-            cond = f"coalesce({value} = %s::jsonb, false)"
-            return ((f"NOT {cond}" if negate else cond), ["true" if operand else "false"])
-        cond = f"{_typed(value, text, operand)} = {'%s' if isinstance(operand, str) else number}"
-        return ((f"NOT coalesce({cond}, false)" if negate else cond), [_bound(operand)])
+    if op in ("$eq", "$ne", "$in", "$nin"):
+        # The value, or a list holding it (the document-store convention); $ne/$nin: neither.
+        test = _equals if op in ("$eq", "$ne") else _one_of
+        (scalar, params), (item, more) = test(value, text, operand), test(*_ITEM, operand)
+        cond = f"({scalar} OR {_holds(value, item)})"
+        return ((f"NOT {cond}" if op in ("$ne", "$nin") else cond), params + more)
+    if op == "$between":
+        (low, lp), (high, hp) = (
+            metadata_node((key, "$gte", operand[0]), alias),
+            metadata_node((key, "$lte", operand[1]), alias),
+        )
+        return f"({low} AND {high})", lp + hp
+    if op in ("$like", "$ilike"):
+        # $ilike folds ASCII letters only, as SQLite's LIKE (and $icontains) do.
+        def like(s: str) -> str:
+            return f"{s} LIKE %s" if op == "$like" else f"{_fold(s)} LIKE {_fold('%s')}"
+
+        string, item = _typed(value, text, ""), _typed(*_ITEM, "")
+        return f"(coalesce({like(string)}, false) OR {_holds(value, like(item))})", [operand, operand]
     if op in ("$gt", "$gte", "$lt", "$lte"):
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         if isinstance(operand, str):  # bytewise, as SQLite compares text
@@ -147,45 +159,57 @@ def metadata_node(condition: tuple[str, str, Any], alias: str) -> Prepared:
     if op == "$empty":
         empty = f"({missing} OR {value} = '\"\"'::jsonb OR {value} = '[]'::jsonb)"
         return ((empty if operand else f"NOT {empty}"), [])
-    if op in ("$contains", "$icontains"):
-        return _contains(value, text, operand, fold=op == "$icontains")
+    return _contains(value, text, operand, fold=op == "$icontains")
+
+
+#: One item ``e`` of a ``jsonb`` list, as ``jsonb`` and as text (the ``value, text`` of :func:`_at`).
+_ITEM = ("e", "(e #>> '{}')")
+
+
+def _holds(value: str, element: str) -> str:
+    """``value`` is a list one of whose items ``e`` passes ``element``."""
+    each = f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e WHERE {element})"
+    return f"(CASE WHEN jsonb_typeof({value}) = 'array' THEN {each} ELSE false END)"
+
+
+def _equals(value: str, text: str, operand: Any) -> Prepared:
+    """The JSON value equals ``operand``, typed (``None``: missing or ``null``); never NULL."""
+    if operand is None:
+        return f"({value} IS NULL OR jsonb_typeof({value}) = 'null')", []
+    if isinstance(operand, bool):
+        return f"coalesce({value} = %s::jsonb, false)", ["true" if operand else "false"]
+    bound = "%s" if isinstance(operand, str) else "%s::numeric"
+    return f"coalesce({_typed(value, text, operand)} = {bound}, false)", [_bound(operand)]
+
+
+def _one_of(value: str, text: str, operand: Sequence[Any]) -> Prepared:
+    """The JSON value equals one of ``operand`` (as :func:`_equals`); ``false`` for none."""
     texts = [v for v in operand if isinstance(v, str)]
     numbers = [_bound(v) for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
     parts: list[str] = []
-    params = []
+    params: list[Any] = []
     if texts:
-        parts.append(f"{_typed(value, text, '')} = ANY(%s::text[])")
+        parts.append(f"coalesce({_typed(value, text, '')} = ANY(%s::text[]), false)")
         params.append(texts)
     if numbers:
-        parts.append(f"{_typed(value, text, 0)} = ANY(%s::numeric[])")
+        parts.append(f"coalesce({_typed(value, text, 0)} = ANY(%s::numeric[]), false)")
         params.append(numbers)
     for flag in sorted({v for v in operand if isinstance(v, bool)}):
-        parts.append(f"coalesce({value} = %s::jsonb, false)")
-        params.append("true" if flag else "false")
+        sql, p = _equals(value, text, flag)
+        parts.append(sql)
+        params += p
     if any(v is None for v in operand):
-        parts.append(missing)
-    cond = "(" + " OR ".join(parts) + ")" if parts else "false"
-    if op == "$nin":
-        return (f"NOT coalesce({cond}, false)", params)
-    return (cond, params)
+        parts.append(_equals(value, text, None)[0])
+    return ("(" + " OR ".join(parts) + ")" if parts else "false"), params
 
 
 def _contains(value: str, text: str, operand: Any, *, fold: bool) -> Prepared:
     """A list holding ``operand`` (typed, like ``$eq``), or a string holding it as a substring."""
-    params: list[Any] = []
-    if operand is None:
-        element = "jsonb_typeof(e) = 'null'"
-    elif isinstance(operand, bool):
-        element, params = "e = %s::jsonb", ["true" if operand else "false"]
-    elif isinstance(operand, str):
-        item = "(CASE WHEN jsonb_typeof(e) = 'string' THEN e #>> '{}' END)"
-        element = f"{_fold(item)} = {_fold('%s')}" if fold else f"{item} = %s"
-        params = [operand]
+    if fold and isinstance(operand, str):
+        element, params = f"{_fold(_typed(*_ITEM, ''))} = {_fold('%s')}", [operand]
     else:
-        element = "(CASE WHEN jsonb_typeof(e) = 'number' THEN (e #>> '{}')::numeric END) = %s::numeric"
-        params = [_bound(operand)]
-    each = f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e WHERE {element})"
-    sql = f"(CASE WHEN jsonb_typeof({value}) = 'array' THEN {each} ELSE false END)"
+        element, params = _equals(*_ITEM, operand)
+    sql = _holds(value, element)
     if isinstance(operand, str):
         string = _typed(value, text, "")
         found = f"strpos({_fold(string)}, {_fold('%s')}) > 0" if fold else f"strpos({string}, %s) > 0"

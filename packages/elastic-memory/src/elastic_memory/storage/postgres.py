@@ -406,7 +406,9 @@ class PostgresStore(RecordReads):
     @property
     def capabilities(self) -> Capabilities:
         """PostgreSQL: vectors when pgvector is installed; no RAM tiers (the server searches)."""
-        return Capabilities(engine="postgresql", vectors=self.has_vec, ram_index=False, loop_tables=True)
+        return Capabilities(
+            engine="postgresql", vectors=self.has_vec, ram_index=False, loop_tables=True, keyword_half=pq.TS_RANK_HALF
+        )
 
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """One statement (``%s`` placeholders) on a pooled connection: its rows."""
@@ -641,8 +643,10 @@ class PostgresStore(RecordReads):
             log.warning("elastic-memory: access tracking skipped: %s", e)
 
     # -------------------------------------------------------------------- reads
-    async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """``(seq, relevance)`` best first among live memories matching ``filters`` (``ts_rank``)."""
+    async def keyword(
+        self, match: str, filters: Filters, limit: int, notes: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
+        """``(seq, relevance)`` best first among live memories matching ``filters`` (``ts_rank``; no ``notes``)."""
         sql, params = pq.keyword_search(match, filters, now=self.clock(), limit=limit)
         return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
 

@@ -107,15 +107,29 @@ def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared
     if op == "$exists":
         return (f"{kind} IS {'NOT ' if operand else ''}NULL", [path])
     if op in ("$eq", "$ne"):
-        negate = op == "$ne"
+        # The value, or a list holding it (the document-store convention); $ne: neither.
+        scalar: Prepared
         if operand is None:
-            return (f"{value} IS {'NOT ' if negate else ''}NULL", [path])
-        if isinstance(operand, bool):
-            cond = f"coalesce({kind} = ?, 0)"
-            return ((f"NOT {cond}" if negate else cond), [path, "true" if operand else "false"])
-        typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
-        cond = f"({typed} AND {value} = ?)"
-        return ((f"NOT coalesce({cond}, 0)" if negate else cond), [path, path, operand])
+            scalar = f"{value} IS NULL", [path]
+        elif isinstance(operand, bool):
+            scalar = f"coalesce({kind} = ?, 0)", [path, "true" if operand else "false"]
+        else:
+            typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
+            scalar = f"({typed} AND {value} = ?)", [path, path, operand]
+        listed, more = _holds(path, *_element(operand), alias)
+        cond = f"({scalar[0]} OR {listed})"
+        return ((f"NOT coalesce({cond}, 0)" if op == "$ne" else cond), scalar[1] + more)
+    if op == "$between":
+        (low, lp), (high, hp) = (
+            _metadata_condition(key, "$gte", operand[0], alias),
+            _metadata_condition(key, "$lte", operand[1], alias),
+        )
+        return f"({low} AND {high})", lp + hp
+    if op in ("$like", "$ilike"):
+        # Case-sensitive LIKE as GLOB; $ilike is SQLite's LIKE, which folds ASCII letters only.
+        test, pattern = ("GLOB ?", _glob(operand)) if op == "$like" else ("LIKE ? ESCAPE '\\'", operand)
+        listed, more = _holds(path, f"e.type = 'text' AND e.value {test}", [pattern], alias)
+        return f"(({kind} = 'text' AND {value} {test}) OR {listed})", [path, path, pattern, *more]
     if op in ("$gt", "$gte", "$lt", "$lte"):
         sym = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         typed = f"({kind} IN ('integer', 'real'))" if not isinstance(operand, str) else f"({kind} = 'text')"
@@ -128,25 +142,71 @@ def _metadata_condition(key: str, op: str, operand: Any, alias: str) -> Prepared
         return ((empty if operand else f"NOT {empty}"), [path, path, path, path, path, path])
     if op in ("$contains", "$icontains"):
         return _contains(path, operand, alias, fold=op == "$icontains")
-    # $in / $nin: each value matches like $eq (typed); None matches a missing or null key.
+    # $in / $nin: each value matches like $eq (typed, or a list holding it); None matches a missing or null key.
     texts = [v for v in operand if isinstance(v, str)]
     numbers = [v for v in operand if isinstance(v, int | float) and not isinstance(v, bool)]
     parts: list[str] = []
     params: list[Any] = []
+    items: list[str] = []  # the same tests on the items of a list
+    item_params: list[Any] = []
     for group, types in ((texts, "('text')"), (numbers, "('integer', 'real')")):
         if group:
-            parts.append(f"({kind} IN {types} AND {value} IN ({', '.join('?' * len(group))}))")
+            marks = ", ".join("?" * len(group))
+            parts.append(f"({kind} IN {types} AND {value} IN ({marks}))")
             params += [path, path, *group]
+            items.append(f"(e.type IN {types} AND e.value IN ({marks}))")
+            item_params += group
     for flag in sorted({v for v in operand if isinstance(v, bool)}):
         parts.append(f"{kind} = ?")
         params += [path, "true" if flag else "false"]
+        items.append(f"e.type = '{'true' if flag else 'false'}'")
     if any(v is None for v in operand):
         parts.append(f"{value} IS NULL")
         params.append(path)
+        items.append("e.type = 'null'")
+    if items:
+        listed, more = _holds(path, " OR ".join(items), item_params, alias)
+        parts.append(listed)
+        params += more
     cond = "(" + " OR ".join(parts) + ")" if parts else "0"
     if op == "$nin":
         return (f"NOT coalesce({cond}, 0)", params)
     return (cond, params)
+
+
+def _element(operand: Any, *, fold: bool = False) -> Prepared:
+    """The test of one ``json_each`` item ``e`` against a scalar (typed, like ``$eq``); ``fold``: ASCII case too."""
+    if operand is None:
+        return "e.type = 'null'", []
+    if isinstance(operand, bool):
+        return "e.type = ?", ["true" if operand else "false"]
+    if isinstance(operand, str):
+        return "e.type = 'text' AND " + ("lower(e.value) = lower(?)" if fold else "e.value = ?"), [operand]
+    return "e.type IN ('integer', 'real') AND e.value = ?", [operand]
+
+
+def _holds(path: str, element: str, params: list[Any], alias: str) -> Prepared:
+    """A list value at ``path`` one of whose items passes ``element`` (an SQL test of ``e``)."""
+    kind = f'json_type({alias}."metadata", ?)'
+    each = f'SELECT 1 FROM json_each({alias}."metadata", ?) AS e WHERE {element}'
+    return f"({kind} = 'array' AND EXISTS ({each}))", [path, path, *params]
+
+
+def _glob(pattern: str) -> str:
+    r"""A LIKE pattern (``%``, ``_``, ``\`` escapes) as the GLOB pattern matching the same strings, case and all.
+
+    >>> _glob(r"50\% of *_")
+    '50% of [*]?'
+    """
+    out: list[str] = []
+    chars = iter(pattern)
+    for ch in chars:
+        if ch in "%_":
+            out.append("*" if ch == "%" else "?")
+            continue
+        literal = next(chars) if ch == "\\" else ch  # filters.py refused a trailing lone backslash
+        out.append(f"[{literal}]" if literal in "*?[" else literal)
+    return "".join(out)
 
 
 def _contains(path: str, operand: Any, alias: str, *, fold: bool) -> Prepared:
@@ -155,18 +215,7 @@ def _contains(path: str, operand: Any, alias: str, *, fold: bool) -> Prepared:
     With ``fold`` text is compared ignoring the case of ASCII letters (SQLite's ``lower``).
     """
     kind = f'json_type({alias}."metadata", ?)'
-    each = f'SELECT 1 FROM json_each({alias}."metadata", ?) AS e WHERE '
-    if operand is None:
-        element, params = "e.type = 'null'", []
-    elif isinstance(operand, bool):
-        element, params = "e.type = ?", ["true" if operand else "false"]
-    elif isinstance(operand, str):
-        element = "e.type = 'text' AND " + ("lower(e.value) = lower(?)" if fold else "e.value = ?")
-        params = [operand]
-    else:
-        element, params = "e.type IN ('integer', 'real') AND e.value = ?", [operand]
-    sql = f"({kind} = 'array' AND EXISTS ({each}{element}))"
-    out: list[Any] = [path, path, *params]
+    sql, out = _holds(path, *_element(operand, fold=fold), alias)
     if isinstance(operand, str):
         value = f'json_extract({alias}."metadata", ?)'
         found = f"instr(lower({value}), lower(?)) > 0" if fold else f"instr({value}, ?) > 0"

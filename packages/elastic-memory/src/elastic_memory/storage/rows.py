@@ -63,7 +63,11 @@ def seq_of(row: Any) -> int:
 
 
 def hit_from_record(
-    record: MemoryRecord, score: float, keyword_score: float | None = None, vector_score: float | None = None
+    record: MemoryRecord,
+    score: float,
+    keyword_score: float | None = None,
+    vector_score: float | None = None,
+    relevance: float | None = None,
 ) -> Hit:
     """A :class:`Hit` for ``record`` with its scores."""
     return Hit(
@@ -87,6 +91,7 @@ def hit_from_record(
         kind=record.kind,
         accessed_at=record.accessed_at,
         retention_strength=record.retention_strength,
+        relevance=relevance,
     )
 
 

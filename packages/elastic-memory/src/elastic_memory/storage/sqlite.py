@@ -31,7 +31,8 @@ from ..errors import (
 )
 from ..filters import Filters
 from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
-from . import migrations, readonly, write_plan
+from . import bm25, fts, migrations, readonly, write_plan
+from . import keyword_queries as kq
 from . import queries as q
 from .backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from .driver import Driver, driver
@@ -93,6 +94,8 @@ class SQLiteStore(RecordReads):
             ann_threshold=ann_threshold,
         )
         self._keywords = KeywordPartitions(conn)
+        #: The last keyword search's BM25 of relevance 1 (set under the lock, read by ``keyword``).
+        self._keyword_scale = 0.0
         self._frequent = FrequentTerms(self._all, self._reader(), table=q.GLOBAL_FTS)
         self._data_version = 0
         self._generation: int | None = None
@@ -319,7 +322,9 @@ class SQLiteStore(RecordReads):
     @property
     def capabilities(self) -> Capabilities:
         """SQLite: vectors when sqlite-vec loads, RAM tiers, and the memory loop's tables."""
-        return Capabilities(engine="sqlite", vectors=self.has_vec, ram_index=True, loop_tables=True)
+        return Capabilities(
+            engine="sqlite", vectors=self.has_vec, ram_index=True, loop_tables=True, keyword_half=bm25.RELEVANCE_HALF
+        )
 
     @contextlib.asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[None]:
@@ -691,8 +696,12 @@ class SQLiteStore(RecordReads):
             with self._errors("read memories"):
                 return await self._all(sql, params)
 
-    async def keyword(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+    async def keyword(
+        self, match: str, filters: Filters, limit: int, notes: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
         """``(seq, bm25 relevance)`` best first among live memories matching ``filters``.
+
+        ``notes["keyword_scale"]`` gets the query's BM25 of relevance 1 (``bm25.scale``).
 
         BM25's statistics (row count, average length, each term's row frequency) are those
         of one agent's rows when ``filters`` pin exactly one ``agent_id`` (its own FTS5 table,
@@ -705,38 +714,56 @@ class SQLiteStore(RecordReads):
         self._check_open()
         now = self.clock()
         async with self._lock:
+            self._keyword_scale = 0.0
             with self._errors("search keywords"):
                 if len(filters.agent_ids) != 1:
-                    return await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
-                async with self._snapshot():  # the table chosen and the search see one state of the file
-                    table = await self._keywords.table_for(filters.agent_ids[0])
-                    if table is None:
-                        return []  # this agent has no row in the file
-                    alone = filters == Filters(agent_ids=filters.agent_ids)
-                    return await self._keyword_in(table, match, filters, limit, now=now, alone=alone)
+                    found = await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
+                else:
+                    async with self._snapshot():  # the table chosen and the search see one state of the file
+                        table = await self._keywords.table_for(filters.agent_ids[0])
+                        alone = filters == Filters(agent_ids=filters.agent_ids)
+                        found = (
+                            []  # this agent has no row in the file
+                            if table is None
+                            else await self._keyword_in(table, match, filters, limit, now=now, alone=alone)
+                        )
+            if notes is not None:
+                notes["keyword_scale"] = self._keyword_scale
+            return found
 
     async def _keyword_in(
         self, table: str, match: str, filters: Filters, limit: int, *, now: float, alone: bool
     ) -> list[tuple[int, float]]:
         """Search ``table``; ``alone``: it holds just the rows ``filters`` admit if live (rank, then check the top)."""
-        if not alone and filters != _NO_FILTERS:
-            sql, params = q.keyword_search(match, filters, now=now, limit=limit, table=table)
-            return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
         fetch = limit + 16
         # The table holds that agent's rows only: liveness is all left to check (and an agent
         # condition would let the planner scan the agent's index instead of looking up seqs).
         check = _NO_FILTERS if alone else filters
-        if table == q.GLOBAL_FTS:
+        if (alone or filters == _NO_FILTERS) and table == q.GLOBAL_FTS:
             found = await self._keyword_frequent(match, check, limit, now=now)
             if found is not None:
                 return found
+        phrases = await self._phrases(table, match)
+        if not phrases:
+            return []  # no term of the query is in the table
+        if not alone and filters != _NO_FILTERS:
+            sql, params = kq.search(table, phrases, filters, now=now, limit=limit)
+            return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
         while True:
-            sql, params = q.keyword_ranking_checked(match, check, now=now, limit=fetch, table=table)
+            sql, params = kq.ranking_checked(table, phrases, check, now=now, limit=fetch)
             rows = await self._all(sql, params)
             kept = [(int(r[0]), float(r[1])) for r in rows if r[2]]
             if len(kept) >= limit or len(rows) < fetch:
                 return kept[:limit]
             fetch *= 4
+
+    async def _phrases(self, table: str, match: str) -> list[tuple[str, float]]:
+        """The query's phrases found in ``table``, each with its factor to the contract's BM25 (``bm25.rescale``)."""
+        terms = fts.phrases(match)
+        block, *held = (await self._all(*kq.phrase_stats(table, terms)))[0]
+        rows, _ = bm25.averages(block)
+        self._keyword_scale = bm25.scale(rows, [int(n) for n in held])
+        return [(term, bm25.rescale(rows, int(n))) for term, n in zip(terms, held, strict=True) if n]
 
     async def _keyword_frequent(
         self, match: str, check: Filters, limit: int, *, now: float
@@ -758,6 +785,7 @@ class SQLiteStore(RecordReads):
                     return None
                 if ranked is None:
                     return None
+                self._keyword_scale = self._frequent.last_scale
                 ok: set[int] = set()
                 for chunk in chunks([s for s, _ in ranked]):
                     ok.update(int(r[0]) for r in await self._all(*q.seqs_checked(chunk, check, now=now)) if r[1])

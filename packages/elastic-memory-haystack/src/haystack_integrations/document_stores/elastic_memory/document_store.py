@@ -447,9 +447,11 @@ class ElasticMemoryDocumentStore:
         return_embedding: bool,
         vector_weight: float | None = None,
     ) -> list[Document]:
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            msg = f"top_k must be a positive integer, got {top_k!r}"
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+            msg = f"top_k must be a non-negative integer, got {top_k!r}"
             raise ValueError(msg)
+        if top_k == 0:
+            return []  # as InMemoryDocumentStore: no documents, not an error
         ids: list[str] | None = None
         if filters:
             ids = [d.id for d in await self._select(filters)]
@@ -638,7 +640,10 @@ class ElasticMemoryDocumentStore:
     def bm25_retrieval(
         self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10, scale_score: bool = False
     ) -> list[Document]:
-        """The ``top_k`` documents best matching ``query`` by BM25 (SQLite FTS5), best first."""
+        """The ``top_k`` documents best matching ``query`` by BM25 (SQLite FTS5), best first.
+
+        ``score`` is BM25; ``scale_score=True``: ``expit(score / 8)``, as ``InMemoryDocumentStore``.
+        """
         return self._run(
             self._retrieve("keyword", self._query(query), None, filters, top_k, scale_score, True), "bm25_retrieval"
         )
@@ -657,7 +662,10 @@ class ElasticMemoryDocumentStore:
         scale_score: bool = False,
         return_embedding: bool = False,
     ) -> list[Document]:
-        """The ``top_k`` documents most cosine-similar to ``query_embedding``, best first."""
+        """The ``top_k`` documents most cosine-similar to ``query_embedding``, best first.
+
+        ``score`` is the cosine similarity; ``scale_score=True``: ``(score + 1) / 2``, as ``InMemoryDocumentStore``.
+        """
         vector = self._query_vector(query_embedding)
         return self._run(
             self._retrieve("semantic", "", vector, filters, top_k, scale_score, return_embedding),

@@ -64,6 +64,7 @@ _PROBE = "elastic-memory embedder check"
 _MODES = {
     VectorStoreQueryMode.DEFAULT: "semantic",
     VectorStoreQueryMode.TEXT_SEARCH: "keyword",
+    VectorStoreQueryMode.SPARSE: "keyword",
     VectorStoreQueryMode.HYBRID: "hybrid",
     VectorStoreQueryMode.MMR: "semantic",
 }
@@ -256,7 +257,7 @@ class _Search:
 
     @property
     def needs_vector(self) -> bool:
-        return self.mode != VectorStoreQueryMode.TEXT_SEARCH
+        return _MODES[self.mode] != "keyword"
 
 
 def _unit_interval(name: str, value: Any) -> float:
@@ -266,25 +267,38 @@ def _unit_interval(name: str, value: Any) -> float:
     return float(value)
 
 
-def _top_k(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _PAGE:
-        msg = f"{name} must be an integer from 1 to {_PAGE}, got {value!r}"
+def _top_k(name: str, value: Any, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= _PAGE:
+        msg = f"{name} must be an integer from {least} to {_PAGE}, got {value!r}"
         raise UsageError(msg)
     return value
 
 
-def _mmr(query: F64, matrix: F64, k: int, threshold: float) -> list[int]:
-    """Maximal marginal relevance over unit rows: ``threshold * sim(query) - (1 - threshold) * max sim(chosen)``."""
+def _result_count(query: VectorStoreQuery, mode: VectorStoreQueryMode) -> int:
+    """Results asked for: ``hybrid_top_k``/``sparse_top_k`` in their modes, else ``similarity_top_k``."""
+    if mode == VectorStoreQueryMode.HYBRID and query.hybrid_top_k is not None:
+        return _top_k("hybrid_top_k", query.hybrid_top_k, 0)
+    if _MODES[mode] == "keyword" and query.sparse_top_k is not None:
+        return _top_k("sparse_top_k", query.sparse_top_k, 0)
+    return _top_k("similarity_top_k", query.similarity_top_k, 0)
+
+
+def _mmr(query: F64, matrix: F64, k: int, threshold: float) -> list[tuple[int, float]]:
+    """Maximal marginal relevance over unit rows, each pick with its MMR score.
+
+    A pick scores ``threshold * sim(query) - (1 - threshold) * redundancy``, the redundancy
+    being its highest similarity to a row picked before (0 for the first pick).
+    """
     relevance = matrix @ query
-    chosen: list[int] = []
-    redundancy = np.full(len(matrix), -np.inf)
+    chosen: list[tuple[int, float]] = []
+    redundancy = np.zeros(len(matrix))
     while len(chosen) < min(k, len(matrix)):
-        penalty = np.where(np.isfinite(redundancy), redundancy, 0.0)
-        score = threshold * relevance - (1.0 - threshold) * penalty
-        score[chosen] = -np.inf
+        score = threshold * relevance - (1.0 - threshold) * redundancy
+        score[[i for i, _ in chosen]] = -np.inf
         best = int(np.argmax(score))
-        chosen.append(best)
-        redundancy = np.maximum(redundancy, matrix @ matrix[best])
+        chosen.append((best, float(score[best])))
+        picked = matrix @ matrix[best]
+        redundancy = picked if len(chosen) == 1 else np.maximum(redundancy, picked)
     return chosen
 
 
@@ -325,18 +339,21 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
     ``_`` and ``-``; dots reach into nested metadata. ``doc_ids`` keep nodes of those documents;
     a non-empty ``node_ids`` keeps those nodes (an empty list, which
     ``VectorStoreIndex.as_retriever`` passes, restricts nothing).
-    Modes and the similarities they report:
+    Modes and the similarities they report (the core's score contract, docs/concepts.md):
 
-    - ``DEFAULT``: vector search, cosine similarity in [-1, 1];
-    - ``TEXT_SEARCH``: BM25 on the text (``query_str``), the BM25 relevance (higher is better);
-    - ``HYBRID``: both legs fused (min-max normalised, convex), ``alpha`` the vector weight
-      (``None``: the store's ``RecallConfig``); ``hybrid_top_k`` overrides the result count;
+    - ``DEFAULT``: vector search, cosine similarity in [-1, 1] (negative values kept);
+    - ``TEXT_SEARCH`` and ``SPARSE``: BM25 on the text (``query_str``), the BM25 score
+      (positive, higher is better); ``sparse_top_k`` overrides the result count;
+    - ``HYBRID``: both legs fused, the core's hybrid score in [0, 1] (absolute, so an
+      unrelated query scores low), ``alpha`` the vector weight (``None``: the store's
+      ``RecallConfig``); ``hybrid_top_k`` overrides the result count;
     - ``MMR``: vector search re-ranked for diversity among ``mmr_prefetch_k`` (or
       ``mmr_prefetch_factor`` x k, default 4 x k) candidates, ``mmr_threshold`` (query field or
       keyword, default 0.5) trading relevance (1) for diversity (0); results in MMR order, each
-      with its cosine similarity to the query.
+      with its MMR score, as ``SimpleVectorStore`` reports: ``threshold * cosine - (1 -
+      threshold) * redundancy``, the redundancy being the highest cosine to a result before it.
 
-    Other modes are refused. Reads record no access.
+    A result count of 0 returns no results. Other modes are refused. Reads record no access.
 
     **Writes.** ``add`` upserts by node id in one transaction after validating every node
     (nothing is stored when one is refused); a node without an embedding is embedded by
@@ -698,9 +715,7 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
             msg = f"query mode {getattr(mode, 'value', mode)!r} is not supported by this store; use one of {supported}"
             raise UsageError(msg)
         mode = VectorStoreQueryMode(mode)
-        k = _top_k("similarity_top_k", query.similarity_top_k)
-        if mode == VectorStoreQueryMode.HYBRID and query.hybrid_top_k is not None:
-            k = _top_k("hybrid_top_k", query.hybrid_top_k)
+        k = _result_count(query, mode)
         weight = None
         if mode == VectorStoreQueryMode.HYBRID and query.alpha is not None:
             weight = _unit_interval("alpha", query.alpha)
@@ -731,14 +746,15 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
             msg = f"query_embedding must be a list of floats: {e}"
             raise UsageError(msg) from e
         search = _Search(mode, k, fetch, text, vector, weight, self._base(condition), float(threshold))
-        if mode == VectorStoreQueryMode.TEXT_SEARCH:
+        if not search.needs_vector:
             if query.query_str is None:
-                msg = "text_search needs query_str"
+                msg = f"{mode.value} needs query_str"
                 raise UsageError(msg)
             search.empty = not text.strip()
         elif vector is None and not text.strip():
             msg = f"a {mode.value} query needs query_embedding (or query_str and an embedder to embed it)"
             raise UsageError(msg)
+        search.empty = search.empty or k == 0
         return search
 
     @staticmethod
@@ -777,10 +793,9 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
                 query /= np.abs(query).max()  # first to at most 1: a huge vector's square would overflow
                 query /= np.linalg.norm(query)
                 matrix = np.asarray([vectors[h.id] for h in candidates], dtype=np.float64)
-                picked = [candidates[i] for i in _mmr(query, matrix, search.k, search.mmr_threshold)]
+                scored = [(candidates[i], mmr) for i, mmr in _mmr(query, matrix, search.k, search.mmr_threshold)]
             else:
-                picked = []
-            scored = [(h, float(h.vector_score or 0.0)) for h in picked]
+                scored = []
         elif search.mode == VectorStoreQueryMode.DEFAULT:
             cosines = [(h, h.vector_score) for h in hits if h.vector_score is not None]
             scored = sorted(cosines, key=lambda pair: -pair[1])[: search.k]

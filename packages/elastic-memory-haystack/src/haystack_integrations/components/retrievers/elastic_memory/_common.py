@@ -9,7 +9,7 @@ from haystack.document_stores.types import FilterPolicy, apply_filter_policy
 
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
-__all__ = ["check_store", "check_top_k", "filters_for", "policy_of", "rebuild"]
+__all__ = ["check_store", "check_top_k", "filters_for", "policy_of", "rebuild", "run_top_k"]
 
 
 def check_store(document_store: Any) -> ElasticMemoryDocumentStore:
@@ -20,8 +20,19 @@ def check_store(document_store: Any) -> ElasticMemoryDocumentStore:
 
 
 def check_top_k(top_k: Any) -> int:
+    """A constructor's ``top_k``: a positive integer, as the InMemory retrievers require."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         msg = f"top_k must be a positive integer, got {top_k!r}"
+        raise ValueError(msg)
+    return top_k
+
+
+def run_top_k(top_k: Any, default: int) -> int:
+    """A run's ``top_k``: the constructor's when ``None``; 0 gives no documents, as in the InMemory retrievers."""
+    if top_k is None:
+        return default
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        msg = f"top_k must be a non-negative integer, got {top_k!r}"
         raise ValueError(msg)
     return top_k
 

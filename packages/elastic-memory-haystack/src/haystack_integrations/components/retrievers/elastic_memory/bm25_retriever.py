@@ -9,14 +9,17 @@ from haystack.document_stores.types import FilterPolicy
 
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
-from ._common import check_store, check_top_k, filters_for, policy_of, rebuild
+from ._common import check_store, check_top_k, filters_for, policy_of, rebuild, run_top_k
 
 __all__ = ["ElasticMemoryBM25Retriever"]
 
 
 @component
 class ElasticMemoryBM25Retriever:
-    """The ``top_k`` documents best matching a query by BM25, best first (``score`` = BM25).
+    """The ``top_k`` documents best matching a query by BM25, best first.
+
+    ``score`` is the BM25 score (positive; the core's Lucene-style IDF); ``scale_score=True``
+    maps it into (0, 1) as ``InMemoryBM25Retriever`` does: ``expit(score / 8)``.
 
     >>> from haystack import Document
     >>> store = ElasticMemoryDocumentStore(path=":memory:")
@@ -61,7 +64,7 @@ class ElasticMemoryBM25Retriever:
     def _args(self, filters: dict[str, Any] | None, top_k: int | None, scale_score: bool | None) -> dict[str, Any]:
         return {
             "filters": filters_for(self.filter_policy, self.filters, filters),
-            "top_k": self.top_k if top_k is None else check_top_k(top_k),
+            "top_k": run_top_k(top_k, self.top_k),
             "scale_score": self.scale_score if scale_score is None else scale_score,
         }
 

@@ -9,14 +9,17 @@ from haystack.document_stores.types import FilterPolicy
 
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
-from ._common import check_store, check_top_k, filters_for, policy_of, rebuild
+from ._common import check_store, check_top_k, filters_for, policy_of, rebuild, run_top_k
 
 __all__ = ["ElasticMemoryEmbeddingRetriever"]
 
 
 @component
 class ElasticMemoryEmbeddingRetriever:
-    """The ``top_k`` documents most cosine-similar to a query embedding, best first (``score`` = cosine).
+    """The ``top_k`` documents most cosine-similar to a query embedding, best first.
+
+    ``score`` is the cosine similarity in [-1, 1]; ``scale_score=True`` maps it into [0, 1] as
+    ``InMemoryDocumentStore(embedding_similarity_function="cosine")`` does: ``(score + 1) / 2``.
 
     >>> from haystack import Document
     >>> store = ElasticMemoryDocumentStore(path=":memory:")
@@ -72,7 +75,7 @@ class ElasticMemoryEmbeddingRetriever:
     ) -> dict[str, Any]:
         return {
             "filters": filters_for(self.filter_policy, self.filters, filters),
-            "top_k": self.top_k if top_k is None else check_top_k(top_k),
+            "top_k": run_top_k(top_k, self.top_k),
             "scale_score": self.scale_score if scale_score is None else scale_score,
             "return_embedding": self.return_embedding if return_embedding is None else return_embedding,
         }

@@ -9,7 +9,7 @@ from haystack.document_stores.types import FilterPolicy
 
 from haystack_integrations.document_stores.elastic_memory import ElasticMemoryDocumentStore
 
-from ._common import check_store, check_top_k, filters_for, policy_of, rebuild
+from ._common import check_store, check_top_k, filters_for, policy_of, rebuild, run_top_k
 
 __all__ = ["ElasticMemoryHybridRetriever"]
 
@@ -29,7 +29,8 @@ class ElasticMemoryHybridRetriever:
 
     With ``query_embedding`` the core fuses its BM25 and vector legs (``vector_weight`` in [0, 1]
     weighs the vector leg; default: the store's recall configuration) and ``score`` is the fused
-    score; without it the search is BM25 only and ``score`` is the BM25 score.
+    score, in [0, 1] and absolute (an unrelated query scores low, whatever else matched); without
+    it the search is BM25 only and ``score`` is the BM25 score.
 
     >>> from haystack import Document
     >>> store = ElasticMemoryDocumentStore(path=":memory:")
@@ -79,7 +80,7 @@ class ElasticMemoryHybridRetriever:
     def _args(self, filters: dict[str, Any] | None, top_k: int | None, vector_weight: float | None) -> dict[str, Any]:
         return {
             "filters": filters_for(self.filter_policy, self.filters, filters),
-            "top_k": self.top_k if top_k is None else check_top_k(top_k),
+            "top_k": run_top_k(top_k, self.top_k),
             "vector_weight": self.vector_weight if vector_weight is None else _weight(vector_weight),
             "return_embedding": self.return_embedding,
         }

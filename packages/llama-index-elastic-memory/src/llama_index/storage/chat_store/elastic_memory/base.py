@@ -72,7 +72,7 @@ _IN_MEMORY = ":memory:"
 class _Call:
     """One call of a method that :class:`Memory` and :class:`AsyncMemory` both have."""
 
-    name: Literal["recall", "remember_many", "forget", "update", "tags"]
+    name: Literal["recall", "remember_many", "forget", "update", "tags", "vectors"]
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -197,6 +197,7 @@ class _Row:
     created_at: float
     status: str
     data: dict[str, Any]
+    content: str
 
     def message(self) -> ChatMessage:
         return ChatMessage.model_validate(self.data)
@@ -214,7 +215,7 @@ def _row(hit: Hit) -> _Row | None:
         return None
     if status not in _STATUSES:
         return None
-    return _Row(hit.id, seq, hit.created_at, status, data)
+    return _Row(hit.id, seq, hit.created_at, status, data, hit.content)
 
 
 def _ordered(hits: Iterable[Hit]) -> list[_Row]:
@@ -315,19 +316,20 @@ class _Transcript:
         return out
 
     # ---------------------------------------------------------------- writes
+    def _item(self, key: str, seq: int, encoded: _Encoded) -> dict[str, Any]:
+        status, text, data = encoded
+        return {
+            "content": text,
+            "type": "episodic",
+            "agent_id": self.agent_id,
+            "session_id": key,
+            "pinned": True,
+            "tags": [KEY_TAG + key, STATUS_TAG + status],
+            "metadata": {"seq": seq, "message": data},
+        }
+
     def _items(self, key: str, batch: list[_Encoded], first: int) -> list[dict[str, Any]]:
-        return [
-            {
-                "content": text,
-                "type": "episodic",
-                "agent_id": self.agent_id,
-                "session_id": key,
-                "pinned": True,
-                "tags": [KEY_TAG + key, STATUS_TAG + status],
-                "metadata": {"seq": first + n, "message": data},
-            }
-            for n, (status, text, data) in enumerate(batch)
-        ]
+        return [self._item(key, first + n, encoded) for n, encoded in enumerate(batch)]
 
     def append(self, key: str, messages: list[ChatMessage], status: str) -> _Plan[None]:
         """Add ``messages`` after the newest one, in one transaction."""
@@ -336,6 +338,30 @@ class _Transcript:
             return
         top = yield from self.newest(key)
         yield _Call("remember_many", (self._items(key, batch, top.seq + 1 if top else 0),), {"dedupe": False})
+
+    def insert(self, key: str, message: ChatMessage, idx: int, status: str) -> _Plan[None]:
+        """Put ``message`` at position ``idx`` as ``list.insert`` does, in one transaction.
+
+        The message takes the position after the one before it; the messages after it that
+        would not sort after it move up one (rewritten with their ids, times and vectors).
+        """
+        batch = _encode([message], status)
+        rows = yield from self.rows(key)
+        at = _insertion_point(len(rows), idx)
+        seq = last = rows[at - 1].seq + 1 if at else 0
+        moved: list[tuple[_Row, int]] = []
+        for row in rows[at:]:
+            last = last + 1 if row.seq <= last else row.seq
+            if last != row.seq:
+                moved.append((row, last))
+        items = [self._item(key, seq, batch[0])]
+        items += [{**self._item(key, to, (r.status, r.content, r.data)), "id": r.id} for r, to in moved]
+        vectors: list[list[float] | None] | None = None
+        if moved:
+            held: dict[str, list[float]] = yield _Call("vectors", ([r.id for r, _ in moved],))
+            if held:  # moved messages keep their vectors: nothing is embedded again
+                vectors = [None, *(held.get(r.id) for r, _ in moved)]
+        yield _Call("remember_many", (items,), {"dedupe": False, "vectors": vectors})
 
     def replace(self, key: str, messages: list[ChatMessage], status: str) -> _Plan[list[_Row]]:
         """Write ``messages``, then erase what ``key`` held before (a failed write loses nothing)."""
@@ -384,6 +410,11 @@ class _Transcript:
 
 def _pick(rows: list[_Row], idx: int) -> _Row | None:
     return rows[idx] if -len(rows) <= idx < len(rows) else None
+
+
+def _insertion_point(size: int, idx: int) -> int:
+    """Where ``list.insert(idx, ...)`` puts an item in a list of ``size`` (negative counts from the end, clamped)."""
+    return max(0, size + idx) if idx < 0 else min(idx, size)
 
 
 # ---------------------------------------------------------------- opening, shared
@@ -461,9 +492,12 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
     Keys are non-empty strings of at most 247 characters; other keys raise ``UsageError``
     (a ``ValueError``). Reading a key that holds nothing returns ``[]``; deleting from it
     returns ``None``. ``get_messages`` shows the whole transcript of a key, archived messages
-    (from an async store on the same agent id) included. Writes of a batch are one
+    (from an async store on the same agent id) included. ``add_message(key, message, idx)``
+    inserts as ``list.insert`` does (``SimpleChatStore``'s semantics; the async twin takes
+    ``idx`` too). Writes of a batch, and an insert with the messages it moves, are one
     transaction. Two writers appending to one key at the same instant may give two messages
-    the same position; both are kept, in time order.
+    the same position; both are kept, in time order. Differences from ``SimpleChatStore``:
+    docs/llamaindex.md.
 
     Serialisation (``to_dict``/``model_dump``) carries ``path`` and ``agent_id``, so
     ``from_dict`` reopens the same file (with ``embedder=None`` and default options); for a
@@ -534,8 +568,12 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
     def _get(self, key: str) -> _Plan[list[ChatMessage]]:
         return [r.message() for r in (yield from self._transcript.rows(_key(key)))]
 
-    def _add(self, key: str, message: ChatMessage) -> _Plan[None]:
-        yield from self._transcript.append(_key(key), [_message(message)], MessageStatus.ACTIVE.value)
+    def _add(self, key: str, message: ChatMessage, idx: int | None) -> _Plan[None]:
+        checked, one, active = _key(key), _message(message), MessageStatus.ACTIVE.value
+        if idx is None:
+            yield from self._transcript.append(checked, [one], active)
+        else:
+            yield from self._transcript.insert(checked, one, _index(idx), active)
 
     def _delete_all(self, key: str) -> _Plan[list[ChatMessage] | None]:
         rows = yield from self._transcript.rows(_key(key))
@@ -568,9 +606,9 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         """The messages of ``key``, oldest first (``[]`` for a key that holds none)."""
         return self._run(self._get(key))
 
-    def add_message(self, key: str, message: ChatMessage) -> None:
-        """Append ``message`` to ``key``."""
-        self._run(self._add(key, message))
+    def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
+        """Append ``message`` to ``key``, or insert it at position ``idx`` as ``list.insert`` does."""
+        self._run(self._add(key, message, idx))
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Erase the messages of ``key`` and return them (``None`` when it held none)."""
@@ -597,9 +635,9 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         """:meth:`get_messages` on the async facade."""
         return await self._arun(self._get(key))
 
-    async def async_add_message(self, key: str, message: ChatMessage) -> None:
+    async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """:meth:`add_message` on the async facade."""
-        await self._arun(self._add(key, message))
+        await self._arun(self._add(key, message, idx))
 
     async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
         """:meth:`delete_messages` on the async facade."""

@@ -1,0 +1,67 @@
+"""A store that was never closed: the interpreter exits quietly and the file keeps what was written.
+
+Each check runs a small program in a fresh interpreter (exit is what is tested).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from elastic_memory.storage.driver import driver
+
+ASYNC_DROPPED = """
+import asyncio, gc, sys
+from elastic_memory import AsyncMemory
+from elastic_memory.testing import FakeEmbedder
+
+async def main():
+    mem = await AsyncMemory.open(sys.argv[1], embedder=FakeEmbedder())
+    await mem.record_turn("My dog is called Rex", "Noted!")
+    await mem.build_context("what is my dog called")
+
+asyncio.run(main())
+gc.collect()
+print("done")
+"""
+
+SYNC_BUSY = """
+import sys
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
+
+mem = Memory.open(sys.argv[1], embedder=FakeEmbedder())
+for i in range(20):
+    mem.record_turn(f"turn {i}: I moved to Lisbon and like green tea", "Noted!")
+print("done")
+"""
+
+
+def _run(program: str, db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(program), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_async_store_dropped_unclosed_exits_without_a_pending_task_warning(tmp_path: Path) -> None:
+    """If this fails with "Task was destroyed but it is pending", check ``_runner.keep`` and ``_end_at_exit``."""
+    done = _run(ASYNC_DROPPED, tmp_path / "m.db")
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "done", "")
+
+
+def test_a_busy_sync_store_left_open_exits_quietly_and_keeps_its_turns(tmp_path: Path) -> None:
+    """Background jobs still queued at exit are cancelled; every turn was committed before."""
+    db = tmp_path / "m.db"
+    done = _run(SYNC_BUSY, db)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "done", "")
+    conn = driver().module.connect(str(db))
+    try:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 20
+    finally:
+        conn.close()
