@@ -246,7 +246,7 @@ def test_extract_with_reads_the_flat_shape() -> None:
 def test_extract_with_falls_back_to_the_heuristic_on_malformed_output(answer: str) -> None:
     result = LLM.extract_with(lambda _: answer, TURN)
     assert result.origin == "heuristic"
-    assert [f.key for f in result.facts] == ["user.employer"]
+    assert [f.key for f in result.facts] == ["user.dog_name", "user.employer"]
 
 
 def test_extract_with_falls_back_when_the_model_raises() -> None:

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from elastic_memory.storage.driver import driver
 
 ASYNC_DROPPED = """
@@ -38,6 +40,53 @@ for i in range(20):
 print("done")
 """
 
+CLOSED_AT_EXIT = """
+import atexit, sys
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
+
+mem = Memory.open(sys.argv[1], embedder=FakeEmbedder())
+atexit.register(mem.close)
+for i in range(20):
+    mem.record_turn(f"turn {i}: I moved to Lisbon and like green tea", "Noted!")
+print("done")
+"""
+
+THREAD_OUTLIVES_MAIN = """
+import sys, threading, time
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
+
+def work():
+    time.sleep(0.3)  # the main thread has finished by now: thread pools refuse new work
+    mem = Memory.open(sys.argv[1], embedder=FakeEmbedder())
+    for i in range(5):
+        mem.record_turn(f"turn {i}: my sister Ana lives in Porto", "Noted!")
+    mem.close()
+    print("closed", flush=True)
+
+threading.Thread(target=work).start()
+print("done", flush=True)
+"""
+
+USED_AFTER_MAIN = """
+import sys, threading, time
+from elastic_memory import Memory
+from elastic_memory.testing import FakeEmbedder
+
+mem = Memory.open(sys.argv[1], embedder=FakeEmbedder())
+
+def work():
+    time.sleep(0.3)
+    for i in range(5):
+        mem.record_turn(f"turn {i}: my sister Ana lives in Porto", "Noted!")
+    mem.close()
+    print("closed", flush=True)
+
+threading.Thread(target=work).start()
+print("done", flush=True)
+"""
+
 
 def _run(program: str, db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -63,5 +112,30 @@ def test_a_busy_sync_store_left_open_exits_quietly_and_keeps_its_turns(tmp_path:
     conn = driver().module.connect(str(db))
     try:
         assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 20
+    finally:
+        conn.close()
+
+
+def test_a_store_closed_by_an_atexit_handler_exits_without_hanging(tmp_path: Path) -> None:
+    """If this times out, ``Worker.drain`` waits for a worker that stopped at exit: see ``_runner.exiting``."""
+    db = tmp_path / "m.db"
+    done = _run(CLOSED_AT_EXIT, db)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "done", "")
+    conn = driver().module.connect(str(db))
+    try:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 20
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("program", [THREAD_OUTLIVES_MAIN, USED_AFTER_MAIN], ids=["opened-late", "opened-in-main"])
+def test_a_thread_that_outlives_the_main_thread_can_still_write_and_close(tmp_path: Path, program: str) -> None:
+    """If this times out, the worker stopped when the main thread ended instead of at ``atexit``."""
+    db = tmp_path / "m.db"
+    done = _run(program, db)
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["done", "closed"], "")
+    conn = driver().module.connect(str(db))
+    try:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 5
     finally:
         conn.close()

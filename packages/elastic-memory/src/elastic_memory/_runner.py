@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from .errors import UsageError
 
-__all__ = ["EXIT_GRACE", "arun", "exiting", "keep", "loop", "run"]
+__all__ = ["EXIT_GRACE", "arun", "exiting", "keep", "loop", "run", "shutting_down"]
 
 T = TypeVar("T")
 #: At interpreter exit, how long the library loop's tasks get to end once cancelled (seconds).
@@ -29,8 +29,12 @@ _thread: threading.Thread | None = None
 #: Long-lived tasks on the library loop (a store's worker): held here, so a store dropped
 #: without ``close()`` never leaves a pending task to the garbage collector.
 _kept: set[asyncio.Task[Any]] = set()
-#: Set when the interpreter starts exiting (threading's exit hooks run before ``atexit``'s,
-#: and thread pools refuse new work from then on): background work stops quietly.
+#: Set once the main thread has finished (threading's exit hooks, before non-daemon threads are
+#: joined and before ``atexit``): thread pools refuse new work from then on, so a background job
+#: failing for that reason is logged quietly. Work still goes on: a non-daemon thread or an
+#: ``atexit`` handler may still use a store and close it.
+_main_ended = threading.Event()
+#: Set by the library's ``atexit`` handler, which then cancels what runs on the library loop.
 _exiting = threading.Event()
 
 
@@ -39,23 +43,32 @@ def loop() -> asyncio.AbstractEventLoop:
     global _loop, _thread  # one loop per process by design
     with _lock:
         if _loop is None or _loop.is_closed():
+            if _loop is None:
+                # Registered before any store exists, so a host's own ``atexit`` handler (say
+                # ``mem.close``) runs before ours: atexit runs last registered first.
+                atexit.register(_end_at_exit)
+                # CPython's hook for "the main thread has finished" (private; atexit alone is later).
+                at_threading_exit = getattr(threading, "_register_atexit", None)
+                if at_threading_exit is not None:
+                    try:
+                        at_threading_exit(_main_ended.set)
+                    except RuntimeError:  # first used from a thread that outlived the main thread
+                        _main_ended.set()
             new = asyncio.new_event_loop()
             thread = threading.Thread(target=new.run_forever, name="elastic-memory-loop", daemon=True)
             thread.start()
-            if _loop is None:
-                atexit.register(_end_at_exit)
-                # CPython's hook for "the main thread has finished" (private; atexit alone is later).
-                # These hooks run last registered first: ours, then the thread pools' shutdown.
-                at_threading_exit = getattr(threading, "_register_atexit", None)
-                if at_threading_exit is not None:
-                    at_threading_exit(_exiting.set)
             _loop, _thread = new, thread
         return _loop
 
 
 def exiting() -> bool:
-    """Whether the interpreter has started exiting: background work should stop, quietly."""
+    """Whether the library's exit handler runs: background work stops, waiting for it ends."""
     return _exiting.is_set()
+
+
+def shutting_down() -> bool:
+    """Whether the main thread has finished: thread pools refuse work, failures are expected."""
+    return _main_ended.is_set() or _exiting.is_set()
 
 
 def keep(task: asyncio.Task[Any]) -> None:

@@ -385,7 +385,8 @@ class Worker:
                 await self._run_one(self._queue.popleft())
             return
         async with self.calls.hurried():
-            while self._queue or self._running is not None:
+            # At interpreter exit the worker stops and what is queued is left (nothing committed is lost).
+            while (self._queue or self._running is not None) and not _runner.exiting():
                 self.start()
                 await self._idle.wait()
 
@@ -408,13 +409,16 @@ class Worker:
 
     # --------------------------------------------------------------------- loop
     async def _main(self) -> None:
-        while not _runner.exiting():  # at interpreter exit the queue is left: nothing committed is lost
-            if not self._queue:
-                self._idle.set()
-                self._wake.clear()
-                await self._wake.wait()
-                continue
-            await self._run_one(self._queue.popleft())
+        try:
+            while not _runner.exiting():  # at interpreter exit the queue is left: nothing committed is lost
+                if not self._queue:
+                    self._idle.set()
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                await self._run_one(self._queue.popleft())
+        finally:
+            self._idle.set()  # nobody waits forever for a worker that has ended
 
     async def _run_one(self, job: Job) -> None:
         self._keys.discard(job.key)
@@ -434,7 +438,7 @@ class Worker:
         except Exception as e:
             self.errors[job.kind] = self.errors.get(job.kind, 0) + 1
             self.last_error = f"{job.kind}: {type(e).__name__}: {e}"
-            if _runner.exiting():  # the interpreter is exiting: thread pools refuse work, not a failure
+            if _runner.shutting_down():  # the interpreter is exiting: thread pools refuse work, not a failure
                 log.debug("elastic-memory background job %s stopped at exit: %s", job.kind, e)
             else:
                 log.warning("elastic-memory background job %s failed: %s", job.kind, e, exc_info=e)
