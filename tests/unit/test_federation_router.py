@@ -27,6 +27,7 @@ def make_hit(
     keyword: float | None = None,
     vector: float | None = None,
     content: str | None = None,
+    relevance: float | None = None,
 ) -> Hit:
     return Hit(
         id=id,
@@ -47,6 +48,7 @@ def make_hit(
         keyword_score=keyword,
         vector_score=vector,
         accessed_at=accessed_at,
+        relevance=relevance,
     )
 
 
@@ -506,6 +508,16 @@ def test_refusion_replaces_scores_with_absolute_relevance() -> None:
     got = [(h.id, h.score, h.relevance) for h in ranked]
     assert got == [(i, pytest.approx(x), pytest.approx(x)) for i, x in expected]
     assert 0 < ranked[1].score < ranked[0].score < 1
+
+
+def test_refusion_ranks_by_each_tiers_own_relevance_when_it_has_one() -> None:
+    """A tier's relevance (its BM25 scaled by its own statistics) wins over the router's estimate from raw scores."""
+    router = make_router()
+    cands = [
+        *on(router, "private", make_hit("a", keyword=9.0, vector=0.9, relevance=0.2)),
+        *on(router, "global", make_hit("b", keyword=0.5, vector=0.4, relevance=0.8)),
+    ]
+    assert [(h.id, h.relevance) for h in router.rank(cands, query="q", k=10)] == [("b", 0.8), ("a", 0.2)]
 
 
 def test_keyword_mode_refuses_on_bm25_only() -> None:

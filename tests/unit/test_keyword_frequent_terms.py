@@ -149,6 +149,12 @@ def test_rows_added_after_the_build_are_ranked(store: Memory) -> None:
     assert _keyword(store, "otter river")[0][0] == "new"
 
 
+def test_rows_without_a_word_count_in_the_statistics(store: Memory) -> None:
+    """FTS5 counts a row whose text has no token in N and the average length: so must the reference."""
+    store.remember_many([{"content": "?!", "id": f"blank{i}"} for i in range(30)])
+    _assert_exact(store, "otter river")
+
+
 def test_a_hard_delete_drops_the_tier_and_answers_stay_exact(store: Memory) -> None:
     best = _fts5(store, "otter river")[0][0]
     store.forget(best, hard=True)

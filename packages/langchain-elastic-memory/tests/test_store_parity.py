@@ -85,12 +85,12 @@ class Stores:
         return {name: call(store) for name, store in self.all()}
 
 
-def _stores(index: Any) -> Iterator[Stores]:
+def _stores(index: Any, path: str = ":memory:") -> Iterator[Stores]:
     module = _extension_sqlite() if index else sqlite3
     conn = module.connect(":memory:", check_same_thread=False, isolation_level=None)
     sqlite = SqliteStore(cast(Any, conn), index={**index, "text_fields": index["fields"]} if index else None)
     sqlite.setup()
-    ours = ElasticMemoryStore(path=":memory:", index=index)
+    ours = ElasticMemoryStore(path=path, index=index)
     try:
         yield Stores(ours, InMemoryStore(index=index), sqlite)
     finally:
@@ -108,6 +108,12 @@ def stores() -> Iterator[Stores]:
 def plain() -> Iterator[Stores]:
     """The three stores without an index (no vectors)."""
     yield from _stores(None)
+
+
+@pytest.fixture
+def each_backend(location: str) -> Iterator[Stores]:
+    """The three stores without an index, ours on each backend (SQLite, then PostgreSQL)."""
+    yield from _stores(None, location)
 
 
 def keys(items: Sequence[Item]) -> list[str]:
@@ -274,6 +280,133 @@ def test_nested_filters_take_both_forms(stores: Stores) -> None:
     assert keys(stores.memory.search(("u",), filter={"profile": {"city": "Oslo"}})) == ["ana"]
     assert keys(stores.ours.search(("u",), filter={"profile.city": "Oslo"})) == ["ana"]
     assert keys(stores.sqlite.search(("u",), filter={"profile.city": "Oslo"})) == ["ana"]
+
+
+#: Values whose fields are scalars in some items, lists (or dicts, or missing) in others.
+MIXED: dict[str, dict[str, Any]] = {
+    "scalar": {
+        "tag": "x",
+        "n": 1,
+        "nums": 1,
+        "flag": True,
+        "opt": None,
+        "info": {"city": "Oslo", "zip": None, "age": 30},
+    },
+    "listed": {"tag": ["x", "y"], "n": 1.0, "nums": [1, 2], "flag": [True], "opt": [None], "info": ["Oslo"]},
+    "other": {"tag": "y", "n": 2.5, "nums": 2.0, "flag": False, "opt": "set", "info": {"city": "Rome", "age": 41.5}},
+    "sparse": {"n": -3},
+    "odd": {"tag": [], "n": 0, "nums": [], "flag": [False, True], "opt": [], "info": "Oslo"},
+    "deep": {
+        "tag": ["y"],
+        "n": 10**6,
+        "nums": [2.0],
+        "flag": "true",
+        "opt": {},
+        "info": {"city": ["Oslo"], "zip": "0150", "age": 18},
+    },
+}
+ALL = sorted(MIXED)
+
+
+def _but(*left_out: str) -> list[str]:
+    return [k for k in ALL if k not in left_out]
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected", "as_sqlitestore"),
+    [
+        ({"tag": "x"}, ["scalar"], True),
+        ({"tag": {"$eq": "y"}}, ["other"], True),
+        ({"tag": {"$ne": "x"}}, _but("scalar"), False),
+        ({"nums": 1}, ["scalar"], True),
+        ({"nums": 2}, ["other"], True),
+        ({"nums": {"$ne": 2}}, _but("other"), False),
+        ({"n": 1}, ["listed", "scalar"], True),
+        ({"n": {"$eq": 1.0}}, ["listed", "scalar"], True),
+        ({"n": {"$ne": 1}}, _but("listed", "scalar"), True),
+        ({"n": {"$gt": 0}}, ["deep", "listed", "other", "scalar"], True),
+        ({"n": {"$gte": 1}}, ["deep", "listed", "other", "scalar"], True),
+        ({"n": {"$lt": 1}}, ["odd", "sparse"], True),
+        ({"n": {"$lte": 1.0}}, ["listed", "odd", "scalar", "sparse"], True),
+        ({"n": {"$gt": 1, "$lte": 10**6}}, ["deep", "other"], True),
+        ({"flag": True}, ["scalar"], True),
+        ({"flag": False}, ["other"], True),
+        ({"flag": {"$ne": True}}, _but("scalar"), False),
+        ({"opt": None}, ["scalar", "sparse"], True),
+        ({"opt": {"$eq": None}}, ["scalar", "sparse"], True),
+        ({"opt": {"$ne": None}}, ["deep", "listed", "odd", "other"], True),
+        ({"info": {"city": "Oslo"}}, ["scalar"], False),
+        ({"info": {"city": {"$ne": "Oslo"}}}, ["deep", "other"], False),
+        ({"info": {"zip": None}}, ["other", "scalar"], False),
+        ({"info": {"zip": {"$ne": None}}}, ["deep"], False),
+        ({"info": {"age": {"$gte": 30}}}, ["other", "scalar"], False),
+        ({"info": {"age": {"$lt": 30}, "city": {"$ne": "Rome"}}}, ["deep"], False),
+        ({"tag": "y", "n": {"$gt": 0}}, ["other"], True),
+    ],
+    ids=[
+        "str-eq",
+        "str-$eq",
+        "str-$ne",
+        "int-eq",
+        "int-eq-float",
+        "int-$ne",
+        "int-float-eq",
+        "float-int-$eq",
+        "number-$ne",
+        "$gt",
+        "$gte",
+        "$lt",
+        "$lte",
+        "range",
+        "true",
+        "false",
+        "bool-$ne",
+        "none",
+        "none-$eq",
+        "none-$ne",
+        "nested-eq",
+        "nested-$ne",
+        "nested-none",
+        "nested-none-$ne",
+        "nested-$gte",
+        "nested-two",
+        "and",
+    ],
+)
+def test_filters_compare_scalars_and_lists_as_inmemorystore(
+    each_backend: Stores, condition: dict[str, Any], expected: list[str], as_sqlitestore: bool
+) -> None:
+    """A scalar never equals a list holding it (the core's own ``$eq`` would match it), as in both references.
+
+    ``SqliteStore`` is compared too where it has the same semantics (its ``$ne`` leaves out
+    items without the field, and it refuses nested dicts: it reads their keys as operators).
+    """
+    for key, value in MIXED.items():
+        each_backend.put(("mix",), key, value)
+    stores = [each_backend.ours, each_backend.memory, *([each_backend.sqlite] if as_sqlitestore else [])]
+    found = {type(s).__name__: sorted(keys(s.search(("mix",), filter=condition))) for s in stores}
+    assert _same(found) == expected
+
+
+def test_comparisons_match_numbers_only_where_inmemorystore_raises(plain: Stores) -> None:
+    """``$gt`` on a list, a missing field or a string: ``InMemoryStore`` raises (``float(...)``), ours never matches."""
+    for key, value in MIXED.items():
+        plain.put(("mix",), key, value)
+    assert keys(plain.ours.search(("mix",), filter={"nums": {"$gt": 0}})) == ["scalar", "other"]
+    assert keys(plain.ours.search(("mix",), filter={"tag": {"$lt": "z"}})) == ["scalar", "other"]
+    with pytest.raises(TypeError):
+        plain.memory.search(("mix",), filter={"nums": {"$gt": 0}})
+
+
+def test_a_bool_is_not_a_number_here(plain: Stores) -> None:
+    """An intended difference: both references take ``True == 1`` (Python's, SQLite's), ours compares types."""
+    plain.put(("b",), "true", {"flag": True})
+    plain.put(("b",), "one", {"flag": 1})
+    plain.put(("b",), "float", {"flag": 1.0})
+    found = plain.each(lambda s: sorted(keys(s.search(("b",), filter={"flag": True}))))
+    assert found["InMemoryStore"] == found["SqliteStore"] == ["float", "one", "true"]
+    assert found["ElasticMemoryStore"] == ["true"]
+    assert sorted(keys(plain.ours.search(("b",), filter={"flag": 1}))) == ["float", "one"]
 
 
 # ------------------------------------------------------------------ namespaces

@@ -201,7 +201,9 @@ def reference_bm25(conn: Any, query: str, table: str = "memories_fts") -> dict[i
     for term, doc, column in conn.execute("SELECT term, doc, col FROM temp.reference_vocab"):
         freq[(int(doc), str(term))] += weights[str(column)]
         length[int(doc)] += 1
-    rows = len(length)
+    # N counts every indexed row, those without a token too (one ``_docsize`` row each).
+    docsize = '"' + f"{table}_docsize".replace('"', '""') + '"'
+    rows = int(conn.execute(f"SELECT count(*) FROM {docsize}").fetchone()[0])
     average = sum(length.values()) / rows if rows else 0.0
     holding = Counter(term for _, term in freq)
     scores: defaultdict[int, float] = defaultdict(float)

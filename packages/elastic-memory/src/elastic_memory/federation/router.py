@@ -336,9 +336,10 @@ class MemoryRouter(Generic[S]):
         retention fell below ``decay.consolidate_below`` drop out. Without query text the
         order is pinned first, then :meth:`score`, then newest. With text it is relevance
         (scaled by the type weight), then :meth:`score`, then newest; relevance is the
-        tier's own score when one tier served every hit, else each hit's absolute relevance
-        from its BM25 and cosine (``scores.hybrid``: ``vector_weight`` for hybrid, 1 for
-        semantic, 0 for keyword), the same scale in every tier. Every hit carries ``tier``
+        tier's own score when one tier served every hit, else each hit's absolute
+        :attr:`~elastic_memory.Hit.relevance` as its tier computed it (the same [0, 1] scale
+        in every tier), or, for a hit without one, the relevance of its BM25 and cosine
+        (``scores.hybrid``: ``vector_weight`` for hybrid, 1 for semantic, 0 for keyword). Every hit carries ``tier``
         and, after such a re-fusion, that relevance as its ``score``.
         """
         now = self._clock()
@@ -374,4 +375,9 @@ class MemoryRouter(Generic[S]):
         if len({s.tier.name for s in kept}) <= 1:
             return [s.hit.score for s in kept]
         weight = {RecallMode.HYBRID: vector_weight, RecallMode.SEMANTIC: 1.0, RecallMode.KEYWORD: 0.0}[mode]
-        return [scores.hybrid(s.hit.keyword_score, s.hit.vector_score, vector_weight=weight) for s in kept]
+        return [
+            s.hit.relevance
+            if s.hit.relevance is not None
+            else scores.hybrid(s.hit.keyword_score, s.hit.vector_score, vector_weight=weight)
+            for s in kept
+        ]

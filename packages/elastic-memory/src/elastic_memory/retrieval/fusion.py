@@ -9,7 +9,7 @@ and ``rrf`` give scores comparable within one recall only.
 >>> [s for s, _ in weighted(kw, vec, vector_weight=0.5)]
 [1, 2, 3]
 >>> [(s, round(x, 3)) for s, x in convex(kw, {1: 0.2, **vec}, vector_weight=0.5, scale=3.0)]
-[(2, 0.604), (1, 0.5), (3, 0.188)]
+[(2, 0.595), (1, 0.5), (3, 0.143)]
 >>> [s for s, _ in rrf([1, 2], [2, 3], vector_weight=0.5, k=60)]
 [2, 1, 3]
 """

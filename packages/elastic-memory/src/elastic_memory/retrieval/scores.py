@@ -12,11 +12,11 @@ never scores 1 and a store of one memory is not a perfect match for everything.
   texts sit at cosines of about 0 to 0.3 under sentence models;
 - hybrid: ``(1 - w) * keyword + w * cosine`` relevance; a leg that did not score it: 0.
 
->>> cosine_relevance(-0.3), cosine_relevance(0.65)
+>>> cosine_relevance(-0.3), round(cosine_relevance(0.65), 3)
 (0.0, 0.5)
 >>> keyword_relevance(3.0, scale=6.0), keyword_relevance(9.0, scale=6.0), keyword_relevance(BM25_HALF)
 (0.5, 1.0, 0.5)
->>> hybrid(3.0, 0.65, vector_weight=0.5, scale=6.0)
+>>> round(hybrid(3.0, 0.65, vector_weight=0.5, scale=6.0), 3)
 0.5
 """
 

@@ -257,7 +257,7 @@ class FrequentTerms:
             held = [int(n) for n in (await self._query(*kq.phrase_stats(self.table, rest)))[0][1:]]
             phrases = [(t, bm25.rescale(index.rows, n)) for t, n in zip(rest, held, strict=True) if n]
             ranked = await self._query(*kq.scaled(self.table, phrases)) if phrases else []
-        holding = [len(index.postings[t].positions.view()) for t in frequent] + [n for n in held if n]
+        holding = [len(index.postings[t].positions.view()) for t in frequent] + held
         self.last_scale = bm25.scale(index.rows, holding)
         seqs = index.seqs.view()
         found = np.fromiter((r[0] for r in ranked), dtype=np.int64, count=len(ranked))

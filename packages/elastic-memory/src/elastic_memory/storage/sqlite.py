@@ -717,7 +717,10 @@ class SQLiteStore(RecordReads):
             self._keyword_scale = 0.0
             with self._errors("search keywords"):
                 if len(filters.agent_ids) != 1:
-                    found = await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
+                    # the statistics and the ranking see one state of the file (a caller's snapshot, or one here)
+                    snapshot = contextlib.nullcontext() if self._conn.in_transaction else self._snapshot()
+                    async with snapshot:
+                        found = await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
                 else:
                     async with self._snapshot():  # the table chosen and the search see one state of the file
                         table = await self._keywords.table_for(filters.agent_ids[0])
