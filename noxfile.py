@@ -74,6 +74,17 @@ def tests(session: nox.Session, package: str) -> None:
     session.run("pytest", "--doctest-modules", "--pyargs", *modules, "-p", "no:cacheprovider")
 
 
+@nox.session
+def tests_haystack_experimental_agent(session: nox.Session) -> None:
+    """haystack-experimental's Agent with the Haystack memory stores, on the haystack-ai its Agent imports on."""
+    folder = PACKAGES["elastic-memory-haystack"][0]
+    session.install(
+        "-e", CORE, *TEST_DEPS, "haystack-ai==2.25.2", "haystack-experimental==0.19.0.post1"
+    )  # fmt: skip
+    session.install("--no-deps", "-e", folder)  # the package asks for haystack-ai 3: keep 2.25.2
+    session.run("pytest", f"{folder}/tests/test_experimental_agent.py", "-p", "no:cacheprovider", *session.posargs)
+
+
 #: Every Python the packages claim (requires-python = ">=3.10"): the classifiers list exactly these.
 MATRIX = ("3.10", "3.11", "3.12", "3.13")
 #: Besides the conformance suite: the unit tests closest to the interpreter (the async bridge and
@@ -153,7 +164,14 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # and should uv look for 
 #: What `nox` alone runs. The matrix leaves out the version nox runs on: `tests` runs the whole
 #: suite there already (`nox -s matrix` runs all four).
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
-nox.options.sessions = ["tests", *(f"matrix({v})" for v in MATRIX if v != RUNNING), "lint", "docs", "notebooks"]
+nox.options.sessions = [
+    "tests",
+    "tests_haystack_experimental_agent",
+    *(f"matrix({v})" for v in MATRIX if v != RUNNING),
+    "lint",
+    "docs",
+    "notebooks",
+]
 
 
 @nox.session(download_python="never")

@@ -62,7 +62,10 @@ def test_neighbors_lists_entities_within_hops(graph_db: Path) -> None:
     rows = [
         json.loads(line) for line in ok("graph", "neighbors", "user", "--db", graph_db, "--json").stdout.splitlines()
     ]
-    assert [(r["name"], r["hops"], r["relation"]) for r in rows] == [("Acme Robotics", 1, "works_at"), ("Ana", 1, "has_sister")]
+    assert [(r["name"], r["hops"], r["relation"]) for r in rows] == [
+        ("Acme Robotics", 1, "works_at"),
+        ("Ana", 1, "has_sister"),
+    ]
 
 
 def test_path_prints_the_chain(graph_db: Path) -> None:

@@ -21,7 +21,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["ABSENT_WEIGHT", "B", "FTS5_IDF_FLOOR", "K1", "RELEVANCE_HALF", "averages", "fts5_idf", "idf", "rescale", "scale", "varints"]
+__all__ = [
+    "ABSENT_WEIGHT",
+    "B",
+    "FTS5_IDF_FLOOR",
+    "K1",
+    "RELEVANCE_HALF",
+    "averages",
+    "fts5_idf",
+    "idf",
+    "rescale",
+    "scale",
+    "varints",
+]
 
 #: BM25's parameters, as FTS5's ``bm25()`` fixes them.
 K1, B = 1.2, 0.75
