@@ -3,6 +3,7 @@ equality on list-valued fields, on every recall path."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,6 +210,14 @@ def test_bad_logic_or_operands_are_usage_errors(metadata: dict[str, Any]) -> Non
 def test_new_operators_say_what_is_wrong(metadata: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         Filters.parse({"metadata": metadata})
+
+
+def test_a_like_pattern_sqlite_would_find_too_complex_is_a_usage_error(tmp_path: Path) -> None:
+    """SQLite refuses LIKE/GLOB patterns over 50,000 bytes with a storage error: refused up front instead."""
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        mem.remember("x", metadata={"s": "x"})
+        with pytest.raises(UsageError, match="shorter part"):
+            mem.recall("", filters={"metadata": {"s": {"$like": "*" * 20_000}}})
 
 
 def test_a_like_pattern_may_end_with_an_escaped_backslash() -> None:

@@ -137,6 +137,39 @@ NOT_STATED = [
     ("My brother I think is in Rome.", "user.brother_name"),
     ("My dad NEVER listens.", "user.father_name"),
     ("My dog is called Rex?", "user.dog_name"),
+    # reviewer's false positives: not a name
+    ("Thursday here, still raining.", "user.name"),
+    ("Cold here.", "user.name"),
+    ("Lunch here.", "user.name"),
+    ("Lisbon here.", "user.name"),
+    ("Midnight here, can't sleep.", "user.name"),
+    ("I'm Christmas shopping today.", "user.name"),
+    ("I'm Uber driving tonight.", "user.name"),
+    ("I'm Republican.", "user.name"),
+    ("I'm Puerto Rican.", "user.name"),
+    ("I'm Sunni.", "user.name"),
+    ("I'm Bengali.", "user.name"),
+    ("Ich bin im Garten.", "user.name"),
+    # reviewer's false positives: not a relative's or pet's name
+    ("I called my mom Sunday.", "user.mother_name"),
+    ("I took my dog Monday to the vet.", "user.dog_name"),
+    ("I visit my mom Christmas Eve", "user.mother_name"),
+    # reviewer's false positives: not a job
+    ("I'm working as a team", "user.occupation"),
+    ("I'm working as fast as I can", "user.occupation"),
+    # reviewer's false positives: not an allergy
+    ("My allergies are bothering me", "user.allergies"),
+    ("My allergies are driving me crazy", "user.allergies"),
+    ("My allergies are kicking in", "user.allergies"),
+    ("My allergies are much better now", "user.allergies"),
+    ("I've got allergies to deal with", "user.allergies"),
+    # reviewer's false positives: not a home
+    ("We live in the moment", "user.location"),
+    ("We live in a society", "user.location"),
+    ("we moved to a bigger place", "user.location"),
+    ("my home is in need of repair", "user.location"),
+    ("my hometown is famous for cheese", "user.hometown"),
+    ("my hometown is about an hour away", "user.hometown"),
 ]
 
 _PROFILE = {key for key, category, _ in KEYS if category == "profile"}

@@ -107,11 +107,25 @@ def test_the_only_memory_is_not_a_perfect_match_for_anything() -> None:
         assert hit.score < 0.5
 
 
-def test_hybrid_scores_are_in_unit_range_and_equal_relevance() -> None:
+def test_hybrid_scores_and_relevance_are_in_unit_range_with_the_neighbour_boost() -> None:
     with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
         mem.remember_many([{"content": text, "session_id": "s1"} for text in STANDUP])  # neighbours boost
         hits = mem.recall("standup meeting", mode="hybrid")
-        assert all(0.0 <= h.score <= 1.0 and h.relevance == h.score for h in hits)
+        assert all(0.0 <= h.score <= 1.0 and 0.0 <= (h.relevance or 0.0) <= 1.0 for h in hits)
+
+
+def _exact_match_relevance(session: str | None) -> float | None:
+    with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+        mem.remember("Paris is in France")
+        mem.remember_many([{"content": t, "session_id": session} for t in ("lunch at noon", "bring an umbrella")])
+        return mem.recall("Paris is in France", mode="hybrid")[0].relevance
+
+
+def test_a_hits_relevance_does_not_depend_on_the_other_candidates() -> None:
+    """Whether unrelated memories have session neighbours (so the boost runs) must not move an exact match."""
+    alone, beside_sessions = _exact_match_relevance(None), _exact_match_relevance("s1")
+    assert alone is not None and alone > 0.9
+    assert beside_sessions == pytest.approx(alone)
 
 
 def test_hybrid_score_is_the_convex_relevance_of_both_legs() -> None:

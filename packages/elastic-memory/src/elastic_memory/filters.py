@@ -20,6 +20,7 @@ from .types import KINDS, MemoryType, Scope, Source
 __all__ = [
     "MAX_FILTER_CONDITIONS",
     "MAX_FILTER_VALUES",
+    "MAX_PATTERN_LENGTH",
     "METADATA_LOGIC",
     "METADATA_OPERATORS",
     "Filters",
@@ -55,6 +56,8 @@ MAX_FILTER_CONDITIONS = 128
 #: The most values one filter may list in all (``$in``/``$nin`` items, list filters such as
 #: ``tags``), well under the 32,766 parameters SQLite binds to one statement.
 MAX_FILTER_VALUES = 10_000
+#: The longest ``$like``/``$ilike`` pattern, in characters (SQLite refuses patterns over 50,000 bytes).
+MAX_PATTERN_LENGTH = 10_000
 
 _KEYS = (
     "agent_id",
@@ -252,6 +255,12 @@ def _operand(key: str, op: str, raw: Any, budget: _Budget) -> Any:
 def _pattern(key: str, op: str, raw: str) -> str:
     r"""A ``$like``/``$ilike`` pattern: ``%`` any run, ``_`` one character, ``\`` makes the next one literal."""
     pattern = check_text(raw, f"the metadata filter on {key!r}")
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        msg = (
+            f"metadata filter on {key!r}: the {op} pattern has {len(pattern):,} characters, "
+            f"more than {MAX_PATTERN_LENGTH:,}; match a shorter part of the text"
+        )
+        raise UsageError(msg)
     if (len(pattern) - len(pattern.rstrip("\\"))) % 2:
         msg = (
             f"metadata filter on {key!r}: the {op} pattern {pattern!r} ends with a lone backslash; "

@@ -129,15 +129,14 @@ def _relevance(
 ) -> Callable[[int, float], float]:
     """How a hit's score maps to relevance in [0, 1] (``scale``, ``half``: see :func:`.scores.keyword_relevance`).
 
-    Convex hybrid scores are relevance already; the other fusions rank by their own scale,
-    so their relevance is the convex score of the hit's legs (without the neighbour boost).
+    A hybrid hit's relevance is the convex score of its two legs, whatever the fusion: the
+    hit's own, never moved by the other candidates (the neighbour boost and the graph nudge
+    only rank, through ``score``).
     """
     if mode is RecallMode.SEMANTIC:
         return lambda _, score: scores.cosine_relevance(score)
     if mode is RecallMode.KEYWORD:
         return lambda _, score: scores.keyword_relevance(score, scale=scale, half=half)
-    if config.fusion is Fusion.CONVEX:
-        return lambda _, score: scores.clipped(score)
     weight = config.effective_vector_weight
     return lambda seq, _: scores.hybrid(
         kw_scores.get(seq), vec_scores.get(seq), vector_weight=weight, scale=scale, half=half
