@@ -203,6 +203,7 @@ def test_bad_logic_or_operands_are_usage_errors(metadata: dict[str, Any]) -> Non
     ("metadata", "message"),
     [
         ({"a": {"$like": "x\\"}}, "ends with a lone backslash"),
+        ({"a": {"$ilike": "a\x00%"}}, "contains NUL"),
         ({"a": {"$between": [3, 1]}}, r"is empty \(low > high\); swap them"),
         ({"a": {"$between": [1, "z"]}}, "two numbers or two strings"),
     ],

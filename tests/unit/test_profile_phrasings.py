@@ -25,7 +25,7 @@ STATED = [
     ("im Jonas btw", "user.name", "Jonas"),
     ("call me Sam", "user.name", "Sam"),
     ("Everyone calls me Sam.", "user.name", "Sam"),
-    ("Priya here, quick question about my flight.", "user.name", "Priya"),
+    ("Hey! Priya here, quick question about my flight.", "user.name", "Priya"),
     ("Hi, Jonas here!", "user.name", "Jonas"),
     ("Name's Jonas.", "user.name", "Jonas"),
     ("My name is Ada Lovelace.", "user.name", "Ada Lovelace"),
@@ -150,6 +150,8 @@ NOT_STATED = [
     ("I'm Sunni.", "user.name"),
     ("I'm Bengali.", "user.name"),
     ("Ich bin im Garten.", "user.name"),
+    ("Im Garten.", "user.name"),
+    ("Im Büro bis Montag", "user.name"),
     # reviewer's false positives: not a relative's or pet's name
     ("I called my mom Sunday.", "user.mother_name"),
     ("I took my dog Monday to the vet.", "user.dog_name"),

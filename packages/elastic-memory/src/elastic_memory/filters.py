@@ -255,6 +255,9 @@ def _operand(key: str, op: str, raw: Any, budget: _Budget) -> Any:
 def _pattern(key: str, op: str, raw: str) -> str:
     r"""A ``$like``/``$ilike`` pattern: ``%`` any run, ``_`` one character, ``\`` makes the next one literal."""
     pattern = check_text(raw, f"the metadata filter on {key!r}")
+    if "\x00" in pattern:  # SQLite's LIKE and GLOB stop at NUL: the backends would disagree
+        msg = f"metadata filter on {key!r}: the {op} pattern contains NUL (\\x00); remove it"
+        raise UsageError(msg)
     if len(pattern) > MAX_PATTERN_LENGTH:
         msg = (
             f"metadata filter on {key!r}: the {op} pattern has {len(pattern):,} characters, "

@@ -2,7 +2,7 @@
 
 A cheap lowercase keyword gate runs before any pattern, so a typical message costs microseconds.
 Questions, negations, hypotheticals ("if I moved to Rome") and reported speech capture nothing.
-A name stated without the word "name" ("Hi, I'm Priya", "Priya here") must look like one: capitalised,
+A name stated without the word "name" ("Hi, I'm Priya", "Hi, Priya here") must look like one: capitalised,
 not a nationality, job or state ("I'm Italian", "I'm Tired"), no possessive ("I'm Priya's mom").
 :data:`KEYS` documents every key the English rules write; the output is unguarded, so pass it
 through :func:`~elastic_memory.extraction.apply_policy` before storing it.
@@ -27,7 +27,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     (
         "user.name",
         "profile",
-        "what the user is called: 'my name is Ada', 'call me Ada', 'I'm called Ada', 'Hi, I'm Ada', 'Ada here'",
+        "what the user is called: 'my name is Ada', 'call me Ada', 'I'm called Ada', 'Hi, I'm Ada', 'Hi, Ada here'",
     ),
     ("user.location", "profile", "where the user lives now: 'I live in / reside in / moved to / am based in Leeds'"),
     (
@@ -92,7 +92,7 @@ class FactRule:
     """``name`` shape: the name is stated without the word "name" ("I'm Priya"), so every word of it must be
     capitalised, not in capitals ("I'm ADHD"), not a possessive ("I'm Priya's mom"), with no part (split at
     ``-``, ``'``, ``.``) in ``reject`` or ``stops`` ("I'm Italian", "I'm Paris-based"), and neither a word in
-    ``stops`` ("I'm London *based*") nor a number may follow it."""
+    ``stops`` ("I'm London *based*"), a number nor a lowercase "-ing" word ("I'm Uber *driving*") may follow it."""
     confidence: float = 0.9
 
     def __post_init__(self) -> None:
@@ -133,11 +133,13 @@ _PLACE_STOPS = _words(
     "during because anymore again permanently temporarily year years month months week weeks"
 )
 # A line's start (after an optional greeting) or a sentence's start: where "Name's Jonas" and "Jonas here" sit.
-_GREETING = (
-    r"(?:(?:hi|hello|hey|hiya|heya|howdy|greetings|good\s+(?:morning|afternoon|evening))"
-    r"(?:[ \t]+(?:there|all|everyone|folks))?[ \t]*[,!.:;-]*[ \t]+)?"
+_HELLO = (
+    r"(?:hi|hello|hey|hiya|heya|howdy|greetings|good\s+(?:morning|afternoon|evening))"
+    r"(?:[ \t]+(?:there|all|everyone|folks))?[ \t]*[,!.:;-]*[ \t]+"
 )
-_OPENING = rf"(?:(?<![^\n])[ \t]*{_GREETING}|(?<=[.!?][ \t]))"
+_OPENING = rf"(?:(?<![^\n])[ \t]*(?:{_HELLO})?|(?<=[.!?][ \t]))"
+# "Priya here" only after a greeting: a bare "Lisbon here." or "Thursday here" is a place or a time.
+_GREETED = rf"(?<![^\n])[ \t]*{_HELLO}"
 _NOT_ING = r"(?!\w{2,}ing\b)"  # "I'm Going Home", "Waiting here": a verb, not a name (but "I'm Ming" is)
 _JOBS = (
     "accountant actor actress analyst anaesthetist anesthesiologist apprentice architect artist attorney auditor "
@@ -170,7 +172,24 @@ _DEMONYMS = (
     # faiths, signs and other things people are, capitalised ("I'm Catholic", "I'm Virgo")
     "agnostic amish anglican atheist baptist buddhist catholic christian hindu jain jewish lutheran methodist mormon "
     "muslim orthodox pagan protestant quaker sikh aquarius aries capricorn gemini libra pisces sagittarius scorpio "
-    "taurus virgo"
+    "taurus virgo "
+    # more peoples, faiths and parties people say they are ("I'm Puerto Rican", "I'm Sunni", "I'm Republican")
+    "puerto rican costa nicaraguan bahamian barbadian trinidadian guyanese hawaiian samoan fijian maori aboriginal "
+    "indigenous inuit cherokee navajo yoruba igbo hausa zulu xhosa amhara oromo berber bengali punjabi gujarati "
+    "sindhi pashtun baloch hmong lao laotian burmese lankan sinhalese malay javanese tatar chechen azerbaijani azeri "
+    "kyrgyz tajik turkmen bhutanese omani bahraini cajun creole northern southern midwestern jew gentile sunni shia "
+    "shiite sufi evangelical pentecostal presbyterian episcopalian adventist unitarian wiccan taoist shinto "
+    "zoroastrian republican democrat conservative liberal libertarian socialist communist independent progressive "
+    "labour labor tory"
+)
+# Days, months, holidays, seasons, weather, times of day and meals: "I called my mom Sunday", "Cold here".
+# Months that are also names (April, May, June, August) and Summer/Autumn stay names.
+_CALENDAR = (
+    "monday tuesday wednesday thursday friday saturday sunday weekday weekend january february march july "
+    "september october november december christmas xmas easter thanksgiving halloween hanukkah chanukah ramadan "
+    "eid diwali passover purim lent advent holiday holidays vacation spring winter fall morning afternoon evening "
+    "night midnight noon today tonight tomorrow yesterday cold hot warm sunny rainy raining windy snowy snowing "
+    "cloudy foggy humid freezing chilly wet dry breakfast brunch lunch dinner supper dessert coffee tea"
 )
 _KIN_WORDS = (
     "wife husband partner son daughter mother father mom mum dad brother sister boyfriend girlfriend fiance fiancee "
@@ -190,7 +209,10 @@ _STATES = (
 )
 # Words that are never a name said bare ("I'm Italian", "I'm Tired", "Same here"); "will" is a name ("I'm Will").
 _NOT_NAMES = (
-    ENGLISH.stopwords | ENGLISH.vague_values | ENGLISH.negations | _words(f"{_JOBS} {_DEMONYMS} {_KIN_WORDS} {_STATES}")
+    ENGLISH.stopwords
+    | ENGLISH.vague_values
+    | ENGLISH.negations
+    | _words(f"{_JOBS} {_DEMONYMS} {_KIN_WORDS} {_STATES} {_CALENDAR}")
 ) - {"will"}
 # Words after a bare name that show it is something else: "I'm London based", "I'm Google certified".
 _NAME_FOLLOWERS = _words(
@@ -203,6 +225,13 @@ _JOB_MODIFIERS = _words(
     "big huge little bit good great bad terrible awful better best worse worst decent lousy poor total complete "
     "former ex future aspiring wannabe would-be amateur hobby proud failed frustrated struggling fake pretend "
     "born natural real self-proclaimed"
+)
+# "we live in the moment / a society", "we moved to a bigger place": no place ("the UK" and "the Alps" are)
+_NOT_PLACE = r"(?!(?-i:(?:a|an|some|another|different|bigger|smaller|larger|new|better|this|that)\b|the\s+[a-z]))"
+# "I'm working as a team", "I work as well": not a job ("as a team leader" is)
+_NOT_JOB = (
+    r"(?!(?:\s+an?)?\s+(?:team|group|unit|pair|whole|one|usual|well|planned|expected|intended|normal|such|much)\b"
+    r"(?!\s+(?:lead|leader|manager|member|captain|coach|assistant)\b))"
 )
 _JOB = "|".join(sorted(_JOBS.split(), key=len, reverse=True))
 
@@ -224,12 +253,15 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
         ),
     ),
     FactRule(
-        "user.name", _re(rf"\bi(?:'m|[ \t]+(?-i:am)|m)[ \t]+{_NOT_ING}{_V}"), "name", "profile", _IM_GATE,
+        # "im Jonas" only lower-case where a sentence opens: "Ich bin im Garten", "Im Büro." are German
+        "user.name",
+        _re(rf"(?:\bi(?:'m|[ \t]+(?-i:am))|{_OPENING}(?<!\w)(?-i:im))[ \t]+{_NOT_ING}{_V}"), "name", "profile",
+        _IM_GATE,
         _NAME_FOLLOWERS, _NOT_NAMES, max_words=3, bare=True, confidence=0.85,
     ),
     FactRule(
         "user.name",
-        _re(rf"{_OPENING}{_NOT_ING}(?P<value>[^\W\d_][\w'-]*)[ \t]+here\b(?=[ \t]*(?:[-,.!;:\n\u2013\u2014]|$))"),
+        _re(rf"{_GREETED}{_NOT_ING}(?P<value>[^\W\d_][\w'-]*)[ \t]+here\b(?=[ \t]*(?:[-,.!;:\n\u2013\u2014]|$))"),
         "name", "profile", ("here",), reject=_NOT_NAMES, max_words=1, bare=True, confidence=0.8,
     ),
     FactRule(
@@ -237,14 +269,14 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
         _re(
             rf"\b(?:(?:i|we)\s+(?:now\s+|currently\s+|still\s+)?(?:live|reside)\s+in"
             rf"|(?:i|we)\s+(?:have\s+|just\s+|recently\s+)?(?:moved|relocated)\s+to"
-            rf"|{_IM}\s+(?:now\s+|currently\s+)?(?:based|living)\s+in)\s+{_V}"
+            rf"|{_IM}\s+(?:now\s+|currently\s+)?(?:based|living)\s+in)\s+{_NOT_PLACE}{_V}"
         ),
         "place", "profile", ("live", "moved", "relocated", "based", "living", "reside"), _PLACE_STOPS,
         _words("fear hope denial peace sin poverty luxury misery hell heaven harmony bliss pain constant"),
     ),
     FactRule(
         "user.location", _re(rf"\bmy\s+home\s+is\s+in\s+{_V}"), "place", "profile", ("home",), _PLACE_STOPS,
-        _words("a an mess shambles chaos ruins disarray order good safe"),
+        _words("a an mess shambles chaos ruins disarray order good safe need"),
     ),
     FactRule(
         "user.hometown",
@@ -258,7 +290,10 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
     FactRule(
         "user.hometown", _re(rf"\bmy\s+home\s?town\s+is\s+{_V}"), "place", gate=("hometown", "home town"),
         stops=_PLACE_STOPS,
-        reject=_words("a an the so very really quite pretty tiny small beautiful lovely nice great boring quiet near"),
+        reject=_words(
+            "a an the so very really quite pretty tiny small beautiful lovely nice great boring quiet near famous "
+            "known about far close only just also located situated an hour"
+        ),
     ),
     FactRule(
         "user.allergies",
@@ -279,19 +314,22 @@ ENGLISH_RULES: tuple[FactRule, ...] = (
             rf"\bi(?:\s+have|'ve)(?:\s+got)?\s+(?:an?\s+)?(?:(?:severe|mild|bad|serious)\s+)?allerg(?:y|ies)\s+to\s+{_V}"
         ),
         "list", "profile", ("allerg",), max_words=12,
+        reject=_words("deal cope handle manage worry think watch consider fight battle contend live"),
     ),
     FactRule(
         "user.allergies", _re(rf"\bmy\s+(?:only\s+)?allerg(?:y|ies)\s+(?:is|are|include)\s+(?:to\s+)?{_V}"), "list",
         "profile", ("allerg",), max_words=12,
         reject=_words(
             "mild severe bad terrible awful horrible worse better fine ok okay under manageable seasonal acting "
-            "flaring killing getting really so pretty quite very back gone a an the"
+            "flaring killing getting really so pretty quite very back gone a an the bothering driving kicking "
+            "playing starting making causing giving keeping going coming ruining improving clearing much way even "
+            "still always usually often sometimes actually finally just less more worst"
         ),
     ),
     FactRule(
         "user.occupation",
         _re(
-            rf"\b(?:(?:i\s+work|{_IM}\s+working|{_IM}\s+employed)\s+as(?:\s+an?)?"
+            rf"\b(?:(?:i\s+work|{_IM}\s+working|{_IM}\s+employed)\s+as(?!\s+\w+\s+as\b){_NOT_JOB}(?:\s+an?)?"
             rf"|my\s+(?:job|profession|occupation)\s+is\s+(?:being\s+)?an?"
             rf"|my\s+(?:job\s+title|profession|occupation)\s+is|my\s+job\s+is(?=\s+\w+ing\b))\s+{_V}"
         ),
@@ -548,6 +586,8 @@ def _bare_name(words: list[str], rule: FactRule, cues: LanguageCues) -> tuple[st
     after = words[len(kept)].lower().strip(",.;:!?") if len(words) > len(kept) else ""
     if not kept or len(kept) > rule.max_words or after in rule.stops or after[:1].isdigit():
         return None
+    if len(after) > 4 and after.endswith("ing") and after.isalpha() and words[len(kept)][:1].islower():
+        return None  # "I'm Christmas shopping", "I'm Uber driving": an activity, not a name
     for word in kept:
         core = word.rstrip(".,;:!?")
         letters = [c for c in core if c.isalpha()]
