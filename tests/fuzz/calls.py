@@ -325,7 +325,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "forget": pos(many_ids, hard=hs.any_value()),
         "restore": pos(many_ids),
         "archive": pos(many_ids, archived=hs.any_value()),
-        "purge": pos(hs.floats()),
+        "purge": pos(hs.floats(), ids=st.one_of(st.none(), many_ids)),
         "prune": pos(
             prune_policy, min_importance=hs.floats(), max_entries=hs.ints(), action=hs.names(), dry_run=hs.any_value()
         ),

@@ -109,3 +109,58 @@ def test_purge_erases_long_expired_memories(timed: Memory, clock: Any) -> None:
     assert timed.purge(older_than=50) == 1
     assert timed.get(gone) is None
     assert timed.get(kept) is not None
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """A new store on each backend."""
+    if request.param == "sqlite":
+        return str(db_path)
+    return str(request.getfixturevalue("pg_location"))
+
+
+def test_purge_ids_erases_only_the_listed_expired_or_deleted(where: str, clock: Any) -> None:
+    with Memory.open(where, embedder=None, clock=clock) as mem:
+        expired, deleted, live, unlisted = (
+            mem.remember("expired", ttl=10),
+            mem.remember("deleted"),
+            mem.remember("live", ttl=1000),
+            mem.remember("unlisted", ttl=10),
+        )
+        mem.forget(deleted)
+        clock.now += 100
+        assert mem.purge(ids=[expired, deleted, live, "no-such-id"]) == 2
+        assert mem.get(expired) is None and mem.get(deleted) is None
+        assert mem.get(live) is not None and mem.get(unlisted) is not None
+        assert mem.purge(ids=unlisted) == 1
+
+
+def test_purge_ids_keeps_a_memory_renewed_since_it_expired(where: str, clock: Any) -> None:
+    with Memory.open(where, embedder=None, clock=clock) as mem:
+        mid = mem.remember("renewed", ttl=10)
+        clock.now += 100
+        mem.update(mid, expires_at=clock.now + 100)
+        assert mem.purge(ids=[mid]) == 0
+        assert mem.get(mid) is not None
+
+
+def test_purge_ids_respects_older_than_and_many_ids(timed: Memory, clock: Any) -> None:
+    ids = timed.remember_many([{"content": f"m{i}", "ttl": 10} for i in range(1_000)], dedupe=False)
+    clock.now += 30
+    assert timed.purge(50, ids=ids) == 0
+    clock.now += 100
+    assert timed.purge(50, ids=[*ids, *ids]) == 1_000
+    assert timed.stats()["total_memories"] == 0
+
+
+def test_purge_with_no_ids_erases_nothing(timed: Memory, clock: Any) -> None:
+    timed.remember("expired", ttl=10)
+    clock.now += 100
+    assert timed.purge(ids=[]) == 0
+    assert timed.stats()["total_memories"] == 1
+
+
+@pytest.mark.parametrize("ids", [3, b"id", {"a": 1}, [""], [None]])
+def test_purge_refuses_bad_ids(timed: Memory, ids: Any) -> None:
+    with pytest.raises(UsageError):
+        timed.purge(ids=ids)

@@ -1026,6 +1026,33 @@ def test_sweep_ttl_spares_a_refreshed_item(store: ElasticMemoryStore, clock: Clo
     assert store.sweep_ttl() == 0
 
 
+def test_sweep_ttl_spares_an_item_renewed_just_before_the_delete(
+    store: ElasticMemoryStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A put(ttl=...) from another thread landing between the sweep's check and its delete wins."""
+    store.put(("t",), "renewed", {"v": 1}, ttl=1)
+    store.put(("t",), "stale", {"v": 1}, ttl=1)
+    clock.now += 61
+    sweep = store._sweep
+
+    def racing() -> Any:
+        plan, reply = sweep(), None
+        try:
+            while True:
+                name, args, kwargs = plan.send(reply)
+                if name in ("forget", "purge"):  # the sweep's delete is about to reach the core
+                    store.put(("t",), "renewed", {"v": 2}, ttl=60)
+                reply = yield name, args, kwargs
+        except StopIteration as done:
+            return done.value
+
+    monkeypatch.setattr(store, "_sweep", racing)
+    assert store.sweep_ttl() == 1
+    item = store.get(("t",), "renewed", refresh_ttl=False)
+    assert item is not None and item.value == {"v": 2}
+    assert store.get(("t",), "stale") is None
+
+
 def test_sweep_ttl_keeps_to_its_collection(clock: Clock) -> None:
     with Memory.open(":memory:", embedder=None, clock=clock) as mem:
         mem.remember("a loop memory that expires", ttl=30)

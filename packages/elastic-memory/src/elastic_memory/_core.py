@@ -785,13 +785,16 @@ class MemoryCore:
             raise UsageError(msg)
         return len(await self.store.set_flags(v.check_ids(ids), archived=archived))
 
-    async def purge(self, older_than: float = 0.0) -> int:
-        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
+    async def purge(self, older_than: float = 0.0, *, ids: Any = None) -> int:
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago (of ``ids`` if given)."""
         seconds = finite(older_than)
         if seconds is None or seconds < 0:
             msg = f"older_than must be a non-negative number of seconds, got {older_than!r}"
             raise UsageError(msg)
-        return len(await self.store.purge(seconds))
+        wanted = None if ids is None else v.check_ids(ids)
+        if wanted == []:
+            return 0
+        return len(await self.store.purge(seconds, wanted))
 
     async def prune(self, policy: PrunePolicy | None = None, **kwargs: Any) -> PruneReport:
         """Archive or purge low-value memories; see :class:`PrunePolicy`."""

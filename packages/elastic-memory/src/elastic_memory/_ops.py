@@ -89,8 +89,8 @@ class MemoryOps(Protocol):
     async def archive(self, ids: Any, *, archived: bool = True) -> int:
         """Hide or unhide."""
 
-    async def purge(self, older_than: float = 0.0) -> int:
-        """Erase old soft-deleted memories."""
+    async def purge(self, older_than: float = 0.0, *, ids: Any = None) -> int:
+        """Erase old soft-deleted or expired memories (only ``ids``, if given)."""
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Archive or purge by a policy."""

@@ -359,9 +359,13 @@ class AsyncMemory(_Facade):
         """Hide memories from recall without deleting them (``archived=False`` unhides)."""
         return await _runner.arun(self._ops.archive(ids, archived=archived))
 
-    async def purge(self, older_than: float = 0.0) -> int:
-        """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many."""
-        return await _runner.arun(self._ops.purge(older_than))
+    async def purge(self, older_than: float = 0.0, *, ids: str | Iterable[str] | None = None) -> int:
+        """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many.
+
+        ``ids`` limits it to those memories, checked and erased in one transaction: one renewed
+        (a new ``expires_at``) or restored meanwhile stays.
+        """
+        return await _runner.arun(self._ops.purge(older_than, ids=ids))
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Archive or purge by an importance floor and/or an entry cap; pinned never touched."""
@@ -794,9 +798,13 @@ class Memory(_Facade):
         """Hide memories from recall without deleting them (``archived=False`` unhides)."""
         return _runner.run(self._ops.archive(ids, archived=archived), "archive")
 
-    def purge(self, older_than: float = 0.0) -> int:
-        """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many."""
-        return _runner.run(self._ops.purge(older_than), "purge")
+    def purge(self, older_than: float = 0.0, *, ids: str | Iterable[str] | None = None) -> int:
+        """Erase memories soft-deleted, or expired, at least ``older_than`` seconds ago; returns how many.
+
+        ``ids`` limits it to those memories, checked and erased in one transaction: one renewed
+        (a new ``expires_at``) or restored meanwhile stays.
+        """
+        return _runner.run(self._ops.purge(older_than, ids=ids), "purge")
 
     def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Archive or purge by an importance floor and/or an entry cap; pinned never touched."""

@@ -511,7 +511,7 @@ class ElasticMemoryStore(BaseStore):
         return records
 
     def _sweep(self) -> _Plan[int]:
-        """Erase the expired items: those tagged with a TTL, checked again just before the delete."""
+        """Erase the expired items: those tagged with a TTL, checked again as the same transaction deletes them."""
         clock = self._opened.sync.clock
         expired: list[str] = []
         after: str | None = None
@@ -528,14 +528,8 @@ class ElasticMemoryStore(BaseStore):
             after = listed.next
         if not expired:
             return 0
-        records = yield ("get_many", (expired,), {})  # a put may have renewed one meanwhile
-        now = clock()
-        gone = [
-            r.id for r in records if r.agent_id == self.collection and r.expires_at is not None and r.expires_at <= now
-        ]
-        if not gone:
-            return 0
-        count: int = yield ("forget", (gone,), {"hard": True})
+        # One transaction checks and erases: an item a put or a TTL-refreshing read renewed meanwhile stays.
+        count: int = yield ("purge", (), {"ids": expired})
         return count
 
     # ---------------------------------------------------------------- writes

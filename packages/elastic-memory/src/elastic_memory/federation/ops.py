@@ -146,9 +146,12 @@ class FederatedOps:
             v.check_ids(ids), "archive", lambda s, held: s.archive(held, archived=archived)
         )
 
-    async def purge(self, older_than: float = 0.0) -> int:
-        """Erase old soft-deleted memories of the private tier (shared files belong to every agent)."""
-        return await self.core.purge(older_than)
+    async def purge(self, older_than: float = 0.0, *, ids: Any = None) -> int:
+        """Erase old soft-deleted or expired memories (only ``ids``, if given) of the private tier.
+
+        Shared files belong to every agent.
+        """
+        return await self.core.purge(older_than, ids=ids)
 
     async def prune(self, policy: PrunePolicy | None = None, **fields: Any) -> PruneReport:
         """Prune the private tier: pools and the global tier hold other agents' memories too.

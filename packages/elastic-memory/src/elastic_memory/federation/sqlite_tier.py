@@ -116,9 +116,9 @@ class SQLiteMemoryStore:
         """:meth:`Memory.archive` on this file."""
         return await self.core.archive(list(ids), archived=archived)
 
-    async def purge(self, older_than: float = 0.0) -> int:
+    async def purge(self, older_than: float = 0.0, *, ids: Sequence[str] | None = None) -> int:
         """:meth:`Memory.purge` on this file."""
-        return await self.core.purge(older_than)
+        return await self.core.purge(older_than, ids=ids)
 
     async def stats(self) -> dict[str, Any]:
         """:meth:`Memory.stats` on this file."""

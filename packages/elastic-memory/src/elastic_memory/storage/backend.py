@@ -185,8 +185,8 @@ class Backend(Protocol):
         """Erase memories (and their vectors); the ids erased."""
         ...
 
-    async def purge(self, older_than: float) -> list[str]:
-        """Erase memories soft-deleted before ``older_than``; their ids."""
+    async def purge(self, older_than: float, ids: Sequence[str] | None = None) -> list[str]:
+        """Erase memories soft-deleted or expired ``older_than`` seconds ago or more (of ``ids`` if given); the ids."""
         ...
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:

@@ -565,14 +565,15 @@ class PostgresStore(RecordReads):
             gone = {str(r[0]) for r in await cur.fetchall()}
         return [i for i in dict.fromkeys(ids) if i in gone]
 
-    async def purge(self, older_than: float) -> list[str]:
-        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
+    async def purge(self, older_than: float, ids: Sequence[str] | None = None) -> list[str]:
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago (of ``ids`` if given)."""
         cutoff = self.clock() - older_than
+        only, params = ("", []) if ids is None else (" AND id = ANY(%s)", [list(ids)])
         async with self._transaction("delete memories") as conn:
             cur = await conn.execute(
-                "DELETE FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= %s) "
-                "OR (expires_at IS NOT NULL AND expires_at <= %s) RETURNING seq, id",
-                [cutoff, cutoff],
+                "DELETE FROM memories WHERE ((deleted_at IS NOT NULL AND deleted_at <= %s) "
+                f"OR (expires_at IS NOT NULL AND expires_at <= %s)){only} RETURNING seq, id",
+                [cutoff, cutoff, *params],
             )
             return [str(r[1]) for r in sorted(await cur.fetchall())]
 

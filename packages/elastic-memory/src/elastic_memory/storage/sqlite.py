@@ -598,17 +598,24 @@ class SQLiteStore(RecordReads):
             if self.has_vec and self.pin is not None:
                 await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(s,) for s in chunk])
 
-    async def purge(self, older_than: float) -> list[str]:
-        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago."""
+    async def purge(self, older_than: float, ids: Sequence[str] | None = None) -> list[str]:
+        """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago (of ``ids`` if given).
+
+        With ``ids``, the check and the delete happen in one transaction: a memory renewed meanwhile stays.
+        """
         cutoff = self.clock() - older_than
+        old = "((deleted_at IS NOT NULL AND deleted_at <= ?) OR (expires_at IS NOT NULL AND expires_at <= ?))"
 
         async def select() -> list[tuple[int, str]]:
-            rows = await self._all(
-                "SELECT seq, id FROM memories WHERE (deleted_at IS NOT NULL AND deleted_at <= ?) "
-                "OR (expires_at IS NOT NULL AND expires_at <= ?)",
-                [cutoff, cutoff],
-            )
-            return [(int(r[0]), str(r[1])) for r in rows]
+            if ids is None:
+                rows = await self._all(f"SELECT seq, id FROM memories WHERE {old}", [cutoff, cutoff])
+                return [(int(r[0]), str(r[1])) for r in rows]
+            found: list[tuple[int, str]] = []
+            for chunk in chunks(list(dict.fromkeys(ids)), q.MAX_PARAMS - 2):
+                sql, params = q.in_list("id", chunk)
+                rows = await self._all(f"SELECT seq, id FROM memories WHERE {old} AND {sql}", [cutoff, cutoff, *params])
+                found += [(int(r[0]), str(r[1])) for r in rows]
+            return found
 
         return await self._delete_where(select)
 
