@@ -31,6 +31,9 @@ from langgraph.store.sqlite import SqliteStore
 
 from langchain_elastic_memory import ElasticMemoryStore
 
+# LangGraph's SqliteStore (the reference, not this package) stores datetimes through sqlite3's
+# default adapter, which Python 3.12 deprecates: its warning is not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore:The default datetime adapter is deprecated:DeprecationWarning")
 DIMS = 16
 _WORD = re.compile(r"\w+")
 
