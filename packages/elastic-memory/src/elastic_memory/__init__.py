@@ -31,7 +31,7 @@ from .errors import (
 from .extraction import ExtractionPolicy
 from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
-from .graph.api import AsyncGraph, Cluster, Graph, Reached
+from .graph.api import AsyncGraph, Cluster, Graph, Reached, Traversal
 from .location import resolve_location
 from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
@@ -41,8 +41,10 @@ from .types import (
     Entity,
     Explanation,
     Fact,
+    FactHistory,
     Fusion,
     Hit,
+    Hits,
     ImportReport,
     MemoryId,
     MemoryRecord,
@@ -80,12 +82,14 @@ __all__ = [
     "Explanation",
     "ExtractionPolicy",
     "Fact",
+    "FactHistory",
     "Facts",
     "FastEmbedEmbedder",
     "Filters",
     "Fusion",
     "Graph",
     "Hit",
+    "Hits",
     "ImportReport",
     "Lessons",
     "LoopConfig",
@@ -117,6 +121,7 @@ __all__ = [
     "TableReport",
     "Tier",
     "TierWriteError",
+    "Traversal",
     "TurnReceipt",
     "UsageError",
     "__version__",

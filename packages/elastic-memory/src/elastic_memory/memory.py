@@ -34,7 +34,7 @@ from .storage.sqlite import VectorTier
 from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
     Explanation,
-    Hit,
+    Hits,
     ImportReport,
     MemoryId,
     MemoryRecord,
@@ -277,7 +277,7 @@ class AsyncMemory(_Facade):
         pool: str | None = None,
         vector: Sequence[float] | None = None,
         vector_weight: float | None = None,
-    ) -> list[Hit]:
+    ) -> Hits:
         """The ``k`` memories that best match ``query``, best first.
 
         ``mode``: ``"keyword"`` (BM25), ``"semantic"`` (vector cosine) or ``"hybrid"``.
@@ -295,7 +295,7 @@ class AsyncMemory(_Facade):
         ``vector_weight``: the vector leg's weight in [0, 1] for this hybrid recall, instead of
         the store's :class:`RecallConfig` one (single stores only).
         """
-        return await _runner.arun(
+        found = await _runner.arun(
             self._ops.recall(
                 query,
                 k=k,
@@ -308,6 +308,7 @@ class AsyncMemory(_Facade):
                 vector_weight=vector_weight,
             )
         )
+        return Hits(found)
 
     async def explain(
         self,
@@ -714,7 +715,7 @@ class Memory(_Facade):
         pool: str | None = None,
         vector: Sequence[float] | None = None,
         vector_weight: float | None = None,
-    ) -> list[Hit]:
+    ) -> Hits:
         """The ``k`` memories that best match ``query``, best first.
 
         ``mode``: ``"keyword"`` (BM25), ``"semantic"`` (vector cosine) or ``"hybrid"``.
@@ -732,7 +733,7 @@ class Memory(_Facade):
         ``vector_weight``: the vector leg's weight in [0, 1] for this hybrid recall, instead of
         the store's :class:`RecallConfig` one (single stores only).
         """
-        return _runner.run(
+        found = _runner.run(
             self._ops.recall(
                 query,
                 k=k,
@@ -746,6 +747,7 @@ class Memory(_Facade):
             ),
             "recall",
         )
+        return Hits(found)
 
     def explain(
         self,

@@ -1,10 +1,12 @@
-"""Plain data: the values that cross the public API. No I/O, no internal imports."""
+"""Plain data: the values that cross the public API. No I/O; the one internal import is the pure display."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import display
 
 #: What wrote a memory (:attr:`MemoryRecord.kind`).
 KINDS = ("note", "chunk", "lesson", "preference", "howto", "summary", "merged")
@@ -170,6 +172,25 @@ class Hit:
     relevance: float | None = None
 
 
+class Hits(list[Hit]):
+    """What :meth:`Memory.recall` returns: a ``list`` of :class:`Hit`, best first, shown as a table.
+
+    It is a list in every way (indexing, slicing, ``==`` with a plain list, JSON); a notebook
+    shows it as a table of ranks, relevances, scores and contents, IPython as text columns.
+
+    >>> Hits() == [], isinstance(Hits(), list)
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return display.hits_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text("Hits([...])" if cycle else display.hits_text(self))
+
+
 @dataclass(frozen=True)
 class PrunePolicy:
     """Which memories :meth:`Memory.prune` removes, as one victim set.
@@ -230,6 +251,12 @@ class Explanation:
     hits: list[Hit]
     details: dict[str, Any] = field(default_factory=dict)
 
+    def _repr_html_(self) -> str:
+        return display.explanation_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(display.explanation_text(self))
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -261,6 +288,22 @@ class Fact:
     forgotten: bool
     archived: bool
     access_count: int
+
+
+class FactHistory(list[Fact]):
+    """What :meth:`Facts.history` returns: a ``list`` of :class:`Fact` versions, oldest first, shown as a table.
+
+    >>> FactHistory() == [], isinstance(FactHistory(), list)
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return display.facts_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text("FactHistory([...])" if cycle else display.facts_text(self))
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .. import display
 from ..errors import UsageError
 from .quoting import clean, quote_line
 from .tokens import TokenCounter, check_counter, estimate_tokens
@@ -166,6 +167,12 @@ class ContextPlan:
 
     def __str__(self) -> str:
         return self.render()
+
+    def _repr_html_(self) -> str:
+        return display.plan_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(display.plan_text(self))
 
     def section(self, name: str) -> Section | None:
         """The section called ``name``, or ``None`` when it has no items in this plan."""

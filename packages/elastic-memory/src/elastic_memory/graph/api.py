@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _runner
+from .. import _runner, display
 from .._validate import check_k, check_text
 from ..errors import UsageError
 from ..types import Edge, Entity, Relation
@@ -14,7 +14,7 @@ from ..types import Edge, Entity, Relation
 if TYPE_CHECKING:
     from .._core import MemoryCore
 
-__all__ = ["AsyncGraph", "Cluster", "Graph", "Reached"]
+__all__ = ["AsyncGraph", "Cluster", "Graph", "Reached", "Traversal"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,22 @@ class Reached:
     hops: int
     path: tuple[str, ...]
     relation: str
+
+
+class Traversal(list[Reached]):
+    """What :meth:`Graph.traverse` returns: a ``list`` of :class:`Reached`, nearest first, shown as a table.
+
+    >>> Traversal() == [], isinstance(Traversal(), list)
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return display.traversal_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text("Traversal([...])" if cycle else display.traversal_text(self))
 
 
 @dataclass(frozen=True)
@@ -166,9 +182,9 @@ class AsyncGraph:
         """Relations of the entity ``name`` (all when ``None``), most mentioned first."""
         return await _runner.arun(self._ops.relations(name, limit))
 
-    async def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
+    async def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> Traversal:
         """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
-        return await _runner.arun(self._ops.traverse(name, hops, relation, limit))
+        return Traversal(await _runner.arun(self._ops.traverse(name, hops, relation, limit)))
 
     async def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
         """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.
@@ -234,9 +250,9 @@ class Graph:
         """Relations of the entity ``name`` (all when ``None``), most mentioned first."""
         return _runner.run(self._ops.relations(name, limit), "graph.relations")
 
-    def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> list[Reached]:
+    def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> Traversal:
         """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
-        return _runner.run(self._ops.traverse(name, hops, relation, limit), "graph.traverse")
+        return Traversal(_runner.run(self._ops.traverse(name, hops, relation, limit), "graph.traverse"))
 
     def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
         """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import _runner
-from ..types import Fact, MemoryRecord
+from ..types import Fact, FactHistory, MemoryRecord
 
 if TYPE_CHECKING:
     from .._core import MemoryCore
@@ -39,9 +39,9 @@ class AsyncFacts:
         """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
         return await _runner.arun(self._core.loop.get_fact(key, as_of=as_of))
 
-    async def history(self, key: str) -> list[Fact]:
+    async def history(self, key: str) -> FactHistory:
         """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
-        return await _runner.arun(self._core.loop.fact_history(key))
+        return FactHistory(await _runner.arun(self._core.loop.fact_history(key)))
 
     async def forget(self, key: str) -> bool:
         """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
@@ -86,9 +86,9 @@ class Facts:
         """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
         return _runner.run(self._core.loop.get_fact(key, as_of=as_of), "facts.get")
 
-    def history(self, key: str) -> list[Fact]:
+    def history(self, key: str) -> FactHistory:
         """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
-        return _runner.run(self._core.loop.fact_history(key), "facts.history")
+        return FactHistory(_runner.run(self._core.loop.fact_history(key), "facts.history"))
 
     def forget(self, key: str) -> bool:
         """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
