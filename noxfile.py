@@ -63,8 +63,8 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests and doctests; an adapter also runs the shared conformance suite through its drivers."""
     folder, modules, extra = PACKAGES[package]
     if folder == CORE:
-        # faiss for the ANN tier; a throwaway PostgreSQL server for the postgres backend
-        session.install("-e", f"{CORE}[ann,postgres-server]", *TEST_DEPS, *DOCS_DEPS)
+        # faiss for the ANN tier; a throwaway PostgreSQL server for the postgres backend; the MCP SDK
+        session.install("-e", f"{CORE}[ann,postgres-server,mcp]", *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
         session.install("-e", f"{CORE}[postgres-server]", "-e", folder, *TEST_DEPS, *extra)
@@ -213,7 +213,8 @@ def matrix(session: nox.Session, version: str) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict on the sources."""
-    session.install("-e", f"{CORE}[postgres]", *(a for folder in ADAPTERS for a in ("-e", folder)), RUFF, "mypy==2.4.1")
+    adapters = (a for folder in ADAPTERS for a in ("-e", folder))
+    session.install("-e", f"{CORE}[postgres,mcp]", *adapters, RUFF, "mypy==2.4.1")  # mcp: mypy reads the SDK
     session.run("ruff", "check", "--no-cache", ".")
     session.run("ruff", "format", "--no-cache", "--check", ".")
     session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))
@@ -247,11 +248,12 @@ def notebooks(session: nox.Session) -> None:
 @nox.session
 def benchmarks(session: nox.Session) -> None:
     """Ingest/recall latency against the raw engines, and LoCoMo recall@10 (prints figures)."""
-    session.install("-e", f"{CORE}[ann,postgres-server]")
+    session.install("-e", f"{CORE}[ann,postgres-server,mcp]")
     session.run("python", "benchmarks/ingest_recall.py", *session.posargs)
     session.run("python", "benchmarks/vector_tiers.py")
     session.run("python", "benchmarks/postgres.py")
     session.run("python", "benchmarks/locomo_recall.py")
+    session.run("python", "benchmarks/mcp_roundtrip.py")
 
 
 @nox.session

@@ -58,6 +58,7 @@ from . import (
     _cli_graph,
     _cli_ingest,
     _cli_lessons,
+    _cli_mcp,
     _cli_memories,
     _cli_quarantine,
     _cli_repair,
@@ -909,6 +910,7 @@ _cli_graph.register(app)
 _cli_quarantine.register(app)
 _cli_backup.register(app)
 _cli_repair.register(app)
+_cli_mcp.register(app)
 
 
 def main() -> None:
