@@ -172,6 +172,26 @@ def _strategies(w: dict[str, Any]) -> dict[str, st.SearchStrategy[list[str]]]:
             st.just(["quarantine", "discard"]), numbers.map(lambda n: [n]), _options(**common)
         ).map(sum_),
         "demo": st.tuples(st.just(["demo", "--embedder", "none"]), _options(**{"--db": any_db})).map(sum_),
+        # Never a bindable address: the server would start and wait. A valid port always takes a
+        # host that needs a token (none is given) or a malformed one.
+        "mcp": st.tuples(
+            st.just(["mcp"]),
+            _options(
+                **common,
+                **agent,
+                **{
+                    "--home": path,
+                    "--pool": words,
+                    "--read-only": _flag("--read-only"),
+                    "--http": st.one_of(
+                        st.sampled_from(
+                            ["0.0.0.0:8080", "10.0.0.1:80", "127.0.0.1:", "127.0.0.1:99999", "[::1", ":80"]
+                        ),
+                        words.filter(lambda w: not w.rpartition(":")[2].strip().isdigit()),
+                    ),
+                },
+            ),
+        ).map(sum_),
         "repair": st.tuples(
             st.just(["repair"]),
             path.map(lambda p: [p]),
@@ -314,7 +334,7 @@ def test_command_exits_0_1_or_2_without_traceback(world: dict[str, Any], command
     validate the option with typer.
     """
     db = world["db"]
-    examples = 2 if command == "demo" else None
+    examples = {"demo": 2, "mcp": 10}.get(command)  # each starts a server or loads a store: slow
 
     @(FUZZ if examples is None else FUZZ.__class__(FUZZ, max_examples=examples))
     @given(argv=_strategies(world)[command])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elastic_memory import LoopConfig, Memory
+from elastic_memory import LoopConfig, Memory, UsageError
 from elastic_memory.context import estimate_tokens
 from elastic_memory.testing import FakeEmbedder
 
@@ -110,6 +110,25 @@ def test_shown_memories_count_an_access(mem: Memory) -> None:
     chunk_id = plan.section("past").items[0].source_id  # type: ignore[union-attr]
     record = mem.get(chunk_id)  # type: ignore[arg-type]
     assert record is not None and record.access_count == 1
+
+
+def test_a_plan_built_without_touch_counts_no_access(mem: Memory) -> None:
+    """``touch=False`` (a read-only viewer such as ``elastic-memory mcp --read-only``) writes nothing."""
+    mem.record_turn("We adopted a greyhound from the shelter.", "Congratulations!", session_id="s1")
+    mem.facts.set("user.dog_name", "Biscuit")
+    mem.drain()
+    plan = mem.build_context("greyhound Biscuit", session_id="s2", touch=False)
+    mem.drain()
+    chunk_id = plan.section("past").items[0].source_id  # type: ignore[union-attr]
+    record = mem.get(chunk_id)  # type: ignore[arg-type]
+    fact = mem.facts.get("user.dog_name")
+    assert record is not None and record.access_count == 0
+    assert fact is not None and fact.access_count == 0
+
+
+def test_touch_must_be_a_bool(mem: Memory) -> None:
+    with pytest.raises(UsageError, match="touch must be True or False"):
+        mem.build_context("x", touch="no")  # type: ignore[arg-type]
 
 
 def test_importance_breaks_a_near_tie_but_never_beats_relevance(mem: Memory) -> None:

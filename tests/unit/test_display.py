@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -246,3 +247,22 @@ def test_empty_traversal(mem: Memory) -> None:
     assert reached == []
     assert _pretty(reached) == "0 entities reached"
     assert _Page(reached._repr_html_()).visible == "0 entities reached"
+
+
+@pytest.mark.parametrize("when", [253402300800.0, -1e11, float("inf")])
+def test_a_time_no_date_can_hold_shows_the_raw_number(mem: Memory, when: float) -> None:
+    """A timestamp past year 9999 (or before year 1) is shown as the number, never raises ValueError."""
+    mem.facts.set("user.city", "Berlin")
+    fact = dataclasses.replace(mem.facts.history("user.city")[0], valid_from=when)
+    history = FactHistory([fact])
+    assert str(when) in _Page(history._repr_html_()).visible
+    assert str(when) in _pretty(history)
+
+
+def test_the_hit_id_tooltip_drops_invisible_characters(mem: Memory) -> None:
+    mem.remember("Kestrel is the staging server.")
+    hit = dataclasses.replace(mem.recall("Kestrel")[0], id="m1\u202eevil\u200b\u2066x")
+    page = _Page(Hits([hit])._repr_html_())
+    titles = [value for name, value in page.attrs if name == "title"]
+    assert "m1evilx" in titles
+    assert not any(ch in value for value in titles if value for ch in "\u202e\u200b\u2066")

@@ -118,3 +118,35 @@ def test_facts_belong_to_their_agent(db_path: Path) -> None:
         a.facts.set("user.name", "Alice")
     with Memory.open(db_path, embedder=None, agent_id="b") as b:
         assert b.facts.get("user.name") is None
+
+
+def test_a_fact_the_agent_sets_is_capped_below_a_user_confirmed_one(mem: Memory) -> None:
+    fact = mem.facts.set("user.location", "Lisbon", source="agent")
+    assert (fact.source.value, fact.origin, fact.confidence) == ("agent", "agent", 0.8)
+
+
+def test_an_agent_fact_never_replaces_a_user_confirmed_one(mem: Memory) -> None:
+    mem.facts.set("user.location", "Lisbon")
+    kept = mem.facts.set("user.location", "attacker-chosen", source="agent")
+    assert (kept.value, kept.source.value) == ("Lisbon", "user_confirmed")
+
+
+def test_the_users_own_statement_replaces_an_agent_fact(mem: Memory) -> None:
+    """A fact an agent (or an injected tool output steering it) set is not final: the user's words win."""
+    mem.facts.set("user.location", "attacker-chosen", source="agent")
+    mem.record_turn("I live in Berlin.", "Noted.")
+    mem.drain()
+    fact = mem.facts.get("user.location")
+    assert fact is not None and fact.value == "Berlin"
+
+
+def test_an_unknown_fact_source_is_a_usage_error(mem: Memory) -> None:
+    with pytest.raises(UsageError, match="source must be"):
+        mem.facts.set("user.location", "Lisbon", source="extracted")
+    assert mem.facts.get("user.location") is None
+
+
+def test_a_lesson_the_agent_adds_is_marked_as_the_agents(mem: Memory) -> None:
+    lesson_id = mem.lessons.add("Answer in British English.", source="agent")
+    record = mem.get(lesson_id)
+    assert record is not None and (record.kind, record.source.value) == ("lesson", "agent")

@@ -27,6 +27,9 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from elastic_memory.errors import UsageError
+from elastic_memory.mcp_server import Address
+
 SERVER_CMD = os.path.join(os.path.dirname(sys.executable), "elastic-memory")
 TOKEN = secrets.token_urlsafe(24)
 pytestmark = pytest.mark.anyio
@@ -44,8 +47,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(db: Path, bind: str, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run the server bound to ``bind`` (host) on a free port; yields its URL through 127.0.0.1."""
+def http_server(
+    db: Path, bind: str, *args: str, env: dict[str, str] | None = None, reach: str = "127.0.0.1"
+) -> Iterator[str]:
+    """Run the server bound to ``bind`` (host) on a free port; yields its URL through ``reach``."""
     port = free_port()
     command = [SERVER_CMD, "mcp", "--db", str(db), "--embedder", "none", "--http", f"{bind}:{port}", *args]
     proc = subprocess.Popen(
@@ -55,13 +60,13 @@ def http_server(db: Path, bind: str, *args: str, env: dict[str, str] | None = No
         deadline = time.monotonic() + 60
         while True:  # until uvicorn accepts connections
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                socket.create_connection((reach, port), timeout=0.1).close()
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
                 assert time.monotonic() < deadline, "the server did not listen within 60 s"
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://{reach}:{port}/mcp"
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -88,14 +93,16 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str,
     return result.structured_content
 
 
-def post_status(url: str, authorization: str | None) -> int:
-    """The HTTP status of a bare initialize POST, with or without an Authorization header."""
+def post_status(url: str, authorization: str | None, host: str | None = None) -> int:
+    """The HTTP status of a bare initialize POST, with or without an Authorization (or another Host) header."""
     body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
     request = urllib.request.Request(url, data=body, method="POST")
     request.add_header("Content-Type", "application/json")
     request.add_header("Accept", "application/json, text/event-stream")
     if authorization is not None:
         request.add_header("Authorization", authorization)
+    if host is not None:
+        request.add_header("Host", host)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return int(response.status)
@@ -143,3 +150,35 @@ async def test_off_loopback_every_request_needs_the_bearer_token(tmp_path: Path)
         async with session_at(url, TOKEN) as session:
             stored = await call(session, "remember", content="Reachable with the token.")
     assert stored["status"] == "created"
+
+
+async def test_any_loopback_address_refuses_a_foreign_host_header(tmp_path: Path) -> None:
+    """Bound to 127.0.0.2 (loopback, no token): a request naming another Host gets 421 (DNS rebinding).
+
+    If this fails with 200, the server did not pass TransportSecuritySettings for that address
+    (the SDK enables the check by itself only for 127.0.0.1, localhost and ::1).
+    """
+    with http_server(tmp_path / "memory.db", "127.0.0.2", reach="127.0.0.2") as url:
+        assert post_status(url, None, host="evil.example") == 421
+        assert post_status(url, None, host=f"evil.example:{url.split(':')[2].split('/')[0]}") == 421
+        async with session_at(url) as session:
+            stored = await call(session, "remember", content="Reached through 127.0.0.2.")
+    assert stored["status"] == "created"
+
+
+@pytest.mark.parametrize("text", ["127.0.0.1:\u00b2", "\u0661\u0662", "127.0.0.1:0", "127.0.0.1:65536", "x:"])
+def test_a_port_that_is_not_ascii_digits_in_range_is_a_usage_error(text: str) -> None:
+    with pytest.raises(UsageError, match="--http takes HOST:PORT"):
+        Address.parse(text)
+
+
+def test_a_non_ascii_port_fails_with_the_usage_message_not_a_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [SERVER_CMD, "mcp", "--db", str(tmp_path / "m.db"), "--http", "127.0.0.1:\u00b2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--http takes HOST:PORT" in done.stderr and "Traceback" not in done.stderr

@@ -88,10 +88,13 @@ def _num(value: float | None) -> str:
 
 
 def _when(ts: float | None) -> str:
-    """A Unix time as UTC ``YYYY-MM-DD HH:MM:SS``; ``—`` for ``None``."""
+    """A Unix time as UTC ``YYYY-MM-DD HH:MM:SS``; ``—`` for ``None``; the raw number when no date holds it."""
     if ts is None:
         return "—"
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, OSError):  # past year 9999, before year 1, or not a number
+        return str(ts)
 
 
 def _plural(n: int, word: str) -> str:
@@ -178,7 +181,7 @@ def hits_html(hits: Sequence[Hit]) -> str:
         row += [_text_cell(h.tier or "—", 40)] * tiers
         row.append(_text_cell(h.content))
         row += [_text_cell(", ".join(h.tags), 60)] * tags
-        row.append(f'<span title="{_esc(h.id)}">{_esc(_cut(h.id, 9))}</span>')
+        row.append(f'<span title="{_esc(_cut(h.id, TITLE_CHARS))}">{_esc(_cut(h.id, 9))}</span>')
         rows.append(row)
     return _block(_caption(_plural(len(hits), "hit")), _table(headers, rows, numeric=(0, 2, 3, 4)))
 

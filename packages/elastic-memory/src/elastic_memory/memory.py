@@ -442,14 +442,15 @@ class AsyncMemory(_Facade):
         """Operational lessons shown in every plan (:class:`AsyncLessons`): ``lessons.add("Use metric units.")``."""
         return AsyncLessons(self._core)
 
-    async def build_context(self, user_input: str, *, session_id: str | None = None) -> ContextPlan:
+    async def build_context(self, user_input: str, *, session_id: str | None = None, touch: bool = True) -> ContextPlan:
         """What the model should see now: budgeted, quoted memory sections. Never raises.
 
         Profile facts always; other facts, relevant past moments (earlier sessions only),
         lessons and the rolling summary within the governor's token budget. On a failure
         the plan is emptier, the error is logged and counted in :meth:`health`.
+        ``touch=False`` records no access for what it shows (a read-only viewer).
         """
-        return await _runner.arun(self._core.loop.build_context(user_input, session_id))
+        return await _runner.arun(self._core.loop.build_context(user_input, session_id, touch=touch))
 
     async def record_turn(
         self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
@@ -876,14 +877,15 @@ class Memory(_Facade):
         """Operational lessons shown in every plan (:class:`Lessons`): ``lessons.add("Use metric units.")``."""
         return Lessons(self._core)
 
-    def build_context(self, user_input: str, *, session_id: str | None = None) -> ContextPlan:
+    def build_context(self, user_input: str, *, session_id: str | None = None, touch: bool = True) -> ContextPlan:
         """What the model should see now: budgeted, quoted memory sections. Never raises.
 
         Profile facts always; other facts, relevant past moments (earlier sessions only),
         lessons and the rolling summary within the governor's token budget. On a failure
         the plan is emptier, the error is logged and counted in :meth:`health`.
+        ``touch=False`` records no access for what it shows (a read-only viewer).
         """
-        return _runner.run(self._core.loop.build_context(user_input, session_id), "build_context")
+        return _runner.run(self._core.loop.build_context(user_input, session_id, touch=touch), "build_context")
 
     def record_turn(
         self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None

@@ -394,14 +394,20 @@ class MemoryLoop:
             self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self))
 
     # ------------------------------------------------------------ build_context
-    async def build_context(self, user_input: Any, session_id: Any = None) -> ContextPlan:
-        """The plan for the next model call; never raises (an empty plan on failure)."""
+    async def build_context(self, user_input: Any, session_id: Any = None, *, touch: Any = True) -> ContextPlan:
+        """The plan for the next model call; never raises (an empty plan on failure).
+
+        ``touch=False`` counts no access for what the plan shows (a read-only caller).
+        """
         if not self.supported:
             raise UsageError(NO_LOOP)
+        if not isinstance(touch, bool):
+            msg = f"touch must be True or False, got {touch!r}"
+            raise UsageError(msg)
         async with self.worker.calls.call():  # background work waits for the host's call
-            return await self._build_context(user_input, session_id)
+            return await self._build_context(user_input, session_id, touch=touch)
 
-    async def _build_context(self, user_input: Any, session_id: Any) -> ContextPlan:
+    async def _build_context(self, user_input: Any, session_id: Any, *, touch: bool) -> ContextPlan:
         session = DEFAULT_SESSION
         query = ""
         profile = self.profile
@@ -448,7 +454,8 @@ class MemoryLoop:
                 query=query,
                 withheld=withheld,
             )
-            await self._touch(plan)
+            if touch:
+                await self._touch(plan)
             return plan
         except Exception as e:  # noqa: BLE001 - build_context never raises into the host
             self.failed("build_context", e)
@@ -673,11 +680,19 @@ class MemoryLoop:
 
     # ------------------------------------------------------------------- facts
     async def set_fact(
-        self, key: Any, value: Any, *, category: Any = None, valid_from: Any = None, importance: Any = 0.7
+        self,
+        key: Any,
+        value: Any,
+        *,
+        category: Any = None,
+        valid_from: Any = None,
+        importance: Any = 0.7,
+        source: Any = "user_confirmed",
     ) -> Fact:
-        """Set ``key`` explicitly (user-confirmed, confidence 1.0): see :meth:`Facts.set`."""
+        """Set ``key``: user-confirmed (explicit, confidence 1.0) or written by the agent: see :meth:`Facts.set`."""
         if not self.supported:
             raise UsageError(NO_LOOP)
+        agent = _writer(source) == "agent"
         fact_key = v.check_fact_key(key, self.config.extraction.reserved_prefixes)
         text = v.check_fact_value(value)
         cat = v.check_category(category, fact_key, PROFILE_KEYS)
@@ -686,9 +701,9 @@ class MemoryLoop:
             key=fact_key,
             value=text,
             category=cat,
-            source="user_confirmed",
-            origin="explicit",
-            confidence=1.0,
+            source="agent" if agent else "user_confirmed",
+            origin="agent" if agent else "explicit",
+            confidence=self.config.extraction.agent_confidence_cap if agent else 1.0,
             importance=v.unit("importance", importance),
             valid_from=when,
         )
@@ -811,7 +826,7 @@ class MemoryLoop:
             raise UsageError(msg)
 
     # ----------------------------------------------------------------- lessons
-    async def add_lesson(self, text: Any, *, importance: Any = 0.7) -> str:
+    async def add_lesson(self, text: Any, *, importance: Any = 0.7, source: Any = "user_confirmed") -> str:
         """Store a short operational lesson (deduplicated; the oldest beyond the cap archived).
 
         A lesson is the host's own directive, so directives pass; text the guards read as
@@ -820,6 +835,7 @@ class MemoryLoop:
         """
         if not self.supported:
             raise UsageError(NO_LOOP)
+        writer = _writer(source)
         reason = check_text(text) if isinstance(text, str) else None
         if reason is not None and reason != GuardReason.INSTRUCTION:
             msg = (
@@ -827,9 +843,7 @@ class MemoryLoop:
                 "docs/memory-loop.md); a lesson says how to work, never who may do what or where secrets or money go"
             )
             raise UsageError(msg)
-        mid = await self.core.remember(
-            text, type="procedural", importance=importance, source="user_confirmed", kind="lesson"
-        )
+        mid = await self.core.remember(text, type="procedural", importance=importance, source=writer, kind="lesson")
         lessons = await self.store.live_of_kind(self.agent_id, "lesson")
         excess = [i for i in lessons if i != mid][: max(0, len(lessons) - self.config.max_lessons)]
         if excess:
@@ -994,3 +1008,11 @@ def _messages(messages: Any) -> Iterable[Any]:
 def dumps(value: Any) -> str:
     """Compact JSON for prompts."""
     return json.dumps(value, ensure_ascii=False)
+
+
+def _writer(source: Any) -> str:
+    """Who wrote an explicit fact or lesson: ``"user_confirmed"`` (the user, through the host) or ``"agent"``."""
+    if source not in ("user_confirmed", "agent"):
+        msg = f"source must be 'user_confirmed' (the user said so) or 'agent' (the agent decided), got {source!r}"
+        raise UsageError(msg)
+    return str(source)

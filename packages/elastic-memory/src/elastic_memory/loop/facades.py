@@ -23,16 +23,29 @@ class AsyncFacts:
         self._core = core
 
     async def set(
-        self, key: str, value: Any, *, category: str | None = None, valid_from: Any = None, importance: float = 0.7
+        self,
+        key: str,
+        value: Any,
+        *,
+        category: str | None = None,
+        valid_from: Any = None,
+        importance: float = 0.7,
+        source: str = "user_confirmed",
     ) -> Fact:
         """Set ``key`` (user-confirmed: confidence 1.0; automatic capture never overrides it).
 
         ``category`` is ``"profile"`` (always shown to the model) or ``"note"`` (shown when
         relevant); ``None`` picks profile for the documented profile keys (``user.name``,
         ``user.location``, ...). ``valid_from``: when it became true (default now).
+        ``source="agent"``: the agent decided it, not the user: it is stored at the agent's
+        confidence cap (``ExtractionPolicy.agent_confidence_cap``), never replaces a
+        user-confirmed value, and the user's own later statement replaces it. Returns the
+        current version (the old one if the write was outranked).
         """
         return await _runner.arun(
-            self._core.loop.set_fact(key, value, category=category, valid_from=valid_from, importance=importance)
+            self._core.loop.set_fact(
+                key, value, category=category, valid_from=valid_from, importance=importance, source=source
+            )
         )
 
     async def get(self, key: str, *, as_of: Any = None) -> Fact | None:
@@ -69,16 +82,29 @@ class Facts:
         self._core = core
 
     def set(
-        self, key: str, value: Any, *, category: str | None = None, valid_from: Any = None, importance: float = 0.7
+        self,
+        key: str,
+        value: Any,
+        *,
+        category: str | None = None,
+        valid_from: Any = None,
+        importance: float = 0.7,
+        source: str = "user_confirmed",
     ) -> Fact:
         """Set ``key`` (user-confirmed: confidence 1.0; automatic capture never overrides it).
 
         ``category`` is ``"profile"`` (always shown to the model) or ``"note"`` (shown when
         relevant); ``None`` picks profile for the documented profile keys (``user.name``,
         ``user.location``, ...). ``valid_from``: when it became true (default now).
+        ``source="agent"``: the agent decided it, not the user: it is stored at the agent's
+        confidence cap (``ExtractionPolicy.agent_confidence_cap``), never replaces a
+        user-confirmed value, and the user's own later statement replaces it. Returns the
+        current version (the old one if the write was outranked).
         """
         return _runner.run(
-            self._core.loop.set_fact(key, value, category=category, valid_from=valid_from, importance=importance),
+            self._core.loop.set_fact(
+                key, value, category=category, valid_from=valid_from, importance=importance, source=source
+            ),
             "facts.set",
         )
 
@@ -107,9 +133,12 @@ class AsyncLessons:
     def __init__(self, core: MemoryCore) -> None:
         self._core = core
 
-    async def add(self, text: str, *, importance: float = 0.7) -> str:
-        """Store a lesson (the same text twice is stored once); returns its memory id."""
-        return await _runner.arun(self._core.loop.add_lesson(text, importance=importance))
+    async def add(self, text: str, *, importance: float = 0.7, source: str = "user_confirmed") -> str:
+        """Store a lesson (the same text twice is stored once); returns its memory id.
+
+        ``source="agent"`` marks a lesson the agent wrote for itself (the guards apply alike).
+        """
+        return await _runner.arun(self._core.loop.add_lesson(text, importance=importance, source=source))
 
     async def list(self) -> list[MemoryRecord]:
         """Live lessons: pinned first, then most important, then most recent."""
@@ -131,9 +160,12 @@ class Lessons:
     def __init__(self, core: MemoryCore) -> None:
         self._core = core
 
-    def add(self, text: str, *, importance: float = 0.7) -> str:
-        """Store a lesson (the same text twice is stored once); returns its memory id."""
-        return _runner.run(self._core.loop.add_lesson(text, importance=importance), "lessons.add")
+    def add(self, text: str, *, importance: float = 0.7, source: str = "user_confirmed") -> str:
+        """Store a lesson (the same text twice is stored once); returns its memory id.
+
+        ``source="agent"`` marks a lesson the agent wrote for itself (the guards apply alike).
+        """
+        return _runner.run(self._core.loop.add_lesson(text, importance=importance, source=source), "lessons.add")
 
     def list(self) -> list[MemoryRecord]:
         """Live lessons: pinned first, then most important, then most recent."""

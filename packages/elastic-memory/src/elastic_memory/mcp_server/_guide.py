@@ -32,7 +32,7 @@ INSTRUCTIONS = (
 
 def usage_prompt(session_id: str | None = None) -> str:
     """The prompt text: when to call which tool, and that memory is data."""
-    session = f' with session_id "{session_id}"' if session_id else ""
+    session = f" with session_id {json.dumps(session_id, ensure_ascii=False)}" if session_id else ""
     return f"""You have a long-term memory through the elastic-memory tools.
 
 On every turn:
@@ -83,7 +83,7 @@ async def recent_sessions(mem: AsyncMemory) -> dict[str, Any]:
     records: list[MemoryRecord] = []
     after: str | None = None
     for _ in range(_MAX_PAGES):
-        page = await mem.list({"since": since}, limit=_PAGE, after=after)
+        page = await mem.list({"since": since, "agent_id": mem.agent_id}, limit=_PAGE, after=after)
         records.extend(page.records)
         after = page.next
         if after is None:

@@ -13,11 +13,21 @@ import json
 from dataclasses import dataclass
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import UsageError
 
-__all__ = ["DEFAULT_HOST", "MIN_TOKEN_CHARS", "TOKEN_ENV", "Address", "BearerAuth", "check_token", "serve_http"]
+__all__ = [
+    "DEFAULT_HOST",
+    "MIN_TOKEN_CHARS",
+    "TOKEN_ENV",
+    "Address",
+    "BearerAuth",
+    "check_token",
+    "serve_http",
+    "transport_security",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 TOKEN_ENV = "ELASTIC_MEMORY_MCP_TOKEN"
@@ -41,7 +51,7 @@ class Address:
         """
         host, sep, port = text.rpartition(":") if ":" in text else ("", "", text)
         host = host.strip("[]") or DEFAULT_HOST
-        if not port.isdigit() or not 0 < int(port) < 65536 or (sep and not port):
+        if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536 or (sep and not port):
             msg = f"--http takes HOST:PORT (such as 127.0.0.1:8765) or a port, got {text!r}"
             raise UsageError(msg)
         return cls(host, int(port))
@@ -110,11 +120,34 @@ class BearerAuth:
         return len(given) == 1 and hmac.compare_digest(given[0], self.expected)
 
 
+def transport_security(address: Address) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection for a loopback address: only its own Host (and Origin) names are answered.
+
+    The SDK turns it on by itself only for 127.0.0.1, localhost and ::1; any loopback address
+    (127.0.0.2, ...) needs it, or a web page whose name resolves there could call the tools.
+    Off loopback there is none: the bearer token guards the server instead.
+
+    >>> transport_security(Address("127.0.0.2", 80)).allowed_hosts[:2]
+    ['127.0.0.2', '127.0.0.2:*']
+    >>> transport_security(Address("0.0.0.0", 80)) is None
+    True
+    """
+    if not address.loopback:
+        return None
+    own = f"[{address.host}]" if ":" in address.host else address.host
+    names = list(dict.fromkeys([own, "127.0.0.1", "localhost", "[::1]"]))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
+        allowed_origins=[o for name in names for o in (f"http://{name}", f"http://{name}:*")],
+    )
+
+
 async def serve_http(server: MCPServer, address: Address, token: str | None) -> None:
     """Serve ``server`` over streamable HTTP at ``address.url`` until interrupted (Ctrl-C, SIGTERM)."""
     import uvicorn  # noqa: PLC0415 - an mcp dependency, needed only here
 
-    app: ASGIApp = server.streamable_http_app(host=address.host)
+    app: ASGIApp = server.streamable_http_app(host=address.host, transport_security=transport_security(address))
     if token is not None:
         app = BearerAuth(app, token)
     config = uvicorn.Config(app, host=address.host, port=address.port, log_level="warning", lifespan="on")
