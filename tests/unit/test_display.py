@@ -266,3 +266,17 @@ def test_the_hit_id_tooltip_drops_invisible_characters(mem: Memory) -> None:
     titles = [value for name, value in page.attrs if name == "title"]
     assert "m1evilx" in titles
     assert not any(ch in value for value in titles if value for ch in "\u202e\u200b\u2066")
+
+
+def test_a_slice_of_hits_is_still_hits() -> None:
+    with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+        mem.remember_many(["tea", "green tea", "black tea"])
+        hits = mem.recall("tea", k=3)
+        assert isinstance(hits[:2], Hits) and hits[:2] == list(hits)[:2]
+
+
+def test_a_single_hit_renders_as_a_one_row_table() -> None:
+    with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:
+        mem.remember("<b>tea</b>")
+        hit = mem.recall("tea")[0]
+        assert "&lt;b&gt;tea&lt;/b&gt;" in hit._repr_html_() and "1 hit" in hit._repr_html_()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from . import display
 
@@ -140,8 +140,9 @@ class Hit:
 
     ``score`` ranks the recall, in the scale of the mode that ran: cosine similarity in
     [-1, 1] (semantic), BM25 (keyword: positive, higher is better), an absolute score in
-    [0, 1] (hybrid), or the importance when there was no query text. ``relevance`` is the
-    same ranking on one scale, [0, 1], for thresholds (``None`` without query text).
+    [0, 1] (hybrid), or the importance when there was no query text. ``relevance`` is how
+    well the memory itself matches, on one scale, [0, 1], for thresholds (``None`` without
+    query text; in hybrid mode without the neighbour boost, which only ranks).
     ``keyword_score`` (BM25) and ``vector_score`` (cosine similarity) are the raw scores of
     each leg, ``None`` where that leg did not score the memory.
     ``tier`` says which federation tier served it (``"private"``, ``"shared:<pool>"``,
@@ -171,6 +172,12 @@ class Hit:
     retention_strength: float | None = None
     relevance: float | None = None
 
+    def _repr_html_(self) -> str:
+        return display.hits_html([self])
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(display.hits_text([self]))
+
 
 class Hits(list[Hit]):
     """What :meth:`Memory.recall` returns: a ``list`` of :class:`Hit`, best first, shown as a table.
@@ -183,6 +190,16 @@ class Hits(list[Hit]):
     """
 
     __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> Hit: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> Hits: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Hit | Hits:
+        """An item, or a slice as a Hits (still shown as a table)."""
+        if isinstance(index, slice):
+            return Hits(super().__getitem__(index))
+        return super().__getitem__(index)
 
     def _repr_html_(self) -> str:
         return display.hits_html(self)
@@ -298,6 +315,16 @@ class FactHistory(list[Fact]):
     """
 
     __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> Fact: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> FactHistory: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Fact | FactHistory:
+        """An item, or a slice as a FactHistory (still shown as a table)."""
+        if isinstance(index, slice):
+            return FactHistory(super().__getitem__(index))
+        return super().__getitem__(index)
 
     def _repr_html_(self) -> str:
         return display.facts_html(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from .. import _runner, display
 from .._validate import check_k, check_text
@@ -36,6 +36,16 @@ class Traversal(list[Reached]):
     """
 
     __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> Reached: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> Traversal: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Reached | Traversal:
+        """An entity reached, or a slice as a Traversal (still shown as a table)."""
+        if isinstance(index, slice):
+            return Traversal(super().__getitem__(index))
+        return super().__getitem__(index)
 
     def _repr_html_(self) -> str:
         return display.traversal_html(self)
