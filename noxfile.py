@@ -1,6 +1,6 @@
-"""Sessions: tests (per package), matrix (per Python version), lint, docs, notebooks, sync, benchmarks, demo.
+"""Sessions: tests (per package), matrix (per Python version), lint, docs, notebooks, browser, sync, benchmarks, demo.
 
-`nox` alone runs the default set (what CI runs): tests, matrix, lint, docs, notebooks.
+`nox` alone runs the default set (what CI runs): tests, matrix, lint, docs, notebooks, browser.
 uv makes the virtualenvs when it is installed (`pip install "nox[uv]"`), else venv.
 """
 
@@ -25,6 +25,8 @@ CORE = "packages/elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
+# The browser tests drive the system Chromium (.ci/run installs it); never `playwright install`.
+BROWSER_DEPS = ["playwright>=1.50"]
 # Linters pinned: a new release with new rules must not turn main red on its own.
 RUFF = "ruff==0.17.6"
 GEN_SYNC = f"{CORE}/tools/gen_sync.py"
@@ -171,6 +173,7 @@ nox.options.sessions = [
     "lint",
     "docs",
     "notebooks",
+    "browser",
 ]
 
 
@@ -226,6 +229,15 @@ def docs(session: nox.Session) -> None:
     """Build the user guide strictly (broken links or API references fail)."""
     session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *DOCS_DEPS)
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The inspector and the docs site in a real headless Chromium (Debian's; `.ci/run` installs it)."""
+    session.install("-e", f"{CORE}[ui]", *(a for folder in ADAPTERS for a in ("-e", folder)), *TEST_DEPS)
+    session.install(*DOCS_DEPS, *BROWSER_DEPS)
+    session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
+    session.run("pytest", "tests/browser", "-p", "no:cacheprovider", *session.posargs)
 
 
 @nox.session

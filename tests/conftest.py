@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import pytest
 
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
 from elastic_memory.testing import FakeEmbedder, fresh_schema, postgres_session
+
+#: The browser tests need Playwright and Chromium: they run in `nox -s browser`, not here.
+collect_ignore = [] if importlib.util.find_spec("playwright") else ["browser"]
 
 #: Where a conformance store lives: a file, memory, a file with the ANN vector tier forced,
 #: or a schema on a PostgreSQL server (started once per session; needs the postgres-server extra).
