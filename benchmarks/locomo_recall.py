@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from _common import REPO, environment, median, section, table
+from _common import REPO, RESULTS, environment, median, run_block, section, table, write_json
 from elastic_memory import Memory, MiniLMEmbedder, RecallConfig
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev.json"
@@ -134,7 +134,8 @@ class Method:
 METHODS = (
     Method("keyword (BM25 porter) - the anchor", "keyword", RecallConfig()),
     Method("semantic (MiniLM-L6 int8)", "semantic", RecallConfig()),
-    Method("hybrid convex, neighbour boost 0.45 (default)", "hybrid", RecallConfig()),
+    Method("hybrid convex, session boost 0.5, neighbour boost 0.45 (default)", "hybrid", RecallConfig()),
+    Method("hybrid convex, session boost 0 (before issue 26)", "hybrid", RecallConfig(session_boost=0)),
     Method("hybrid convex, neighbour boost 0", "hybrid", RecallConfig(neighbor_boost=0)),
     Method("hybrid weighted 0.7, neighbour boost 0.45", "hybrid", RecallConfig(fusion="weighted")),
     Method("hybrid weighted 0.7, neighbour boost 0", "hybrid", RecallConfig(fusion="weighted", neighbor_boost=0)),
@@ -191,6 +192,9 @@ def evaluate(convs: Sequence[Conversation], paths: dict[str, str], embedder: Mem
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
+    parser.add_argument(
+        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/locomo_recall.json)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     print("elastic-memory benchmark: LoCoMo evidence recall@10")
@@ -280,6 +284,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print("categories: " + ", ".join(f"{c} {CATEGORY_NAMES[c]} (n={per_cat[c]})" for c in CATEGORIES))
     print(f"total run time {time.perf_counter() - started:.0f} s")
+    methods = [
+        {
+            "name": method.label,
+            "recall@10": results[method.label].mean(CATEGORIES),
+            "hit@10": results[method.label].mean(CATEGORIES, "hit"),
+            "p50_ms": median(results[method.label].latency),
+            "by_category": {CATEGORY_NAMES[c]: results[method.label].mean([c]) for c in CATEGORIES},
+        }
+        for method in METHODS
+    ]
+    write_json(args.json, {"run": run_block(args), "methods": methods})
     return 0
 
 

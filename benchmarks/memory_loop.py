@@ -8,7 +8,9 @@ Run from the repository root::
 
 **Backends.** Each size fills a SQLite file and, beside it, a PostgreSQL store on a
 throwaway server (``TemporaryPostgres``, fsync on), turn by turn, then queries both query by
-query: the ratios compare the two under the same load.
+query, taking turns going first: the ratios compare the two under the same load.
+``--also-session-boost B`` adds a second SQLite file with ``RecallConfig(session_boost=B)``
+the same way (and a LoCoMo run with it).
 
 **record_turn.** A store is filled to N turns through ``Memory.record_turn`` itself (no llm:
 rules and heuristic capture inline, which is the write path), 20 turns per session, user
@@ -44,8 +46,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import environment, median, percentile, section, table
-from elastic_memory import LoopConfig, Memory, MiniLMEmbedder
+from _common import RESULTS, environment, median, percentile, run_block, section, table, write_json
+from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
 from elastic_memory.storage.driver import driver
 from ingest_recall import WordVectorEmbedder, make_corpus
 from locomo_recall import DEFAULT_DATA, MemoEmbedder, turn_text
@@ -87,21 +89,34 @@ def raw_turn(conn: Any, session: str, user: str, reply: str) -> None:
     conn.execute("COMMIT")
 
 
-def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder, pg_url: str | None) -> list[list[object]]:
+def bench_size(
+    n: int,
+    workdir: Path,
+    minilm: MiniLMEmbedder,
+    pg_url: str | None,
+    recall: RecallConfig,
+    also: RecallConfig | None = None,
+    figures: list[dict[str, Any]] | None = None,
+) -> list[list[object]]:
     """Fill to ``n`` turns, then measure record_turn, background embedding and build_context.
 
     With ``pg_url`` a PostgreSQL store is filled and queried beside the SQLite file, turn by
-    turn and query by query, so both see the same machine load.
+    turn and query by query, so both see the same machine load; ``also`` adds a second SQLite
+    file with that recall configuration, side by side in the same way. ``figures`` receives
+    the SQLite file's per-turn figures (for ``--json``).
     """
     corpus = make_corpus(2 * n + QUERIES, QUERIES)
     embedder = WordVectorEmbedder(corpus.words)
     texts = corpus.texts
     config = LoopConfig(tier="standard", background=False)
-    stores = {"SQLite": Memory.open(workdir / f"loop-{n}.db", embedder=embedder, loop=config, context_tokens=32_768)}
-    if pg_url is not None:
-        stores["PostgreSQL"] = Memory.open(
-            f"{pg_url}?schema=loop_{n}", embedder=embedder, loop=config, context_tokens=32_768
+    opened = {"embedder": embedder, "loop": config, "context_tokens": 32_768, "recall": recall}
+    stores = {"SQLite": Memory.open(workdir / f"loop-{n}.db", **opened)}
+    if also is not None:
+        stores["SQLite, session boost " + str(also.session_boost)] = Memory.open(
+            workdir / f"loop-{n}-also.db", **{**opened, "recall": also}
         )
+    if pg_url is not None:
+        stores["PostgreSQL"] = Memory.open(f"{pg_url}?schema=loop_{n}", **opened)
     raw = raw_connect(workdir / f"raw-{n}.db")
     lib_times: dict[str, list[float]] = {name: [] for name in stores}
     raw_times: list[float] = []
@@ -146,8 +161,9 @@ def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder, pg_url: str | None
     recall_times: dict[str, list[float]] = {name: [] for name in stores}
     tokens: list[int] = []
     budget = 0
-    for q in queries:
-        for name, mem in stores.items():
+    order = list(stores.items())
+    for i, q in enumerate(queries):
+        for name, mem in order[i % len(order) :] + order[: i % len(order)]:  # the stores take turns going first
             t = time.perf_counter()
             mem.recall(q, k=25, touch=False)
             recall_times[name].append(time.perf_counter() - t)
@@ -167,6 +183,9 @@ def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder, pg_url: str | None
         embed_times.append(time.perf_counter() - t)
     ms = 1_000.0
     base_turn, base_plan = median(lib_times["SQLite"]), median(plan_times["SQLite"])
+    if figures is not None:
+        for step, values in (("record_turn", lib_times["SQLite"]), ("build_context", plan_times["SQLite"])):
+            figures.append({"step": step, "n": n, "p50_ms": median(values) * ms, "p95_ms": percentile(values, 95) * ms})
     rows: list[list[object]] = []
     for name in stores:
         turn, plan_ = lib_times[name], plan_times[name]
@@ -213,11 +232,12 @@ def bench_size(n: int, workdir: Path, minilm: MiniLMEmbedder, pg_url: str | None
     return rows
 
 
-def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
-    """Fraction of questions whose evidence chunks are in a 1,800-token plan."""
+def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder, recall: RecallConfig) -> dict[str, Any]:
+    """Fraction of questions whose evidence chunks are in a 1,800-token plan, overall, by category and conversation."""
     import json
 
     embedder = MemoEmbedder(minilm)
+    per_conversation: dict[str, float] = {}
     samples = json.loads(path.read_text(encoding="utf-8"))
     found_all: dict[int, list[float]] = defaultdict(list)
     found_any: dict[int, list[float]] = defaultdict(list)
@@ -228,7 +248,9 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
         sid = sample["sample_id"]
         conv = sample["conversation"]
         keys = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
-        with Memory.open(workdir / f"locomo-{sid}.db", embedder=embedder, loop=config, context_tokens=128_000) as mem:
+        held: list[float] = []
+        db = workdir / f"locomo-{sid}-{recall.session_boost}.db"
+        with Memory.open(db, embedder=embedder, loop=config, context_tokens=128_000, recall=recall) as mem:
             for key in keys:
                 turns = conv[key]
                 for i in range(0, len(turns), 2):
@@ -251,7 +273,9 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
                 shown = {d for r in mem.get_many(ids) for d in r.metadata.get("dia_ids", [])} if ids else set()
                 category = int(qa["category"])
                 found_all[category].append(float(evidence <= shown))
+                held.append(float(evidence <= shown))
                 found_any[category].append(float(bool(evidence & shown)))
+        per_conversation[sid] = sum(held) / len(held)
     rows = []
     for category in sorted(found_all):
         rows.append(
@@ -269,7 +293,8 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
     rows.append(["categories 1-4", len(cat14), sum(cat14) / max(len(cat14), 1), float("nan")])
     print(
         table(
-            f"LoCoMo dev: evidence chunks in a {BUDGET}-token plan (build_context, MiniLM int8)",
+            f"LoCoMo dev: evidence chunks in a {BUDGET}-token plan (build_context, MiniLM int8, "
+            f"session boost {recall.session_boost})",
             ["questions", "n", "all evidence", "any evidence"],
             rows,
             digits=3,
@@ -280,6 +305,18 @@ def locomo(path: Path, workdir: Path, minilm: MiniLMEmbedder) -> None:
         f"build_context p50 {median(latency) * 1000:.1f} ms, p95 {percentile(latency, 95) * 1000:.1f} ms "
         f"(incl. query embedding); embedded {embedder.embedded:,} texts in {embedder.seconds:.0f} s"
     )
+    print("all evidence by conversation: " + ", ".join(f"{k} {v:.3f}" for k, v in per_conversation.items()))
+    names = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+    return {
+        "session_boost": recall.session_boost,
+        "all": sum(every) / len(every),
+        "any": sum(anyv) / len(anyv),
+        "by_category": {names[c]: sum(v) / len(v) for c, v in sorted(found_all.items())},
+        "by_conversation": per_conversation,
+        "tokens_mean": sum(tokens) / len(tokens),
+        "build_context_p50_ms": median(latency) * 1000,
+        "build_context_p95_ms": percentile(latency, 95) * 1000,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -290,8 +327,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-postgres", action="store_true", help="SQLite only (PostgreSQL needs the postgres-server extra)"
     )
+    parser.add_argument(
+        "--session-boost", type=float, default=RecallConfig().session_boost, help="RecallConfig.session_boost"
+    )
+    parser.add_argument(
+        "--also-session-boost",
+        type=float,
+        help="also measure a second SQLite store (and LoCoMo) with this session boost, side by side",
+    )
+    parser.add_argument(
+        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/memory_loop.json)"
+    )
     args = parser.parse_args(argv)
     print("\n".join(environment()))
+    recall = RecallConfig(session_boost=args.session_boost)
+    also = None if args.also_session_boost is None else RecallConfig(session_boost=args.also_session_boost)
+    per_turn: list[dict[str, Any]] = []
+    plans: list[dict[str, Any]] = []
     minilm = MiniLMEmbedder()
     workdir = Path(tempfile.mkdtemp(prefix="em-loop-bench-"))
     server = None
@@ -305,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n in (int(s) for s in args.sizes.split(",") if s.strip()):
             if not rows:
                 section("record_turn and build_context")
-            rows += bench_size(n, workdir, minilm, None if server is None else server.url)
+            rows += bench_size(n, workdir, minilm, None if server is None else server.url, recall, also, per_turn)
         if rows:
             title = "latency in ms (ratio: against SQLite's record_turn / build_context / recall, same rounds)"
             print(table(title, ["operation", "p50", "p95", "ratio"], rows))
@@ -314,11 +366,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"LoCoMo data not found at {args.data}; skipped")
             else:
                 section("LoCoMo evidence in the plan")
-                locomo(args.data, workdir, minilm)
+                plans += [locomo(args.data, workdir, minilm, r) for r in (recall, also) if r is not None]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         if server is not None:
             server.remove()
+    payload: dict[str, Any] = {"run": run_block(args), "per_turn": per_turn}
+    if plans:
+        payload["plan_holds_evidence"] = plans[0]
+        payload["plan_holds_evidence_compared"] = plans[1:]
+    write_json(args.json, payload)
     return 0
 
 

@@ -41,19 +41,19 @@ def test_rrf_rewards_agreement() -> None:
 
 def test_neighbor_boost_lifts_the_turn_after_a_strong_match() -> None:
     ranked = [(10, 1.0), (20, 0.5), (11, 0.45)]
-    boosted = fusion.neighbor_boost(ranked, {11: (10, None), 10: (None, 11)}, beta=0.3)
+    boosted = fusion.neighbor_boost(ranked, {11: (10, None, "s"), 10: (None, 11, "s")}, beta=0.3)
     assert [s for s, _ in boosted] == [10, 11, 20]
     assert dict(boosted)[11] == pytest.approx(0.45 + 0.3 * 1.0)
 
 
 def test_neighbor_boost_ignores_neighbours_that_are_not_candidates() -> None:
     ranked = [(1, 0.9), (2, 0.5)]
-    assert fusion.neighbor_boost(ranked, {2: (99, None)}, beta=0.5) == ranked
+    assert fusion.neighbor_boost(ranked, {2: (99, None, "s")}, beta=0.5) == ranked
 
 
 def test_neighbor_boost_of_zero_changes_nothing() -> None:
     ranked = [(1, 0.9), (2, 0.5)]
-    assert fusion.neighbor_boost(ranked, {2: (1, None)}, beta=0.0) == ranked
+    assert fusion.neighbor_boost(ranked, {2: (1, None, "s")}, beta=0.0) == ranked
 
 
 def test_convex_breaks_a_tie_by_keyword_score_then_vector_score_then_seq() -> None:
@@ -71,4 +71,33 @@ def test_rrf_breaks_a_tie_by_keyword_rank() -> None:
 
 def test_neighbor_boost_keeps_the_fused_order_of_equal_scores() -> None:
     ranked = [(3, 0.5), (1, 0.5), (2, 0.5)]
-    assert fusion.neighbor_boost(ranked, {9: (3, None)}, beta=0.3) == ranked
+    assert fusion.neighbor_boost(ranked, {9: (3, None, "s")}, beta=0.3) == ranked
+
+
+PLACES = {1: (None, None, "a"), 2: (None, None, "b"), 3: (None, None, "a"), 4: (None, None, "c")}
+
+
+def test_session_boost_lifts_the_session_holding_most_of_the_top() -> None:
+    ranked = [(1, 0.9), (2, 0.5), (3, 0.45), (4, 0.1)]
+    assert [s for s, _ in fusion.session_boost(ranked, PLACES, beta=0.5, top=3)] == [1, 3, 2, 4]
+
+
+def test_session_boost_gives_nothing_to_a_session_outside_the_top() -> None:
+    ranked = [(1, 0.9), (2, 0.5), (3, 0.45), (4, 0.1)]
+    boosted = dict(fusion.session_boost(ranked, PLACES, beta=0.5, top=3))
+    assert boosted[4] == 0.1
+
+
+def test_session_boost_leaves_memories_without_a_session_alone() -> None:
+    ranked = [(1, 0.9), (9, 0.5)]
+    assert dict(fusion.session_boost(ranked, PLACES, beta=0.5))[9] == 0.5
+
+
+def test_session_boost_of_zero_changes_nothing() -> None:
+    ranked = [(2, 0.5), (1, 0.45)]
+    assert fusion.session_boost(ranked, PLACES, beta=0.0) == ranked
+
+
+def test_bounded_session_boost_keeps_scores_in_unit_range() -> None:
+    ranked = [(1, 1.0), (3, 1.0)]
+    assert max(s for _, s in fusion.session_boost(ranked, PLACES, beta=1.0, bounded=True)) == 1.0

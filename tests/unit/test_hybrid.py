@@ -1,4 +1,4 @@
-"""Hybrid recall: the fusion settings reach the store, and the session-neighbour boost."""
+"""Hybrid recall: the fusion settings reach the store, the session-neighbour boost and the session boost."""
 
 from __future__ import annotations
 
@@ -56,8 +56,53 @@ def test_convex_gives_keyword_only_candidates_their_cosine(db_path: Path) -> Non
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"fusion": "max"}, {"vector_weight": 1.5}, {"rrf_k": 0}, {"candidates": 0}, {"neighbor_boost": -0.1}],
+    [
+        {"fusion": "max"},
+        {"vector_weight": 1.5},
+        {"rrf_k": 0},
+        {"candidates": 0},
+        {"neighbor_boost": -0.1},
+        {"session_boost": 1.5},
+        {"session_boost": True},
+    ],
 )
 def test_bad_recall_config_is_a_usage_error(kwargs: dict[str, object]) -> None:
     with pytest.raises(UsageError):
         RecallConfig(**kwargs)  # type: ignore[arg-type]
+
+
+#: Three turns of one session about a trip, and a lone turn elsewhere that shares more words with the query.
+TRIP = [
+    {"content": "we drove to the coast for the trip", "session_id": "trip"},
+    {"content": "the coast trip had a great view", "session_id": "trip"},
+    {"content": "unrelated chat about lunch", "session_id": "trip"},
+    {"content": "mum loved the photos from the coast trip", "session_id": "trip"},
+    {"content": "a book about a trip to the coast", "session_id": "library"},
+]
+
+
+def test_session_boost_lifts_a_match_from_the_session_most_candidates_come_from(db_path: Path) -> None:
+    query = "book trip coast photos"
+    with Memory.open(
+        db_path, embedder=FakeEmbedder(), recall=RecallConfig(session_boost=0.0, neighbor_boost=0.0)
+    ) as mem:
+        mem.remember_many(TRIP, dedupe=False)
+        before = [h.content for h in mem.explain(query, k=5, mode="hybrid").hits]
+    with Memory.open(
+        db_path, embedder=FakeEmbedder(), recall=RecallConfig(session_boost=1.0, neighbor_boost=0.0)
+    ) as mem:
+        explained = mem.explain(query, k=5, mode="hybrid")
+    after = [h.content for h in explained.hits]
+    photos = TRIP[3]["content"]
+    assert after.index(photos) < before.index(photos)
+    assert explained.details["session_boost"] == 1.0
+    assert all(h.score <= 1.0 for h in explained.hits), "convex scores stay in [0, 1]"
+
+
+def test_session_boost_leaves_relevance_to_the_hit_itself(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=FakeEmbedder(), recall=RecallConfig(session_boost=0.0)) as mem:
+        mem.remember_many(TRIP, dedupe=False)
+        before = {h.content: h.relevance for h in mem.explain("coast trip", k=5).hits}
+    with Memory.open(db_path, embedder=FakeEmbedder(), recall=RecallConfig(session_boost=1.0)) as mem:
+        after = {h.content: h.relevance for h in mem.explain("coast trip", k=5).hits}
+    assert after == before

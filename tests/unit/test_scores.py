@@ -167,5 +167,5 @@ def test_keyword_relevance_without_a_scale_saturates_below_one() -> None:
 def test_the_bounded_neighbour_boost_keeps_scores_in_unit_range() -> None:
     from elastic_memory.retrieval.fusion import neighbor_boost
 
-    boosted = neighbor_boost([(1, 1.0), (2, 1.0)], {1: (None, 2), 2: (1, None)}, beta=0.45, bounded=True)
+    boosted = neighbor_boost([(1, 1.0), (2, 1.0)], {1: (None, 2, "s"), 2: (1, None, "s")}, beta=0.45, bounded=True)
     assert [score for _, score in boosted] == [pytest.approx(1.0), pytest.approx(1.0)]

@@ -36,6 +36,9 @@ class RecallConfig:
     """Record an access (count, time, retention) on every recalled memory."""
     graph_boost: float = 0.15
     """Ceiling of the knowledge graph's nudge, as a share of the query's top score (0 turns it off)."""
+    session_boost: float = 0.5
+    """Lift of a hit from the session holding most of the best candidates (0 turns it off); chosen by
+    cross-validation on LoCoMo (``benchmarks/locomo_cv.py``)."""
 
     def __post_init__(self) -> None:
         try:
@@ -57,7 +60,7 @@ class RecallConfig:
         ):
             msg = f"candidates must be an integer in [1, 1000], got {self.candidates!r}"
             raise UsageError(msg)
-        for name in ("neighbor_boost", "graph_boost"):
+        for name in ("neighbor_boost", "graph_boost", "session_boost"):
             b = getattr(self, name)
             if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
                 msg = f"{name} must be a number in [0, 1], got {b!r}"

@@ -22,9 +22,13 @@ from operator import itemgetter
 from . import scores
 from .scores import BM25_HALF
 
-__all__ = ["convex", "minmax", "neighbor_boost", "rrf", "weighted"]
+__all__ = ["SESSION_TOP", "convex", "minmax", "neighbor_boost", "rrf", "session_boost", "weighted"]
 
 _MISSING = float("-inf")
+#: How many of the best candidates say which sessions the query is about (:func:`session_boost`).
+SESSION_TOP = 10
+#: A memory's place: the live memories just before and after it in its session, and the session.
+Place = tuple[int | None, int | None, str]
 
 
 def minmax(scores: Mapping[int, float]) -> dict[int, float]:
@@ -99,7 +103,7 @@ def rrf(keyword: Sequence[int], vector: Sequence[int], *, vector_weight: float, 
 
 def neighbor_boost(
     ranked: Sequence[tuple[int, float]],
-    neighbors: Mapping[int, tuple[int | None, int | None]],
+    neighbors: Mapping[int, Place],
     *,
     beta: float,
     bounded: bool = False,
@@ -117,7 +121,45 @@ def neighbor_boost(
     scale = 1.0 + beta if bounded else 1.0
     boosted = {}
     for seq, score in ranked:
-        prev, nxt = neighbors.get(seq, (None, None))
+        prev, nxt, _ = neighbors.get(seq, (None, None, ""))
         boosted[seq] = (score + beta * max(base.get(prev, 0.0), base.get(nxt, 0.0))) / scale  # None is never a key: 0
     # Stable: equal scores keep their fused order.
+    return sorted(boosted.items(), key=itemgetter(1), reverse=True)
+
+
+def session_boost(
+    ranked: Sequence[tuple[int, float]],
+    places: Mapping[int, Place],
+    *,
+    beta: float,
+    top: int = SESSION_TOP,
+    bounded: bool = False,
+) -> list[tuple[int, float]]:
+    """Scale each score by ``1 + beta x`` its session's share of the best ``top`` candidates.
+
+    A session's mass is the sum of the scores of its memories among the best ``top``; the
+    heaviest session gets the full ``beta``, a session with none of them nothing. Evidence
+    in dialogue memory clusters in the sessions that talk about the question, so a weaker
+    match there beats a lone match elsewhere. ``bounded`` divides by ``1 + beta``.
+
+    >>> ranked = [(1, 0.9), (2, 0.5), (3, 0.45)]
+    >>> places = {1: (None, None, "a"), 2: (None, None, "b"), 3: (None, None, "a")}
+    >>> [s for s, _ in session_boost(ranked, places, beta=0.5, top=2)]
+    [1, 3, 2]
+    """
+    if beta <= 0 or not places:
+        return list(ranked)
+    mass: dict[str, float] = {}
+    for seq, score in ranked[:top]:
+        if seq in places and score > 0:
+            session = places[seq][2]
+            mass[session] = mass.get(session, 0.0) + score
+    heaviest = max(mass.values(), default=0.0)
+    if heaviest <= 0:
+        return list(ranked)
+    scale = 1.0 + beta if bounded else 1.0
+    boosted = {}
+    for seq, score in ranked:
+        share = mass.get(places[seq][2], 0.0) / heaviest if seq in places else 0.0
+        boosted[seq] = score * (1.0 + beta * share) / scale
     return sorted(boosted.items(), key=itemgetter(1), reverse=True)

@@ -156,8 +156,13 @@ async def _fuse(
 ) -> Ranking:
     """Fuse the legs; CONVEX first looks up the cosine of keyword-only candidates (fills ``vec_scores``)."""
     weight = config.effective_vector_weight
-    details.update(fusion=config.fusion.value, vector_weight=weight, neighbor_boost=config.neighbor_boost)
-    boost = config.neighbor_boost > 0
+    details.update(
+        fusion=config.fusion.value,
+        vector_weight=weight,
+        neighbor_boost=config.neighbor_boost,
+        session_boost=config.session_boost,
+    )
+    boost = config.neighbor_boost > 0 or config.session_boost > 0
     # Session neighbours of every candidate (the fused ranking holds them all) and the cosine of
     # keyword-only candidates are independent reads: they overlap.
     only_kw = [s for s in kw_scores if s not in vec_scores] if config.fusion is Fusion.CONVEX else []
@@ -179,6 +184,7 @@ async def _fuse(
     if boost and ranked:
         bounded = config.fusion is Fusion.CONVEX  # its scores stay in [0, 1]
         ranked = fusion.neighbor_boost(ranked, neighbors, beta=config.neighbor_boost, bounded=bounded)
+        ranked = fusion.session_boost(ranked, neighbors, beta=config.session_boost, bounded=bounded)
     return ranked
 
 

@@ -227,8 +227,8 @@ class Backend(Protocol):
         """How many live memories matching ``filters`` carry each tag."""
         ...
 
-    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """For each memory with a session, the live memory just before and after it in that session."""
+    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
+        """For each memory with a session: the live memory just before and after it in that session, and the session."""
         ...
 
     async def keyword(

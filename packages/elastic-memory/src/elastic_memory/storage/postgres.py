@@ -651,18 +651,18 @@ class PostgresStore(RecordReads):
         sql, params = pq.keyword_search(match, filters, now=self.clock(), limit=limit)
         return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
 
-    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """For each memory with a session, the live memory just before and after it in that session."""
+    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
+        """For each memory with a session: the live memory just before and after it in that session, and the session."""
         rows = await self._read(
             "SELECT m.seq, "
             "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
             "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
             "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-            "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) "
+            "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id "
             "FROM memories AS m WHERE m.session_id IS NOT NULL AND m.seq = ANY(%s)",
             [list(seqs)],
         )
-        return {int(r[0]): (r[1], r[2]) for r in rows}
+        return {int(r[0]): (r[1], r[2], str(r[3])) for r in rows}
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
         """The stored (unit) vectors of the memories among ``ids`` that have one."""

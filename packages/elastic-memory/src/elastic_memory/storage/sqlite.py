@@ -804,9 +804,9 @@ class SQLiteStore(RecordReads):
                     return kept[:limit]
                 fetch *= 4
 
-    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """For each memory with a session, the live memory just before and after it in that session."""
-        out: dict[int, tuple[int | None, int | None]] = {}
+    async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
+        """For each memory with a session: the live memory just before and after it in that session, and the session."""
+        out: dict[int, tuple[int | None, int | None, str]] = {}
         for chunk in chunks(list(seqs)):
             sql, params = q.in_list("m.seq", chunk)
             rows = await self._read(
@@ -814,11 +814,11 @@ class SQLiteStore(RecordReads):
                 "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
                 "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
                 "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-                "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1) "
+                "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id "
                 f"FROM memories AS m WHERE m.session_id IS NOT NULL AND {sql}",
                 params,
             )
-            out.update((int(r[0]), (r[1], r[2])) for r in rows)
+            out.update((int(r[0]), (r[1], r[2], str(r[3]))) for r in rows)
         return out
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
