@@ -192,6 +192,24 @@ def _strategies(w: dict[str, Any]) -> dict[str, st.SearchStrategy[list[str]]]:
                 },
             ),
         ).map(sum_),
+        # Like mcp: never a servable address. --host always names another machine (or is malformed)
+        # and no --token is given, so the command refuses before it opens the store or binds.
+        "ui": st.tuples(
+            st.just(["ui"]),
+            _options(
+                **common,
+                **agent,
+                **{
+                    "--home": path,
+                    "--pool": words,
+                    "--read-only": _flag("--read-only"),
+                    "--port": st.one_of(st.sampled_from(["0", "8700", "70000", "-1"]), words),
+                },
+            ),
+            st.sampled_from(["0.0.0.0", "10.0.0.1", "example.com", "192.0.2.7", "", "a b", "/x"]).map(
+                lambda h: ["--host", h]
+            ),
+        ).map(sum_),
         "repair": st.tuples(
             st.just(["repair"]),
             path.map(lambda p: [p]),
@@ -334,7 +352,7 @@ def test_command_exits_0_1_or_2_without_traceback(world: dict[str, Any], command
     validate the option with typer.
     """
     db = world["db"]
-    examples = {"demo": 2, "mcp": 10}.get(command)  # each starts a server or loads a store: slow
+    examples = {"demo": 2, "mcp": 10, "ui": 10}.get(command)  # each starts a server or loads a store: slow
 
     @(FUZZ if examples is None else FUZZ.__class__(FUZZ, max_examples=examples))
     @given(argv=_strategies(world)[command])

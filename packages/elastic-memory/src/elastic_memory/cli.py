@@ -62,6 +62,7 @@ from . import (
     _cli_memories,
     _cli_quarantine,
     _cli_repair,
+    _cli_ui,
 )
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
@@ -911,6 +912,7 @@ _cli_quarantine.register(app)
 _cli_backup.register(app)
 _cli_repair.register(app)
 _cli_mcp.register(app)
+_cli_ui.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,129 @@
+"""``elastic-memory ui``: the local inspector, a web app on 127.0.0.1 over one store or a federation.
+
+The store is opened once, before the server starts, and closed when it stops. Needs the ``ui``
+extra; see ``docs/inspector.md``.
+"""
+
+# No `from __future__ import annotations`: the command is defined inside register(), and typer
+# must see its annotations (cli's option types) as objects, not as names it cannot resolve.
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .errors import ElasticMemoryError, UsageError
+from .loop import LoopConfig
+from .memory import Memory
+
+__all__ = ["DEFAULT_PORT", "register"]
+
+TOKEN_ENV = "ELASTIC_MEMORY_UI_TOKEN"  # the same name as elastic_memory.ui.TOKEN_ENV
+DEFAULT_PORT = 8700
+_INSTALL = "pip install 'elastic-memory[ui]'"
+
+
+def _require_extra() -> None:
+    try:
+        import jinja2  # noqa: F401, PLC0415 - only to say which extra is missing
+        import starlette  # noqa: F401, PLC0415
+        import uvicorn  # noqa: F401, PLC0415
+    except ImportError:
+        msg = f"`elastic-memory ui` needs its web stack: {_INSTALL}"
+        raise UsageError(msg) from None
+
+
+def _require_federation(home: Path, agent: str, pools: list[str]) -> None:
+    """Refuse an agent or a pool that has no file under ``home``: like ``--db``, a typo must not create a store.
+
+    A ``config.json`` in ``home`` may put tiers on a server; then the federation itself decides.
+    """
+    if (home / "config.json").exists():
+        return
+    private = home / "agents" / agent / "memory.db"
+    if not private.is_file():
+        msg = f"there is no agent {agent!r} under {home} (no {private}); check --home and --agent"
+        raise UsageError(msg)
+    for name in pools:
+        if not (home / "pools" / name / "memory.db").is_file():
+            msg = f"there is no pool {name!r} under {home} (no {home / 'pools' / name / 'memory.db'}); check --pool"
+            raise UsageError(msg)
+
+
+def _open(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str]) -> Memory:
+    """The store or the federation, with no background worker: the agent's own process does that work."""
+    quiet = LoopConfig(background=False)
+    if pools and home is None:
+        msg = "--pool needs --home DIR: pools are files of a federation under that folder"
+        raise UsageError(msg)
+    if home is not None:
+        _require_federation(home, agent, pools)
+        return Memory.for_agent(agent, home=home, pools=list(pools), embedder=embedder, loop=quiet)
+    if db.is_dir():
+        msg = f"--db {db} is a folder; pass the path of a database file, such as {db / 'memory.db'}"
+        raise UsageError(msg)
+    if str(db) != ":memory:" and not db.exists():
+        msg = f"there is no store at {db}; pass --db PATH, or make one with `elastic-memory demo --db {db}`"
+        raise UsageError(msg)
+    return Memory.open(db, embedder=embedder, agent_id=agent, loop=quiet)
+
+
+def _warm(mem: Memory) -> None:
+    """Load the vector index and the model now, so the first semantic search does not wait for them."""
+    mem.load_index()
+    with contextlib.suppress(ElasticMemoryError):  # a keyword-only store has no model to load
+        mem.embed_query("warm up")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``ui`` command to the ``elastic-memory`` app."""
+    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
+
+    @app.command()
+    def ui(
+        db: cli.DbOption = cli.DEFAULT_DB,
+        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
+        agent: cli.AgentOption = "default",
+        home: Annotated[
+            Path | None,
+            typer.Option(help="A federation's folder: inspect --agent's memory with its --pool tiers (--db unused)."),
+        ] = None,
+        pool: Annotated[
+            list[str] | None, typer.Option(metavar="NAME", help="A shared pool of the federation (repeat the option).")
+        ] = None,
+        host: Annotated[
+            str, typer.Option(help="The address to listen on; anything but loopback needs --token.")
+        ] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="The port to listen on.")] = DEFAULT_PORT,
+        read_only: Annotated[
+            bool, typer.Option("--read-only", help="Hide every write (edit, forget, restore, release, add).")
+        ] = False,
+        token: Annotated[
+            str | None,
+            typer.Option(
+                envvar=TOKEN_ENV,
+                show_envvar=True,
+                help="A token every request must carry (required off loopback); open the URL with ?token=TOKEN once.",
+            ),
+        ] = None,
+    ) -> None:
+        """Open the inspector: browse, search, edit and explain the store in a browser (http://127.0.0.1:8700/)."""
+        with cli.reported():
+            _require_extra()
+            from .ui import Address, check_token, serve  # noqa: PLC0415 - the extra
+
+            address = Address.parse(host, port)
+            required = check_token(address, token)
+        spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
+        with cli.reported():
+            mem = _open(db, spec, agent, home, pool or [])
+        try:
+            _warm(mem)
+            url = address.url if required is None else f"{address.url}?token={required}"
+            cli.console_err().print(f"elastic-memory inspector on {url} (Ctrl-C stops it)", soft_wrap=True)
+            with cli.reported():
+                asyncio.run(serve(mem.as_async(), address, token=required, read_only=read_only))
+        finally:
+            mem.close()
