@@ -23,7 +23,8 @@ nox.options.error_on_external_run = True
 
 CORE = "packages/elastic-memory"
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
-DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26"]
+# Material theme, notebooks rendered from their committed outputs (mkdocs-jupyter, execute: false).
+DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26", "mkdocs-material>=9.6", "mkdocs-jupyter>=0.25"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
 # The browser tests drive the system Chromium (.ci/run installs it); never `playwright install`.
 BROWSER_DEPS = ["playwright>=1.50"]
@@ -66,7 +67,7 @@ def tests(session: nox.Session, package: str) -> None:
     folder, modules, extra = PACKAGES[package]
     if folder == CORE:
         # faiss for the ANN tier; a throwaway PostgreSQL server for the postgres backend; the MCP SDK
-        session.install("-e", f"{CORE}[ann,postgres-server,mcp]", *TEST_DEPS, *DOCS_DEPS)
+        session.install("-e", f"{CORE}[ann,postgres-server,mcp,ui]", *TEST_DEPS, *DOCS_DEPS)
         session.run("pytest", "tests", *session.posargs)
     else:
         session.install("-e", f"{CORE}[postgres-server]", "-e", folder, *TEST_DEPS, *extra)
@@ -217,7 +218,7 @@ def matrix(session: nox.Session, version: str) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict on the sources."""
     adapters = (a for folder in ADAPTERS for a in ("-e", folder))
-    session.install("-e", f"{CORE}[postgres,mcp]", *adapters, RUFF, "mypy==2.4.1")  # mcp: mypy reads the SDK
+    session.install("-e", f"{CORE}[postgres,mcp,ui]", *adapters, RUFF, "mypy==2.4.1")  # mcp, ui: mypy reads them
     session.run("ruff", "check", "--no-cache", ".")
     session.run("ruff", "format", "--no-cache", "--check", ".")
     session.run("mypy", f"{CORE}/src", *(f"{folder}/src" for folder in ADAPTERS))
@@ -226,7 +227,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the user guide strictly (broken links or API references fail)."""
+    """Build the user guide strictly (broken links or API references fail); no page needs the network.
+
+    The diagrams (docs/assets/diagrams) and charts (docs/assets/charts, `nox -s charts`) are committed SVG.
+    """
     session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *DOCS_DEPS)
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
 
@@ -257,15 +261,33 @@ def notebooks(session: nox.Session) -> None:
     session.run("python", "notebooks/run.py", *session.posargs)
 
 
+#: The benchmarks' charts only: matplotlib is no dependency of the packages.
+CHART_DEPS = ["matplotlib>=3.9"]
+
+
 @nox.session
 def benchmarks(session: nox.Session) -> None:
-    """Ingest/recall latency against the raw engines, and LoCoMo recall@10 (prints figures)."""
-    session.install("-e", f"{CORE}[ann,postgres-server,mcp]")
-    session.run("python", "benchmarks/ingest_recall.py", *session.posargs)
-    session.run("python", "benchmarks/vector_tiers.py")
-    session.run("python", "benchmarks/postgres.py")
-    session.run("python", "benchmarks/locomo_recall.py")
+    """Ingest/recall latency against the raw engines, the tiers, PostgreSQL, LoCoMo recall@10; then the charts.
+
+    Each script prints its tables and writes its figures to benchmarks/results/<name>.json, which
+    `benchmarks/charts.py` turns into docs/assets/charts/*.svg (commit both).
+    """
+    session.install("-e", f"{CORE}[ann,postgres-server,mcp]", *CHART_DEPS)
+    results = "benchmarks/results"
+    session.run("python", "benchmarks/ingest_recall.py", "--json", f"{results}/ingest_recall.json", *session.posargs)
+    session.run("python", "benchmarks/vector_tiers.py", "--json", f"{results}/vector_tiers.json")
+    session.run("python", "benchmarks/postgres.py", "--json", f"{results}/postgres.json")
+    session.run("python", "benchmarks/locomo_recall.py", "--json", f"{results}/locomo_recall.json")
+    session.run("python", "benchmarks/locomo_cv.py", "--json", f"{results}/locomo_cv.json")
     session.run("python", "benchmarks/mcp_roundtrip.py")
+    session.run("python", "benchmarks/charts.py")
+
+
+@nox.session
+def charts(session: nox.Session) -> None:
+    """Redraw docs/assets/charts/*.svg from the committed figures in benchmarks/results/*.json (no benchmark runs)."""
+    session.install(*CHART_DEPS)
+    session.run("python", "benchmarks/charts.py", *session.posargs)
 
 
 @nox.session

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 import platform
@@ -104,3 +105,45 @@ def section(title: str) -> None:
     """Print a section heading."""
     print()
     print(f"== {title} ==")
+
+
+#: Where the scripts' figures go as JSON (``--json``) for ``benchmarks/charts.py``.
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def run_block(args: object = None) -> dict[str, object]:
+    """The ``run`` block of a results file: the lines of :func:`environment` and the script's options."""
+    block: dict[str, object] = {}
+    for line in environment():
+        key, _, value = line.partition(" ")
+        block[key] = value.strip()
+    if args is not None:
+        block["args"] = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return block
+
+
+def write_json(path: str | Path | None, payload: dict[str, object]) -> None:
+    """Write ``payload`` (with its ``run`` block first) as JSON at ``path``; nothing when ``path`` is None.
+
+    ``python benchmarks/charts.py`` reads these files from ``benchmarks/results/``.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_plain(payload), indent=1, allow_nan=False, default=str)
+    target.write_text(text + "\n", encoding="utf-8")
+    print(f"figures written to {target}")
+
+
+def _plain(value: object) -> object:
+    """JSON-ready: NaN becomes None, numpy scalars plain numbers, tuples lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

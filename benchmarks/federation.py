@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from _common import environment, percentile, section, table
+from _common import RESULTS, environment, percentile, run_block, section, table, write_json
 from elastic_memory import Memory, MiniLMEmbedder
 from elastic_memory import _runner as runner
 from elastic_memory.federation import Entry, MemoryStore, SQLiteMemoryStore, TierBudget, TierHealth
@@ -528,6 +528,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stall-queries", type=int, default=100, help="measured reads per stall phase (default 100)")
     parser.add_argument("--stall-budget-ms", type=float, default=250.0, help="the stalled pool's timeouts (250)")
     parser.add_argument("--small", action="store_true", help="2k per tier, 100 queries, 40 stall reads")
+    parser.add_argument(
+        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/federation.json)"
+    )
     args = parser.parse_args(argv)
     if args.small:
         args.per_tier, args.queries, args.stall_queries = 2_000, 100, 40
@@ -806,6 +809,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ["federation", "p50", "p95", "ratio", "hits", "overlap"],
                 rows,
             )
+        )
+        write_json(
+            args.json,
+            {
+                "run": run_block(args) | {"per_tier": per_tier, "tiers": len(tiers)},
+                "recall": [
+                    {
+                        "mode": mode,
+                        "single_p50_ms": probes[("excl", "single", mode)].p(),
+                        "single_p95_ms": probes[("excl", "single", mode)].p("ms", 95),
+                        "federation_p50_ms": probes[("excl", "fed", mode)].p(),
+                        "federation_p95_ms": probes[("excl", "fed", mode)].p("ms", 95),
+                    }
+                    for mode in MODES
+                ],
+                "stall": [
+                    {"phase": "healthy", "p50_ms": healthy.p(), "p95_ms": healthy.p("ms", 95)},
+                    {
+                        "phase": "one pool stalled, breaker held closed",
+                        "p50_ms": closed.p(),
+                        "p95_ms": closed.p("ms", 95),
+                    },
+                    {"phase": "one pool stalled, breaker open", "p50_ms": broken.p(), "p95_ms": broken.p("ms", 95)},
+                ],
+            },
         )
         print(
             "default breaker (fail_threshold 3, reset_after_s 30), the first reads once the pool stalls: "

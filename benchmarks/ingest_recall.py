@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from _common import environment, median, percentile, section, table
+from _common import RESULTS, environment, median, percentile, run_block, section, table, write_json
 from elastic_memory import Memory
 from elastic_memory._validate import content_hash
 from elastic_memory.storage.driver import driver
@@ -602,7 +602,9 @@ def recall_table(n: int, n_queries: int, probes: Sequence[Probe]) -> str:
 # --------------------------------------------------------------------------- one size
 
 
-def bench_size(n: int, n_queries: int, batch: int, workdir: Path) -> dict[str, float]:
+def bench_size(
+    n: int, n_queries: int, batch: int, workdir: Path, figures: dict[str, Any] | None = None
+) -> dict[str, float]:
     """Run every measurement at ``n`` memories; print the tables; return the headline ratios."""
     section(f"{n:,} memories")
     t0 = time.perf_counter()
@@ -795,6 +797,13 @@ def bench_size(n: int, n_queries: int, batch: int, workdir: Path) -> dict[str, f
         **frequent_figures,
     }
     print(table(f"Headline figures at {n:,} (ratios are p50 / p50)", ["figure", "value"], list(headline.items())))
+    if figures is not None:  # for --json: what benchmarks/charts.py reads
+        writers = (("remember_many (dedupe on)", lib_w), ("remember_many(dedupe=False)", nd_w), ("raw floor", raw_w))
+        figures["ingest"] = [{"writer": name, "n": n, "rows_per_s": w.rate} for name, w in writers]
+        figures["recall"] = [
+            {"operation": p.name, "n": n, "p50_ms": p.p("ms"), "p95_ms": p.p("ms", 95)} for p in [*main, *filtered]
+        ]
+        figures["headline"] = {"n": n, **headline}
     print(
         f"top-10 agreement: library semantic vs numpy exact {overlap(tops['sem'], tops['np']):.3f}, "
         f"vec0 tier vs numpy {overlap(tops['vec0'], tops['np']):.3f}, "
@@ -871,6 +880,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="fill the library store alone, without an embedder, and measure keyword recall only (for 1M)",
     )
+    parser.add_argument(
+        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/ingest_recall.json)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     print("elastic-memory benchmark: ingest rate and recall latency")
@@ -880,8 +892,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="em-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        bench = bench_keyword_only if args.keyword_only else bench_size
-        results = {n: bench(n, args.queries, args.batch, workdir) for n in sizes}
+        figures: dict[int, dict[str, Any]] = {n: {} for n in sizes}
+        if args.keyword_only:
+            results = {n: bench_keyword_only(n, args.queries, args.batch, workdir) for n in sizes}
+        else:
+            results = {n: bench_size(n, args.queries, args.batch, workdir, figures[n]) for n in sizes}
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -895,6 +910,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     print(f"total run time {time.perf_counter() - started:.0f} s")
+    if not args.keyword_only:
+        write_json(
+            args.json,
+            {
+                "run": run_block(args),
+                **{key: [row for n in sizes for row in figures[n].get(key, [])] for key in ("ingest", "recall")},
+                "headline": [figures[n]["headline"] for n in sizes if "headline" in figures[n]],
+            },
+        )
     return 0
 
 

@@ -45,7 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-from _common import environment, percentile, section, table
+from _common import RESULTS, environment, percentile, run_block, section, table, write_json
 from data import exact_top_k, make_workload
 
 K = 10
@@ -137,7 +137,7 @@ def agents(kind: str, location: str, *, workers: int = 8, n: int = 2000) -> floa
     return workers * (n if kind == "write" else 50) / slowest
 
 
-def run(size: int, n_queries: int, url: str, root: Path, workers: int, *, with_agents: bool) -> None:
+def run(size: int, n_queries: int, url: str, root: Path, workers: int, *, with_agents: bool) -> list[dict[str, Any]]:
     from elastic_memory import Memory
 
     w = make_workload(size, n_queries, seed=0)
@@ -187,8 +187,23 @@ def run(size: int, n_queries: int, url: str, root: Path, workers: int, *, with_a
     ]
     headers = ["store", "sem p50 ms", "sem p95 ms", "p50 vs SQLite", "recall@10", "kw p50 ms", "kw p95 ms", "served by"]
     print(table("", headers, rows, digits=2))
+    figures = [
+        {
+            "store": {"SQLite (auto)": "SQLite file"}.get(name, name),
+            "n": size,
+            **({"ingest_per_s": rates["sqlite"], "size_mb": sqlite_mb} if name == "SQLite (auto)" else {}),
+            **({"ingest_per_s": rates["postgres"], "size_mb": pg_mb} if name == "PostgreSQL exact" else {}),
+            **({"build_s": hnsw_build} if name == "PostgreSQL HNSW" else {}),
+            "semantic_p50_ms": r["sem_p50"],
+            "semantic_p95_ms": r["sem_p95"],
+            "recall@10": r["recall"],
+            "keyword_p50_ms": r["kw_p50"],
+            "keyword_p95_ms": r["kw_p95"],
+        }
+        for name, r in results.items()
+    ]
     if not with_agents:
-        return
+        return figures
     section(f"{workers} agent processes at once on one store")
     rows = []
     for name, where in (
@@ -199,6 +214,7 @@ def run(size: int, n_queries: int, url: str, root: Path, workers: int, *, with_a
     rows.append(["SQLite file: semantic queries/s", agents("read", sqlite, workers=workers)])
     rows.append(["PostgreSQL exact: semantic queries/s", agents("read", pg, workers=workers)])
     print(table("", ["what", "total per second"], rows, digits=1))
+    return figures
 
 
 def main() -> None:
@@ -209,6 +225,7 @@ def main() -> None:
     p.add_argument(
         "--agents-up-to", type=int, default=100_000, help="run the agent processes on stores of at most this size"
     )
+    p.add_argument("--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/postgres.json)")
     args = p.parse_args()
     from elastic_memory.testing import TemporaryPostgres
 
@@ -217,8 +234,12 @@ def main() -> None:
     server.start()
     try:
         with tempfile.TemporaryDirectory(prefix="em-pg-bench-") as root:
+            stores = []
             for size in args.sizes:
-                run(size, args.queries, server.url, Path(root), args.workers, with_agents=size <= args.agents_up_to)
+                stores += run(
+                    size, args.queries, server.url, Path(root), args.workers, with_agents=size <= args.agents_up_to
+                )
+                write_json(args.json, {"run": run_block(args), "stores": stores})  # after every size
     finally:
         server.remove()
 

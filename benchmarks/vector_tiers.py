@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-from _common import environment, percentile, section, table
+from _common import RESULTS, environment, percentile, run_block, section, table, write_json
 from data import make_workload
 
 TIERS = ("vec0", "ram", "auto")
@@ -142,6 +142,9 @@ def main() -> None:
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument(
+        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/vector_tiers.json)"
+    )
     p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -191,6 +194,39 @@ def main() -> None:
                 r = results[tier][label]  # type: ignore[index]
                 rows.append([f"{tier} / {label}", r["p50"], r["p95"], r["recall"], r["served"]])
         print(table("", ["tier / filter", "p50 ms", "p95 ms", "recall@10", "served by"], rows, digits=3))
+        names = {
+            "none": "none",
+            "small": f"a session of {share['small']:.1%}",
+            "large": f"a session of {share['large']:.1%}",
+        }  # type: ignore[index]
+        write_json(
+            args.json,
+            {
+                "run": run_block(args),
+                "size": args.size,
+                "open_first_recall": [
+                    {
+                        "tier": tier,
+                        "seconds": statistics.median(r["open_first_s"] for r in opens[tier]),
+                        "then_build_s": statistics.median(r["build_s"] for r in opens[tier]),
+                        "index_mb": opens[tier][0]["bytes"] / 1e6,
+                    }
+                    for tier in TIERS
+                ],
+                "recall": [
+                    {
+                        "tier": tier,
+                        "filter": names[label],
+                        "p50_ms": results[tier][label]["p50"],  # type: ignore[index]
+                        "p95_ms": results[tier][label]["p95"],  # type: ignore[index]
+                        "recall@10": results[tier][label]["recall"],  # type: ignore[index]
+                        "served_by": results[tier][label]["served"],  # type: ignore[index]
+                    }
+                    for tier in TIERS
+                    for label in ("none", "small", "large")
+                ],
+            },
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

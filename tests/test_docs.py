@@ -165,7 +165,7 @@ def test_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 #: Guides whose examples must run on a PostgreSQL store too (the memory loop and the graph).
 ON_POSTGRES = ("memory-loop.md", "graph.md")
-_IN_MEMORY = re.compile(r'\bMemory\.open\(":memory:"')
+_IN_MEMORY = re.compile(r'\b(Async)?Memory\.open\(":memory:"')
 
 
 @pytest.mark.parametrize("name", ON_POSTGRES)
@@ -184,7 +184,9 @@ def test_examples_run_on_postgres(
     namespace: dict[str, object] = {"__name__": f"docs_{path.stem}_postgres"}
     try:
         for block in blocks:
-            source = _IN_MEMORY.sub(lambda _: f"Memory.open({fresh_schema(postgres_url)!r}", block.source)
+            source = _IN_MEMORY.sub(
+                lambda m: f"{m.group(1) or ''}Memory.open({fresh_schema(postgres_url)!r}", block.source
+            )
             code = compile("\n" * (block.line - 1) + source, str(block.path), "exec")
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
