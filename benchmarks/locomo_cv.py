@@ -37,7 +37,6 @@ could at most add without finding new candidates).
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 import shutil
@@ -52,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from _common import RESULTS, environment, run_block, section, table, write_json
+from _common import run_block, section, table, write_json
 from elastic_memory import Hit, Memory, MiniLMEmbedder, RecallConfig
-from locomo_recall import CATEGORIES, CATEGORY_NAMES, DEFAULT_DATA, Conversation, K, MemoEmbedder, load
+from locomo_recall import CATEGORIES, CATEGORY_NAMES, Conversation, K, MemoEmbedder, arguments, start
 
 #: Words left out of keyword feedback (function words carry no topic).
 STOP = frozenset(
@@ -291,20 +290,11 @@ def cross_validate(lever: Lever, convs: Sequence[Conversation], baseline: Lever)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
-    parser.add_argument(
-        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/locomo_cv.json)"
-    )
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, "locomo_cv.json", argv)
     started = time.perf_counter()
-    print("elastic-memory benchmark: LoCoMo recall@10, leave-one-conversation-out cross-validation")
-    for line in environment():
-        print(line)
-    if not args.data.is_file():
-        print(f"no LoCoMo data at {args.data}; pass --data (see /work/shared/data/README.md)", file=sys.stderr)
+    convs = start("LoCoMo recall@10, leave-one-conversation-out cross-validation", args.data)
+    if convs is None:
         return 2
-    convs = load(args.data)
     embedder = MemoEmbedder(MiniLMEmbedder())
     embedder.embed([q for c in convs for q, _, _ in c.questions])
     workdir = Path(tempfile.mkdtemp(prefix="em-locomo-cv-"))

@@ -189,21 +189,31 @@ def evaluate(convs: Sequence[Conversation], paths: dict[str, str], embedder: Mem
     return scores
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+def arguments(doc: str | None, results: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The LoCoMo scripts' options: ``--data`` and ``--json`` (``results``: the file charts.py reads)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
-    parser.add_argument(
-        "--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/locomo_recall.json)"
-    )
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    print("elastic-memory benchmark: LoCoMo evidence recall@10")
+    parser.add_argument("--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/{results})")
+    return parser.parse_args(argv)
+
+
+def start(title: str, data: Path) -> list[Conversation] | None:
+    """Print the run's header and load the conversations; ``None`` (said on stderr) without the data."""
+    print(f"elastic-memory benchmark: {title}")
     for line in environment():
         print(line)
-    if not args.data.is_file():
-        print(f"no LoCoMo data at {args.data}; pass --data (see /work/shared/data/README.md)", file=sys.stderr)
+    if not data.is_file():
+        print(f"no LoCoMo data at {data}; pass --data (see /work/shared/data/README.md)", file=sys.stderr)
+        return None
+    return load(data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = arguments(__doc__, "locomo_recall.json", argv)
+    started = time.perf_counter()
+    convs = start("LoCoMo evidence recall@10", args.data)
+    if convs is None:
         return 2
-    convs = load(args.data)
     n_q = sum(len(c.questions) for c in convs)
     per_cat = {c: sum(1 for conv in convs for _, cat, _ in conv.questions if cat == c) for c in CATEGORIES}
     print(

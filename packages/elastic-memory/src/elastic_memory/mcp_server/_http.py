@@ -8,14 +8,13 @@ small ASGI middleware checks ``Authorization: Bearer <token>`` on every HTTP req
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
-from dataclasses import dataclass
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .._net import DEFAULT_HOST, MIN_TOKEN_CHARS, NEW_TOKEN, Listen, require_token
 from ..errors import UsageError
 
 __all__ = [
@@ -29,18 +28,13 @@ __all__ = [
     "transport_security",
 ]
 
-DEFAULT_HOST = "127.0.0.1"
 TOKEN_ENV = "ELASTIC_MEMORY_MCP_TOKEN"
-MIN_TOKEN_CHARS = 16
-_NEW_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
-@dataclass(frozen=True)
-class Address:
+class Address(Listen):
     """Where the HTTP server listens; clients connect to :attr:`url`."""
 
-    host: str
-    port: int
+    path = "/mcp"
 
     @classmethod
     def parse(cls, text: str) -> Address:
@@ -56,21 +50,6 @@ class Address:
             raise UsageError(msg)
         return cls(host, int(port))
 
-    @property
-    def loopback(self) -> bool:
-        """Whether only this machine can connect (127.0.0.0/8, ::1, localhost)."""
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/mcp"
-
 
 def check_token(address: Address, token: str | None) -> str | None:
     """The token to require, or ``None``; refuses a missing token off loopback and a short one anywhere.
@@ -78,17 +57,11 @@ def check_token(address: Address, token: str | None) -> str | None:
     Raises:
         UsageError: ``address`` is not loopback and there is no token, or the token is too short.
     """
-    token = token or None
-    if token is None and not address.loopback:
-        msg = (
-            f"--http {address.host}:{address.port} is reachable from other machines: pass --token TOKEN "
-            f"or set {TOKEN_ENV} (clients send 'Authorization: Bearer TOKEN'); make one with {_NEW_TOKEN}"
-        )
-        raise UsageError(msg)
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
-        msg = f"the token has {len(token)} characters; use at least {MIN_TOKEN_CHARS}, such as {_NEW_TOKEN}"
-        raise UsageError(msg)
-    return token
+    missing = (
+        f"--http {address.host}:{address.port} is reachable from other machines: pass --token TOKEN "
+        f"or set {TOKEN_ENV} (clients send 'Authorization: Bearer TOKEN'); make one with {NEW_TOKEN}"
+    )
+    return require_token(address, token, missing=missing)
 
 
 class BearerAuth:

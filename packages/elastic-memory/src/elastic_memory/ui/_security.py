@@ -10,8 +10,6 @@ Every form carries a per-process CSRF token, and a POST whose Origin is another 
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import re
 import secrets
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -19,18 +17,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._net import DEFAULT_HOST, MIN_TOKEN_CHARS, NEW_TOKEN, Listen, require_token
 from ..errors import UsageError
 
 __all__ = ["COOKIE", "DEFAULT_HOST", "MIN_TOKEN_CHARS", "TOKEN_ENV", "Address", "Guard", "check_token"]
 
-DEFAULT_HOST = "127.0.0.1"
 TOKEN_ENV = "ELASTIC_MEMORY_UI_TOKEN"
-MIN_TOKEN_CHARS = 16
 COOKIE = "elastic_memory_ui_token"
-_NEW_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-#: A token travels in a URL, a cookie and a header unchanged only in these characters (token_urlsafe's).
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_.~-]+")
 #: Sent with every response: scripts, styles and forms only from the inspector itself.
 SECURITY_HEADERS = [
     (
@@ -45,12 +39,8 @@ SECURITY_HEADERS = [
 ]
 
 
-@dataclass(frozen=True)
-class Address:
+class Address(Listen):
     """Where the inspector listens; the browser opens :attr:`url`."""
-
-    host: str
-    port: int
 
     @classmethod
     def parse(cls, host: str, port: int) -> Address:
@@ -68,45 +58,19 @@ class Address:
             raise UsageError(msg)
         return cls(host, port)
 
-    @property
-    def loopback(self) -> bool:
-        """Whether only this machine can connect (127.0.0.0/8, ::1, localhost)."""
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
-
 
 def check_token(address: Address, token: str | None) -> str | None:
-    """The token to require, or ``None``; refuses a missing token off loopback and a short one anywhere.
+    """The token to require, or ``None``: none off loopback, a short one or one unfit for a URL are refused.
 
     Raises:
-        UsageError: ``address`` is not loopback and there is no token, or the token is too short.
+        UsageError: ``address`` is not loopback and there is no token, or the token is too short or has
+            other characters than letters, digits, ``-``, ``_``, ``.`` and ``~``.
     """
-    token = token or None
-    if token is None and not address.loopback:
-        msg = (
-            f"--host {address.host} is reachable from other machines: pass --token TOKEN or set {TOKEN_ENV} "
-            f"(open the printed URL once, with ?token=TOKEN); make one with {_NEW_TOKEN}"
-        )
-        raise UsageError(msg)
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
-        msg = f"the token has {len(token)} characters; use at least {MIN_TOKEN_CHARS}, such as {_NEW_TOKEN}"
-        raise UsageError(msg)
-    if token is not None and not _TOKEN_CHARS.fullmatch(token):
-        msg = (
-            "the token must be letters, digits, '-', '_', '.' and '~' only (it travels in a URL and a cookie); "
-            f"make one with {_NEW_TOKEN}"
-        )
-        raise UsageError(msg)
-    return token
+    missing = (
+        f"--host {address.host} is reachable from other machines: pass --token TOKEN or set {TOKEN_ENV} "
+        f"(open the printed URL once, with ?token=TOKEN); make one with {NEW_TOKEN}"
+    )
+    return require_token(address, token, missing=missing, url_safe=True)
 
 
 def _allowed_hosts(address: Address | None) -> frozenset[str] | None:
