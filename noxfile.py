@@ -237,7 +237,13 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def browser(session: nox.Session) -> None:
-    """The inspector and the docs site in a real headless Chromium (Debian's; `.ci/run` installs it)."""
+    """The inspector and the docs site in a real headless Chromium (Debian's, installed with apt when missing)."""
+    if shutil.which("chromium") is None and shutil.which("apt-get") is not None:  # `.ci/run` does it too
+        sudo = [] if getattr(os, "geteuid", lambda: 0)() == 0 else ["sudo"]
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run_install(*sudo, "apt-get", "update", "-qq", external=True, env=env)
+        apt = ("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium")
+        session.run_install(*sudo, *apt, external=True, env=env)
     session.install("-e", f"{CORE}[ui]", *(a for folder in ADAPTERS for a in ("-e", folder)), *TEST_DEPS)
     session.install(*DOCS_DEPS, *BROWSER_DEPS)
     session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")

@@ -26,6 +26,8 @@ goes into the library:
   the first pass's ``m`` best hits' vectors.
 - **session diversity**: the top ten re-picked greedily, a hit's score times
   ``(1 - gamma)^n`` for ``n`` hits already taken from its session.
+- **speaker match**: a hit spoken by a person the question names (a capitalised word of the
+  question equal to the ``"<speaker>:"`` the turn starts with) gets its score times ``1 + beta``.
 - **context vectors**: each turn also embedded together with the ``b`` turns before it in
   its session (a second vector per memory); the hybrid's top 50 and the 50 nearest context
   vectors re-scored as hybrid score + ``lambda`` x the context vector's cosine relevance.
@@ -156,6 +158,18 @@ def session_diversity(gamma: float) -> Ask:
     return ask
 
 
+def speaker_match(beta: float) -> Ask:
+    """Hits spoken by a person the question names, lifted."""
+
+    def ask(mem: Memory, q: str, vec: list[float], ctx: Context) -> Sequence[str]:
+        named = set(re.findall(r"\b([A-Z][a-z]+)(?:'s)?\b", q))
+        hits = mem.explain(q, k=5 * K, mode="hybrid").hits
+        lifted = sorted(hits, key=lambda h: -h.score * (1 + beta if h.content.split(":", 1)[0] in named else 1))
+        return ids(lifted)
+
+    return ask
+
+
 def context_vectors(before: int, lam: float) -> Ask:
     """The hybrid's candidates and the nearest context vectors, re-scored with the context vector's cosine."""
 
@@ -212,6 +226,10 @@ def levers() -> list[Lever]:
         Lever(
             "session diversity gamma",
             [("off", PREVIOUS, default)] + [(f"{g}", PREVIOUS, session_diversity(g)) for g in (0.1, 0.2)],
+        ),
+        Lever(
+            "speaker match beta",
+            [("off", PREVIOUS, default)] + [(f"{b}", PREVIOUS, speaker_match(b)) for b in (0.1, 0.2, 0.4)],
         ),
         Lever(
             "context vectors b turns before, lambda",
