@@ -2,7 +2,7 @@
 
 Run from the repository root (the data lives outside the repo, CC BY-NC 4.0)::
 
-    python benchmarks/locomo_cv.py                     # ~10 min on 2 vCPUs
+    python benchmarks/locomo_cv.py                     # ~5 min on 2 vCPUs
     python benchmarks/locomo_cv.py --json benchmarks/results/locomo_cv.json
 
 The protocol of ``locomo_recall.py`` (one store per conversation, one memory per dialogue

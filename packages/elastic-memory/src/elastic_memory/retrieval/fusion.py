@@ -27,7 +27,8 @@ __all__ = ["SESSION_TOP", "convex", "minmax", "neighbor_boost", "rrf", "session_
 _MISSING = float("-inf")
 #: How many of the best candidates say which sessions the query is about (:func:`session_boost`).
 SESSION_TOP = 10
-#: A memory's place: the live memories just before and after it in its session, and the session.
+#: A memory's place: the live memories just before and after it in its session, and the session's key
+#: (agent and session id: two agents' sessions of one name are two sessions).
 Place = tuple[int | None, int | None, str]
 
 

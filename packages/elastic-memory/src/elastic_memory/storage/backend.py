@@ -228,7 +228,10 @@ class Backend(Protocol):
         ...
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
-        """For each memory with a session: the live memory just before and after it in that session, and the session."""
+        """For each memory with a session: the live memories just before and after it in it, and its session's key.
+
+        The key names the agent and the session id: two agents' sessions of one name are two sessions.
+        """
         ...
 
     async def keyword(

@@ -39,7 +39,7 @@ from .backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from .migrations import Migration
 from .pg_text import JsonText
 from .record_reads import Dialect, RecordReads
-from .rows import record_from_row, seq_of
+from .rows import record_from_row, seq_of, session_key
 from .vectors import DEFAULT_ANN_THRESHOLD, chunks
 from .write_plan import WriteMode
 
@@ -652,17 +652,20 @@ class PostgresStore(RecordReads):
         return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
-        """For each memory with a session: the live memory just before and after it in that session, and the session."""
+        """For each memory with a session: the live memories just before and after it in it, and its session's key.
+
+        The key names the agent and the session id: two agents' sessions of one name are two sessions.
+        """
         rows = await self._read(
             "SELECT m.seq, "
             "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
             "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
             "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-            "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id "
+            "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id, m.agent_id "
             "FROM memories AS m WHERE m.session_id IS NOT NULL AND m.seq = ANY(%s)",
             [list(seqs)],
         )
-        return {int(r[0]): (r[1], r[2], str(r[3])) for r in rows}
+        return {int(r[0]): (r[1], r[2], session_key(r[4], r[3])) for r in rows}
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
         """The stored (unit) vectors of the memories among ``ids`` that have one."""

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from ..types import Hit, MemoryRecord, MemoryType, Scope, Source
 from .queries import COLUMNS
 
-__all__ = ["from_blob", "hit_from_record", "record_from_row", "to_blob"]
+__all__ = ["from_blob", "hit_from_record", "record_from_row", "session_key", "to_blob"]
 
 _INDEX = {name: i for i, name in enumerate(COLUMNS)}
 # Lookups instead of Enum calls: a recall converts every hit's row.
@@ -103,3 +103,15 @@ def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
 def from_blob(blob: bytes) -> npt.NDArray[np.float32]:
     """The inverse of :func:`to_blob`."""
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def session_key(agent_id: object, session_id: object) -> str:
+    """One session of one agent as a string: two agents' sessions of one name are two sessions.
+
+    The agent's length comes first, so no two (agent, session) pairs make one key.
+
+    >>> session_key("ann", "s1"), session_key("an", "n:s1")
+    ('3:ann:s1', '2:an:n:s1')
+    """
+    agent = str(agent_id)
+    return f"{len(agent)}:{agent}:{session_id}"

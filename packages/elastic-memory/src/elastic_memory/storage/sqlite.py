@@ -39,7 +39,7 @@ from .driver import Driver, driver
 from .frequent_terms import FrequentTerms
 from .keyword_partitions import KeywordPartitions
 from .record_reads import Dialect, RecordReads
-from .rows import from_blob, record_from_row, seq_of, to_blob
+from .rows import from_blob, record_from_row, seq_of, session_key, to_blob
 from .vectors import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks
 from .write_plan import WriteMode
 
@@ -805,7 +805,10 @@ class SQLiteStore(RecordReads):
                 fetch *= 4
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
-        """For each memory with a session: the live memory just before and after it in that session, and the session."""
+        """For each memory with a session: the live memories just before and after it in it, and its session's key.
+
+        The key names the agent and the session id: two agents' sessions of one name are two sessions.
+        """
         out: dict[int, tuple[int | None, int | None, str]] = {}
         for chunk in chunks(list(seqs)):
             sql, params = q.in_list("m.seq", chunk)
@@ -814,11 +817,11 @@ class SQLiteStore(RecordReads):
                 "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
                 "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
                 "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
-                "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id "
+                "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id, m.agent_id "
                 f"FROM memories AS m WHERE m.session_id IS NOT NULL AND {sql}",
                 params,
             )
-            out.update((int(r[0]), (r[1], r[2], str(r[3]))) for r in rows)
+            out.update((int(r[0]), (r[1], r[2], session_key(r[4], r[3]))) for r in rows)
         return out
 
     async def vectors_of(self, ids: Sequence[str]) -> dict[str, F32]:
