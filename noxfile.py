@@ -278,7 +278,7 @@ def benchmarks(session: nox.Session) -> None:
     Each script prints its tables and writes its figures to benchmarks/results/<name>.json, which
     `benchmarks/charts.py` turns into docs/assets/charts/*.svg (commit both).
     """
-    session.install("-e", f"{CORE}[ann,postgres-server,mcp]", *CHART_DEPS)
+    session.install("-e", f"{CORE}[ann,postgres-server,mcp,ui]", *CHART_DEPS)
     results = "benchmarks/results"
     session.run("python", "benchmarks/ingest_recall.py", "--json", f"{results}/ingest_recall.json", *session.posargs)
     session.run("python", "benchmarks/vector_tiers.py", "--json", f"{results}/vector_tiers.json")
@@ -286,6 +286,7 @@ def benchmarks(session: nox.Session) -> None:
     session.run("python", "benchmarks/locomo_recall.py", "--json", f"{results}/locomo_recall.json")
     session.run("python", "benchmarks/locomo_cv.py", "--json", f"{results}/locomo_cv.json")
     session.run("python", "benchmarks/mcp_roundtrip.py")
+    session.run("python", "benchmarks/ui_pages.py")
     session.run("python", "benchmarks/charts.py")
 
 
