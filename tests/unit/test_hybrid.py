@@ -141,3 +141,21 @@ def test_session_boost_keeps_convex_scores_in_unit_range(db_path: Path) -> None:
     assert hits[0].content == query
     assert hits[0].score > 0.5, "a score a doubling would push past 1"
     assert all(0.0 <= h.score <= 1.0 for h in hits)
+
+
+def test_neighbour_boost_takes_neighbours_from_the_same_agents_session(db_path: Path) -> None:
+    turns = [
+        {"content": "we hiked the mountain trail", "session_id": "s1", "agent_id": "alice"},
+        {"content": "the mountain weather was cold", "session_id": "s1", "agent_id": "bob"},
+        {"content": "the mountain trail was steep", "session_id": "s1", "agent_id": "alice"},
+    ]
+    scores = {}
+    for beta in (0.0, 0.45):
+        config = RecallConfig(neighbor_boost=beta, session_boost=0.0)
+        with Memory.open(db_path, embedder=FakeEmbedder(), recall=config) as mem:
+            if not mem.stats()["total_memories"]:
+                mem.remember_many(turns, dedupe=False)
+            hits = mem.explain("mountain trail hiked", k=3, mode="hybrid").hits
+            scores[beta] = {h.agent_id: h.score for h in hits if h.agent_id == "bob"}
+    # bob's turn has no neighbour in his own session "s1": the boost only rescales it
+    assert scores[0.45]["bob"] == pytest.approx(scores[0.0]["bob"] / 1.45)

@@ -228,9 +228,9 @@ class Backend(Protocol):
         ...
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
-        """For each memory with a session: the live memories just before and after it in it, and its session's key.
+        """For each memory with a session: the live memories just before and after it there, and the session key.
 
-        The key names the agent and the session id: two agents' sessions of one name are two sessions.
+        A session is one agent's: two agents' sessions of one name are two sessions (the key names both).
         """
         ...
 

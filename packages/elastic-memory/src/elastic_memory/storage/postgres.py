@@ -652,15 +652,17 @@ class PostgresStore(RecordReads):
         return [(int(r[0]), float(r[1])) for r in await self._read(sql, params)]
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
-        """For each memory with a session: the live memories just before and after it in it, and its session's key.
+        """For each memory with a session: the live memories just before and after it there, and the session key.
 
-        The key names the agent and the session id: two agents' sessions of one name are two sessions.
+        A session is one agent's: two agents' sessions of one name are two sessions (the key names both).
         """
         rows = await self._read(
             "SELECT m.seq, "
-            "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.seq < m.seq "
+            "(SELECT p.seq FROM memories AS p WHERE p.session_id = m.session_id AND p.agent_id = m.agent_id "
+            "AND p.seq < m.seq "
             "AND p.deleted_at IS NULL ORDER BY p.seq DESC LIMIT 1), "
-            "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.seq > m.seq "
+            "(SELECT n.seq FROM memories AS n WHERE n.session_id = m.session_id AND n.agent_id = m.agent_id "
+            "AND n.seq > m.seq "
             "AND n.deleted_at IS NULL ORDER BY n.seq LIMIT 1), m.session_id, m.agent_id "
             "FROM memories AS m WHERE m.session_id IS NOT NULL AND m.seq = ANY(%s)",
             [list(seqs)],
