@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ._cli_serve import open_served
 from .errors import UsageError
 from .memory import Memory
 
@@ -36,17 +37,8 @@ def _require_sdk() -> None:
 @contextlib.contextmanager
 def _opened(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str]) -> Iterator[Memory]:
     """The store (or the agent's federation), opened with stdout diverted to stderr, closed afterwards."""
-    if pools and home is None:
-        msg = "--pool needs --home DIR: pools are files of a federation under that folder"
-        raise UsageError(msg)
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol channel on stdio
-        if home is not None:
-            mem = Memory.for_agent(agent, home=home, pools=list(pools), embedder=embedder)
-        else:
-            if db.is_dir():
-                msg = f"--db {db} is a folder; pass the path of a database file, such as {db / 'memory.db'}"
-                raise UsageError(msg)
-            mem = Memory.open(db, embedder=embedder, agent_id=agent)
+        mem = open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=True)
     try:
         yield mem
     finally:

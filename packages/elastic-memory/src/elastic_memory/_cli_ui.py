@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from ._cli_serve import open_served
 from .errors import ElasticMemoryError, UsageError
 from .loop import LoopConfig
 from .memory import Memory
@@ -35,39 +36,10 @@ def _require_extra() -> None:
         raise UsageError(msg) from None
 
 
-def _require_federation(home: Path, agent: str, pools: list[str]) -> None:
-    """Refuse an agent or a pool that has no file under ``home``: like ``--db``, a typo must not create a store.
-
-    A ``config.json`` in ``home`` may put tiers on a server; then the federation itself decides.
-    """
-    if (home / "config.json").exists():
-        return
-    private = home / "agents" / agent / "memory.db"
-    if not private.is_file():
-        msg = f"there is no agent {agent!r} under {home} (no {private}); check --home and --agent"
-        raise UsageError(msg)
-    for name in pools:
-        if not (home / "pools" / name / "memory.db").is_file():
-            msg = f"there is no pool {name!r} under {home} (no {home / 'pools' / name / 'memory.db'}); check --pool"
-            raise UsageError(msg)
-
-
 def _open(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str]) -> Memory:
     """The store or the federation, with no background worker: the agent's own process does that work."""
     quiet = LoopConfig(background=False)
-    if pools and home is None:
-        msg = "--pool needs --home DIR: pools are files of a federation under that folder"
-        raise UsageError(msg)
-    if home is not None:
-        _require_federation(home, agent, pools)
-        return Memory.for_agent(agent, home=home, pools=list(pools), embedder=embedder, loop=quiet)
-    if db.is_dir():
-        msg = f"--db {db} is a folder; pass the path of a database file, such as {db / 'memory.db'}"
-        raise UsageError(msg)
-    if str(db) != ":memory:" and not db.exists():
-        msg = f"there is no store at {db}; pass --db PATH, or make one with `elastic-memory demo --db {db}`"
-        raise UsageError(msg)
-    return Memory.open(db, embedder=embedder, agent_id=agent, loop=quiet)
+    return open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=False, loop=quiet)
 
 
 def _warm(mem: Memory) -> None:
