@@ -29,6 +29,8 @@ def test_sync_and_async_facades_have_the_same_methods() -> None:
 
 #: Context managers: ``with mem.foreground():`` and ``async with amem.foreground():``.
 CONTEXT_MANAGERS = {"foreground"}
+#: Plain methods that return another handle on the same store, with no I/O (``mem.for_user("alice")``).
+HANDLES = {"for_user"}
 
 
 def _same(sync: str, asyn: str) -> bool:
@@ -45,7 +47,7 @@ def test_sync_and_async_signatures_match(name: str) -> None:
 
 
 def test_async_methods_are_coroutines() -> None:
-    for name in _public(AsyncMemory).keys() - CONTEXT_MANAGERS:
+    for name in _public(AsyncMemory).keys() - CONTEXT_MANAGERS - HANDLES:
         assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
 
 

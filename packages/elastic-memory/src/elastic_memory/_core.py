@@ -46,6 +46,7 @@ from .types import (
     PruneReport,
     RecallMode,
 )
+from .users import scoped_filters
 
 __all__ = ["EmbedderSpec", "MemoryCore", "RecallWarning"]
 
@@ -69,6 +70,7 @@ _REMEMBER_FIELDS = (
     "ttl",
     "expires_at",
     "kind",
+    "user_id",
 )
 
 #: What every exported record holds (``import_jsonl`` refuses a line without one of them).
@@ -287,6 +289,8 @@ class MemoryCore:
         self._quiet = False
         self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
+        #: The handles of this agent's users (:func:`~elastic_memory._user_core.user_core`), least recent first.
+        self.user_handles: dict[str, MemoryCore] = {}
         #: Set by a federation: the memory loop's relevance recall goes through it.
         self.recall_hook: Callable[[str, int, str], Awaitable[list[Hit]]] | None = None
 
@@ -419,6 +423,11 @@ class MemoryCore:
     @property
     def core(self) -> MemoryCore:
         """This core: one store is its own private store (see :class:`~elastic_memory._ops.MemoryOps`)."""
+        return self
+
+    @property
+    def root(self) -> MemoryCore:
+        """The agent's own core, which reads every owner of the store (a user's handle returns its agent's)."""
         return self
 
     @property
@@ -572,10 +581,14 @@ class MemoryCore:
 
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts over live memories; see :meth:`AsyncMemory.tags`."""
-        parsed = Filters.parse(filters)
+        parsed = Filters.parse(self.scoped(filters))
         start = v.check_prefix(prefix)
         await self.store.refresh()  # another process may have written
         return await self.store.tag_counts(parsed, start)
+
+    def scoped(self, filters: Any) -> Any:
+        """``filters`` as this handle reads them: a ``user_id`` key folded into owner keys (see :mod:`.users`)."""
+        return scoped_filters(filters, self.agent_id, pinned=False)
 
     def pin_for(self, embedder: Embedder) -> EmbeddingPin:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
@@ -731,6 +744,7 @@ class MemoryCore:
             "tags": list(current.tags),
             "metadata": current.metadata,
             "agent_id": current.agent_id,
+            "user_id": current.user_id,
             "scope": current.scope,
             "pool": current.pool,
             "session_id": current.session_id,
@@ -841,7 +855,7 @@ class MemoryCore:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         out = await self.store.stats()
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
-        out["agent_id"] = self.agent_id
+        out["agent_id"], out["user_id"] = self.agent_id, None
         out["embedder"] = self._embedder.model_id if self._embedder else None
         return out
 
@@ -893,7 +907,7 @@ class MemoryCore:
         replaces the store's :attr:`RecallConfig.vector_weight` for this recall.
         ``details["flagged"]`` counts the hits from flagged turns (which plans withhold).
         """
-        filters = with_scope(filters, scope, pool)
+        filters = self.scoped(with_scope(filters, scope, pool))
         if query is None:
             query = ""
         if not isinstance(query, str):

@@ -64,7 +64,7 @@ def _after(after: Any) -> int:
 
 async def list_page(core: MemoryCore, filters: Any, *, state: Any, limit: Any, after: Any) -> Page:
     """The page of ``core``'s store that ``AsyncMemory.list`` documents."""
-    parsed, chosen, size, start = Filters.parse(filters), _state(state), _limit(limit), _after(after)
+    parsed, chosen, size, start = Filters.parse(core.scoped(filters)), _state(state), _limit(limit), _after(after)
     await core.store.refresh()  # another process may have written
     rows = await core.store.page(parsed, state=chosen, after=start, limit=size + 1)
     more = len(rows) > size

@@ -21,6 +21,7 @@ from .errors import UsageError
 from .filters import check_text, finite, to_timestamp
 from .storage.queries import encode_json
 from .types import KINDS, MemoryType, RecallMode, Scope, Source
+from .users import check_user, owner_key, split_owner
 
 __all__ = [
     "MAX_CONTENT_CHARS",
@@ -244,6 +245,16 @@ def _optional_str(name: str, value: Any) -> str | None:
     return check_text(value, name)
 
 
+def owner_of(default_agent: str, agent_id: Any, user_id: Any) -> str:
+    """The owner key of a write: ``default_agent`` unless ``agent_id`` or ``user_id`` says otherwise."""
+    if agent_id is None and user_id is None:
+        return default_agent
+    base_agent, base_user = split_owner(default_agent)
+    agent = base_agent if agent_id is None else check_id(agent_id, "agent_id")
+    user = check_user(user_id) if user_id is not None else (base_user if agent_id is None else None)
+    return owner_key(agent, user)
+
+
 def check_kind(kind: Any) -> str:
     """``kind`` if it is one of :data:`KINDS`."""
     if kind not in KINDS:
@@ -272,8 +283,14 @@ def build_row(
     ttl: Any = None,
     expires_at: Any = None,
     kind: str = "note",
+    user_id: Any = None,
 ) -> dict[str, Any]:
-    """A full ``memories`` row (without ``seq``) from remember()-style arguments."""
+    """A full ``memories`` row (without ``seq``) from remember()-style arguments.
+
+    ``default_agent`` is the owner key (:mod:`elastic_memory.users`) rows go to when neither
+    ``agent_id`` nor ``user_id`` is given; ``user_id`` alone keeps its agent, ``agent_id`` alone
+    means that agent's own rows.
+    """
     text = check_content(content)
     scope_value, pool_value = check_scope(scope, pool)
     if not isinstance(pinned, bool):
@@ -291,7 +308,7 @@ def build_row(
         expiry = now + seconds
     elif expires_at is not None:
         expiry = to_timestamp("expires_at", expires_at)
-    agent = _optional_str("agent_id", agent_id) or default_agent
+    agent = owner_of(default_agent, agent_id, user_id)
     return {
         "id": check_id(id) if id is not None else str(uuid.uuid4()),
         "agent_id": agent,

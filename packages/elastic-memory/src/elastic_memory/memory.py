@@ -13,15 +13,17 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _paging, _runner
 from ._core import EmbedderSpec, MemoryCore
 from ._ops import MemoryOps
 from ._paging import Page
+from ._user_core import user_core
 from ._validate import check_k as v_limit
 from .config import RecallConfig
 from .context import ContextPlan
+from .errors import UsageError
 from .federation.assembly import PoolConfig, open_federated
 from .federation.federation import MemoryFederation
 from .federation.resilience import DegradedEvent
@@ -43,8 +45,11 @@ from .types import (
     QuarantinedItem,
     TurnReceipt,
 )
+from .users import check_user, split_owner
 
 __all__ = ["AsyncMemory", "Memory"]
+
+_F = TypeVar("_F", bound="_Facade")
 
 
 class _Facade:
@@ -67,7 +72,35 @@ class _Facade:
     @property
     def agent_id(self) -> str:
         """The agent that writes default to."""
-        return self._core.agent_id
+        return split_owner(self._core.agent_id)[0]
+
+    @property
+    def user_id(self) -> str | None:
+        """The user this handle serves (see :meth:`for_user`), or ``None`` for the agent's own handle."""
+        return split_owner(self._core.agent_id)[1]
+
+    def for_user(self: _F, user_id: str | None) -> _F:
+        """This agent's memory for one of its users: their own turns, memories, facts, profile and plans.
+
+        One store, one model and one background worker serve every user; a handle is cheap
+        (kept per user), so take one per request. Everything it reads and writes is that
+        user's: recall and plans never show another user's rows, and an id of another user's
+        memory is "no memory" to it. Lessons added on the agent's own handle reach every
+        user's plans. ``None`` returns the agent's own handle. Closing a user's handle leaves
+        the store open. See ``docs/users.md``.
+
+        >>> from elastic_memory import Memory
+        >>> from elastic_memory.testing import FakeEmbedder
+        >>> with Memory.open(":memory:", agent_id="support-bot", embedder=FakeEmbedder()) as mem:
+        ...     alice, bob = mem.for_user("alice"), mem.for_user("bob")
+        ...     _ = alice.remember("My locker code is 4412.")
+        ...     [h.content for h in alice.recall("locker code")], bob.recall("locker code")
+        (['My locker code is 4412.'], [])
+        """
+        if self._ops is not self._core:
+            msg = "for_user() on a federation (Memory.for_agent) is not available yet: open the agent's file instead"
+            raise UsageError(msg)
+        return type(self)(user_core(self._core, user_id))
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -83,7 +116,8 @@ class _Facade:
         if self.federation is not None:
             tiers = [t.name for t in self.federation.tiers]
             return f"{type(self).__name__}.for_agent({self.agent_id!r}, tiers={tiers})"
-        return f"{type(self).__name__}({self.path!r}, agent_id={self.agent_id!r})"
+        user = "" if self.user_id is None else f", user_id={self.user_id!r}"
+        return f"{type(self).__name__}({self.path!r}, agent_id={self.agent_id!r}{user})"
 
 
 class AsyncMemory(_Facade):
@@ -108,6 +142,7 @@ class AsyncMemory(_Facade):
         path: str | Path,
         *,
         agent_id: str = "default",
+        user_id: str | None = None,
         embedder: EmbedderSpec = "auto",
         recall: RecallConfig | None = None,
         vector_index: VectorTier = "auto",
@@ -133,7 +168,10 @@ class AsyncMemory(_Facade):
         extraction and summaries, never on the write path; ``None`` means rule-based and
         heuristic capture only. ``context_tokens``: the model's context size, which the
         governor budgets from. ``loop``: :class:`LoopConfig` for the memory loop.
+        ``user_id``: the handle serves that user of the agent (see :meth:`for_user`); closing
+        it closes the store.
         """
+        check_user(user_id)  # before anything is opened
         core = await _runner.arun(
             MemoryCore.open(
                 path,
@@ -150,7 +188,7 @@ class AsyncMemory(_Facade):
                 loop=loop,
             )
         )
-        return cls(core)
+        return cls(user_core(core, user_id, owns_root=True))
 
     @classmethod
     async def for_agent(
@@ -544,6 +582,7 @@ class Memory(_Facade):
         path: str | Path,
         *,
         agent_id: str = "default",
+        user_id: str | None = None,
         embedder: EmbedderSpec = "auto",
         recall: RecallConfig | None = None,
         vector_index: VectorTier = "auto",
@@ -569,7 +608,10 @@ class Memory(_Facade):
         extraction and summaries, never on the write path; ``None`` means rule-based and
         heuristic capture only. ``context_tokens``: the model's context size, which the
         governor budgets from. ``loop``: :class:`LoopConfig` for the memory loop.
+        ``user_id``: the handle serves that user of the agent (see :meth:`for_user`); closing
+        it closes the store.
         """
+        check_user(user_id)  # before anything is opened
         core = _runner.run(
             MemoryCore.open(
                 path,
@@ -587,7 +629,7 @@ class Memory(_Facade):
             ),
             "open",
         )
-        return cls(core)
+        return cls(user_core(core, user_id, owns_root=True))
 
     @classmethod
     def for_agent(

@@ -123,6 +123,7 @@ class MemoryRecord:
     expires_at: float | None
     has_vector: bool
     kind: str = "note"
+    user_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (enums as their values), as written by ``export_jsonl``."""
@@ -146,7 +147,8 @@ class Hit:
     ``keyword_score`` (BM25) and ``vector_score`` (cosine similarity) are the raw scores of
     each leg, ``None`` where that leg did not score the memory.
     ``tier`` says which federation tier served it (``"private"``, ``"shared:<pool>"``,
-    ``"global"``, or a store's name); ``None`` from a single store.
+    ``"global"``, or a store's name); ``None`` from a single store. ``user_id`` is the
+    user of the agent it belongs to (``None``: the agent's own).
     """
 
     id: str
@@ -171,6 +173,7 @@ class Hit:
     tier: str | None = None
     retention_strength: float | None = None
     relevance: float | None = None
+    user_id: str | None = None
 
     def _repr_html_(self) -> str:
         return display.hits_html([self])
@@ -305,6 +308,7 @@ class Fact:
     forgotten: bool
     archived: bool
     access_count: int
+    user_id: str | None = None
 
 
 class FactHistory(list[Fact]):
@@ -353,6 +357,7 @@ class QuarantinedItem:
     created_at: float
     turn_seq: int | None = None
     releasable: bool = False
+    user_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ a degraded result (an error receipt, an emptier plan).
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import logging
@@ -43,6 +44,7 @@ from ..graph.writes import graph_write, known_in
 from ..storage.fts import match_expression
 from ..storage.loop_tables import FactWrite, LoopStore, Quarantined, SessionState
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
+from ..users import owner_key, split_owner
 from . import jobs
 from .chunking import split_exchange
 from .config import LoopConfig
@@ -186,7 +188,25 @@ class MemoryLoop:
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
+        self._jobs_prefix = ""
         core.store.allow_ram_index(self.profile.ram_vector_index, ann=self.profile.ann_vector_index)
+
+    def for_owner(self, core: MemoryCore) -> MemoryLoop:
+        """The loop of ``core``, a user's handle on this loop's store (see :mod:`elastic_memory.users`).
+
+        It shares this loop's worker, governor, foreground gate, llm and extractors (one queue,
+        one budget for the whole store) and keeps its own session, touches and sweep count; its
+        jobs are keyed by its owner, so two users' jobs never stand for each other.
+        """
+        sibling = copy.copy(self)
+        sibling.core = core
+        sibling.agent_id = core.agent_id
+        sibling._jobs_prefix = f"{core.agent_id}:"
+        sibling._session = None
+        sibling._touched, sibling._touched_facts = set(), set()
+        sibling._since_sweep = 0
+        sibling.asked_pairs, sibling.labelled = set(), {}
+        return sibling
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -221,7 +241,7 @@ class MemoryLoop:
         profile = self.profile
         if kind != "touch":
             run = self._claimed(key, run)
-        job = Job(kind=kind, run=run, key=key, critical=critical)
+        job = Job(kind=kind, run=run, key=self._jobs_prefix + key, critical=critical)
         return self.worker.submit(job, queue_max=profile.queue_max, headroom_seconds=profile.headroom_seconds)
 
     def _claimed(self, key: str, run: Callable[[], Any]) -> Callable[[], Awaitable[None]]:
@@ -560,7 +580,7 @@ class MemoryLoop:
             hits = [
                 h
                 for h in await self._recall(query, k, filters)
-                if h.agent_id == self.agent_id or h.tier not in (None, "private")
+                if owner_key(h.agent_id, h.user_id) == self.agent_id or h.tier not in (None, "private")
             ]
             window = sum(1 for h in hits if h.session_id == session and _turn_of(h) > in_window_after)
             if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
@@ -610,11 +630,20 @@ class MemoryLoop:
         return sorted(items, key=lambda i: -i.score)[: profile.graph_rows_max]
 
     async def _standing_lessons(self, profile: MemoryProfile) -> list[Hit]:
-        """The lessons the host wrote (shown whatever the input)."""
-        hits: list[Hit] = await self.core.recall(
-            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
+        """The lessons the host wrote (shown whatever the input): a user's own and the agent's.
+
+        Lessons added on the agent's own handle (no user) are how the agent works for everyone;
+        a user's lessons stay that user's.
+        """
+        hits: list[Hit] = await self.core.root.recall(
+            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self._lesson_owners()}, touch=False
         )
         return hits
+
+    def _lesson_owners(self) -> list[str]:
+        """Whose lessons this loop's plans show: its own, and for a user the agent's as well."""
+        agent = split_owner(self.agent_id)[0]
+        return [self.agent_id] if agent == self.agent_id else [self.agent_id, agent]
 
     def _lesson_items(self, standing: list[Hit], hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
         """Lessons the host wrote, always; procedures the host stored, when relevant.
@@ -854,12 +883,12 @@ class MemoryLoop:
         """Live lessons: pinned, then most important, then most recent."""
         if not self.supported:
             raise UsageError(NO_LOOP)
-        hits = await self.core.recall(
-            "", k=self.config.max_lessons, filters={"kind": "lesson", "agent_id": self.agent_id}, touch=False
+        hits = await self.core.root.recall(
+            "", k=self.config.max_lessons, filters={"kind": "lesson", "agent_id": self._lesson_owners()}, touch=False
         )
         if not hits:
             return []
-        records: list[MemoryRecord] = await self.core.get_many([h.id for h in hits])
+        records: list[MemoryRecord] = await self.core.root.get_many([h.id for h in hits])
         return records
 
     # ---------------------------------------------------------------- evictions

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ..errors import EmbeddingMismatchError, UsageError
 from ..filters import Filters
 from ..types import Fact, MemoryId, QuarantinedItem, Source
+from ..users import split_owner
 from . import loop_queries as lq
 from . import queries as q
 from .backend import Backend, EmbeddingPin, Transaction
@@ -121,9 +122,10 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
         arch,
         acc,
     ) = row[: len(lq.FACT_COLUMNS)]
+    agent_id, user_id = split_owner(agent)
     return Fact(
         id=int(seq),
-        agent_id=agent,
+        agent_id=agent_id,
         key=key,
         value=value,
         category=category,
@@ -140,13 +142,17 @@ def fact_from_row(row: Sequence[Any]) -> Fact:
         forgotten=bool(forg),
         archived=bool(arch),
         access_count=int(acc),
+        user_id=user_id,
     )
 
 
 def _quarantined(row: Sequence[Any]) -> QuarantinedItem:
     seq, agent, reason, what, text, origin, session, created, turn_seq, releasable = row[:10]
     turn = None if turn_seq is None else int(turn_seq)
-    return QuarantinedItem(int(seq), agent, reason, what, text, origin, session, float(created), turn, bool(releasable))
+    agent_id, user_id = split_owner(agent)
+    return QuarantinedItem(
+        int(seq), agent_id, reason, what, text, origin, session, float(created), turn, bool(releasable), user_id
+    )
 
 
 def _turn(row: Sequence[Any]) -> TurnRow:

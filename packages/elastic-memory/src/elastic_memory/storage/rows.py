@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..types import Hit, MemoryRecord, MemoryType, Scope, Source
+from ..users import split_owner
 from .queries import COLUMNS
 
 __all__ = ["from_blob", "hit_from_record", "record_from_row", "session_key", "to_blob"]
@@ -29,10 +30,11 @@ def record_from_row(row: Any) -> MemoryRecord:
     get = row.__getitem__
     deleted_at = get(_INDEX["deleted_at"])
     expires_at = get(_INDEX["expires_at"])
+    agent_id, user_id = split_owner(get(_INDEX["agent_id"]))
     return MemoryRecord(
         id=get(_INDEX["id"]),
         content=get(_INDEX["content"]),
-        agent_id=get(_INDEX["agent_id"]),
+        agent_id=agent_id,
         scope=_SCOPES.get(get(_INDEX["scope"])) or Scope(get(_INDEX["scope"])),
         pool=get(_INDEX["pool"]),
         type=_TYPES.get(get(_INDEX["type"])) or MemoryType(get(_INDEX["type"])),
@@ -54,6 +56,7 @@ def record_from_row(row: Any) -> MemoryRecord:
         expires_at=None if expires_at is None else float(expires_at),
         has_vector=bool(get(_INDEX["has_vector"])),
         kind=get(_INDEX["kind"]),
+        user_id=user_id,
     )
 
 
@@ -92,6 +95,7 @@ def hit_from_record(
         accessed_at=record.accessed_at,
         retention_strength=record.retention_strength,
         relevance=relevance,
+        user_id=record.user_id,
     )
 
 
