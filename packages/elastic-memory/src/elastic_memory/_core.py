@@ -653,7 +653,7 @@ class MemoryCore:
                     per_row.append(dedupe and fields.get("id") is None)
                 except UsageError as e:
                     msg = f"items[{n}]: {e}"
-                    raise UsageError(msg) from e
+                    raise type(e)(msg) from e  # an AccessDeniedError stays one
             else:
                 msg = f"items[{n}] is a {type(item).__name__}; use a string or a dict with 'content'"
                 raise UsageError(msg)

@@ -1,9 +1,9 @@
-"""UserCore: one user's handle on an agent's store, every operation pinned to that user.
+r"""UserCore: one user's handle on an agent's store, every operation pinned to that user.
 
 A user's handle shares everything heavy with the agent's core (the store, the embedder, the
 background worker, the governor): opening a handle per request costs a dict lookup. What it
 changes is whose rows it reads and writes (:mod:`elastic_memory.users`): its owner key is
-``agent + "\\x1f" + user``, recall and listing are filtered to it, an id of anyone else's
+``agent + "\x1f" + user``, recall and listing are filtered to it, an id of anyone else's
 memory is "no memory" to it, and its memory loop (turns, sessions, facts, profile, lessons,
 quarantine, graph) is the user's own.
 """
@@ -159,7 +159,9 @@ class UserCore(MemoryCore):
         msg = "export_jsonl() writes every user's memories: export from the agent's own handle"
         raise UsageError(msg)
 
-    async def import_jsonl(self, path: Any, *, progress: Any = None) -> ImportReport:
+    async def import_jsonl(
+        self, path: Any, *, batch: int = 0, progress: Any = None, owner: str | None = None
+    ) -> ImportReport:
         """Refused: an import writes the owners its lines name (import on the agent's handle)."""
         msg = "import_jsonl() writes the agents and users its lines name: import on the agent's own handle"
         raise UsageError(msg)

@@ -258,13 +258,15 @@ class AsyncMemory(_Facade):
         ttl: float | None = None,
         expires_at: Any = None,
         dedupe: bool = True,
+        user_id: str | None = None,
     ) -> MemoryId:
         """Store one memory and return its id (``.status``: created, updated or duplicate).
 
         A caller-supplied ``id`` that exists is updated (upsert). With ``dedupe`` the same
         content in the same agent/scope/pool is not stored twice: the existing id comes back
         with status ``"duplicate"``. ``importance`` and ``confidence`` are clamped to [0, 1].
-        ``ttl`` (seconds) or ``expires_at`` hide the memory once passed.
+        ``ttl`` (seconds) or ``expires_at`` hide the memory once passed. ``user_id`` writes it
+        for that user of the agent (see :meth:`for_user`; a user's handle writes its own).
         """
         return await _runner.arun(
             self._ops.remember(
@@ -284,6 +286,7 @@ class AsyncMemory(_Facade):
                 pinned=pinned,
                 ttl=ttl,
                 expires_at=expires_at,
+                user_id=user_id,
             )
         )
 
@@ -700,13 +703,15 @@ class Memory(_Facade):
         ttl: float | None = None,
         expires_at: Any = None,
         dedupe: bool = True,
+        user_id: str | None = None,
     ) -> MemoryId:
         """Store one memory and return its id (``.status``: created, updated or duplicate).
 
         A caller-supplied ``id`` that exists is updated (upsert). With ``dedupe`` the same
         content in the same agent/scope/pool is not stored twice: the existing id comes back
         with status ``"duplicate"``. ``importance`` and ``confidence`` are clamped to [0, 1].
-        ``ttl`` (seconds) or ``expires_at`` hide the memory once passed.
+        ``ttl`` (seconds) or ``expires_at`` hide the memory once passed. ``user_id`` writes it
+        for that user of the agent (see :meth:`for_user`; a user's handle writes its own).
         """
         return _runner.run(
             self._ops.remember(
@@ -726,6 +731,7 @@ class Memory(_Facade):
                 pinned=pinned,
                 ttl=ttl,
                 expires_at=expires_at,
+                user_id=user_id,
             ),
             "remember",
         )

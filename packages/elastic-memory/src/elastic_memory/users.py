@@ -1,4 +1,4 @@
-"""Users within an agent: the owner key every row is stored under (pure).
+r"""Users within an agent: the owner key every row is stored under (pure).
 
 One agent app serves many users. Each user's turns, sessions, memories, facts, profile,
 quarantine and graph are a partition of their own inside the agent's store, exactly as
@@ -6,7 +6,7 @@ two agents sharing one file are: every read of the memory loop is pinned to one 
 keyword statistics are kept per owner, and the vector index's partition key is the owner.
 
 The owner key is the agent id alone for the agent's own rows (``user_id=None``: every store
-written before users existed), and ``agent + "\\x1f" + user`` for a user's. Neither id may
+written before users existed), and ``agent + "\x1f" + user`` for a user's. Neither id may
 hold a control character (:func:`~elastic_memory._validate.check_id`), so the separator
 never occurs inside one and a key splits back into exactly the pair it was made of.
 
@@ -69,7 +69,7 @@ def _names(key: str, value: Any) -> list[Any]:
 
 
 def scoped_filters(filters: Any, owner: str, *, pinned: bool) -> Any:
-    """``filters`` with a ``user_id`` key folded into ``agent_id`` owner keys.
+    r"""``filters`` with a ``user_id`` key folded into ``agent_id`` owner keys.
 
     ``{"user_id": "alice"}`` means the handle's agent's rows of user alice (``None`` in the list:
     the agent's own rows); with ``agent_id`` too, those agents' rows of those users. ``pinned``

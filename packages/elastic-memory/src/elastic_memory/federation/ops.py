@@ -29,6 +29,7 @@ from ..types import (
     RecallMode,
     Scope,
 )
+from ..users import SEPARATOR
 from .federation import MemoryFederation
 from .protocol import Entry
 from .sqlite_tier import SQLiteMemoryStore, touching
@@ -59,6 +60,9 @@ class FederatedOps:
             touching.reset(token)
 
     def _entry(self, row: dict[str, Any], dedupe: bool) -> Entry:
+        if SEPARATOR in row["agent_id"]:  # a user's row must never be promoted to tiers other agents read
+            msg = "user_id on a federation (Memory.for_agent) is not available yet: open the agent's file for its users"
+            raise UsageError(msg)
         return Entry.from_row(row, dedupe=dedupe)
 
     # ------------------------------------------------------------------- writes
