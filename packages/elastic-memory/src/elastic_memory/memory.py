@@ -483,15 +483,25 @@ class AsyncMemory(_Facade):
         """Operational lessons shown in every plan (:class:`AsyncLessons`): ``lessons.add("Use metric units.")``."""
         return AsyncLessons(self._core)
 
-    async def build_context(self, user_input: str, *, session_id: str | None = None, touch: bool = True) -> ContextPlan:
+    async def build_context(
+        self,
+        user_input: str,
+        *,
+        session_id: str | None = None,
+        touch: bool = True,
+        window: Iterable[Any] | None = None,
+    ) -> ContextPlan:
         """What the model should see now: budgeted, quoted memory sections. Never raises.
 
-        Profile facts always; other facts, relevant past moments (earlier sessions only),
-        lessons and the rolling summary within the governor's token budget. On a failure
-        the plan is emptier, the error is logged and counted in :meth:`health`.
-        ``touch=False`` records no access for what it shows (a read-only viewer).
+        Profile facts always; other facts, relevant past moments (earlier sessions, and this
+        session's turns the model no longer sees), lessons and the rolling summary within the
+        governor's token budget. On a failure the plan is emptier, the error is logged and
+        counted in :meth:`health`. ``touch=False`` records no access for what it shows (a
+        read-only viewer). ``window``: the messages the model will get (texts, chat messages
+        or dicts with ``content``) when the host trims or summarises its history; by default
+        the host is assumed to keep the plan's ``keep_last_n_turns`` turns.
         """
-        return await _runner.arun(self._core.loop.build_context(user_input, session_id, touch=touch))
+        return await _runner.arun(self._core.loop.build_context(user_input, session_id, touch=touch, window=window))
 
     async def record_turn(
         self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
@@ -925,15 +935,27 @@ class Memory(_Facade):
         """Operational lessons shown in every plan (:class:`Lessons`): ``lessons.add("Use metric units.")``."""
         return Lessons(self._core)
 
-    def build_context(self, user_input: str, *, session_id: str | None = None, touch: bool = True) -> ContextPlan:
+    def build_context(
+        self,
+        user_input: str,
+        *,
+        session_id: str | None = None,
+        touch: bool = True,
+        window: Iterable[Any] | None = None,
+    ) -> ContextPlan:
         """What the model should see now: budgeted, quoted memory sections. Never raises.
 
-        Profile facts always; other facts, relevant past moments (earlier sessions only),
-        lessons and the rolling summary within the governor's token budget. On a failure
-        the plan is emptier, the error is logged and counted in :meth:`health`.
-        ``touch=False`` records no access for what it shows (a read-only viewer).
+        Profile facts always; other facts, relevant past moments (earlier sessions, and this
+        session's turns the model no longer sees), lessons and the rolling summary within the
+        governor's token budget. On a failure the plan is emptier, the error is logged and
+        counted in :meth:`health`. ``touch=False`` records no access for what it shows (a
+        read-only viewer). ``window``: the messages the model will get (texts, chat messages
+        or dicts with ``content``) when the host trims or summarises its history; by default
+        the host is assumed to keep the plan's ``keep_last_n_turns`` turns.
         """
-        return _runner.run(self._core.loop.build_context(user_input, session_id, touch=touch), "build_context")
+        return _runner.run(
+            self._core.loop.build_context(user_input, session_id, touch=touch, window=window), "build_context"
+        )
 
     def record_turn(
         self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None

@@ -49,6 +49,7 @@ from . import jobs
 from .chunking import split_exchange
 from .config import LoopConfig
 from .flags import FLAG_KEY, flag_of, turn_flag, withhold
+from .window import InWindow, by_count, by_turns, window_texts
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
 if TYPE_CHECKING:
@@ -414,10 +415,14 @@ class MemoryLoop:
             self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self))
 
     # ------------------------------------------------------------ build_context
-    async def build_context(self, user_input: Any, session_id: Any = None, *, touch: Any = True) -> ContextPlan:
+    async def build_context(
+        self, user_input: Any, session_id: Any = None, *, touch: Any = True, window: Any = None
+    ) -> ContextPlan:
         """The plan for the next model call; never raises (an empty plan on failure).
 
         ``touch=False`` counts no access for what the plan shows (a read-only caller).
+        ``window``: the messages the model will see (see :mod:`.window`); ``None`` assumes the
+        host keeps the plan's ``keep_last_n_turns`` turns.
         """
         if not self.supported:
             raise UsageError(NO_LOOP)
@@ -425,9 +430,20 @@ class MemoryLoop:
             msg = f"touch must be True or False, got {touch!r}"
             raise UsageError(msg)
         async with self.worker.calls.call():  # background work waits for the host's call
-            return await self._build_context(user_input, session_id, touch=touch)
+            return await self._build_context(user_input, session_id, touch=touch, window=window)
 
-    async def _build_context(self, user_input: Any, session_id: Any, *, touch: bool) -> ContextPlan:
+    async def _in_window(
+        self, session: str, state: SessionState | None, profile: MemoryProfile, window: Any
+    ) -> InWindow:
+        """Which recalled memories the model already sees: the host's ``window``, else the plan's assumption."""
+        if window is None:
+            return by_count(session, state.turns if state else 0, profile.keep_last_n_turns)
+        texts = window_texts(_messages(window), as_text)
+        if state is None or not texts:
+            return lambda _: False
+        return by_turns(session, await self.store.shown_turns(self.agent_id, session, texts))
+
+    async def _build_context(self, user_input: Any, session_id: Any, *, touch: bool, window: Any) -> ContextPlan:
         session = DEFAULT_SESSION
         query = ""
         profile = self.profile
@@ -440,12 +456,12 @@ class MemoryLoop:
             state, sole = await asyncio.gather(
                 self.store.session(self.agent_id, session), self.store.sole_agent(self.agent_id)
             )
-            in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
+            in_window = await self._in_window(session, state, profile, window)
             # The reads no section needs the recall for run beside it: they overlap the query's
             # embedding (and, on a server, each other: one pooled connection each).
             # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
             hits, profile_items, found_facts, standing, related_items = await asyncio.gather(
-                self._relevant(query, session, in_window_after, profile, None if sole else self.agent_id),
+                self._relevant(query, in_window, profile, None if sole else self.agent_id),
                 self._profile_items(profile),
                 self._found_facts(query, profile),
                 self._standing_lessons(profile),
@@ -460,7 +476,7 @@ class MemoryLoop:
                 "profile": profile_items,
                 "facts": self._fact_items(found_facts, hits, top, profile),
                 "lessons": self._lesson_items(standing, hits, top, profile),
-                "past": self._past_items(hits, top, session, state, profile),
+                "past": self._past_items(hits, top, in_window, profile),
                 "related": related_items,
             }
             plan = assemble(
@@ -563,9 +579,7 @@ class MemoryLoop:
             items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
         return sorted(items, key=lambda i: -i.score)
 
-    async def _relevant(
-        self, query: str, session: str, in_window_after: int, profile: MemoryProfile, only: str | None
-    ) -> list[Hit]:
+    async def _relevant(self, query: str, in_window: InWindow, profile: MemoryProfile, only: str | None) -> list[Hit]:
         """One recall serves every relevance-ranked section (the sections split it by type).
 
         Memories of other agents in the same file are left out (``only``: the agent to filter
@@ -582,7 +596,7 @@ class MemoryLoop:
                 for h in await self._recall(query, k, filters)
                 if owner_key(h.agent_id, h.user_id) == self.agent_id or h.tier not in (None, "private")
             ]
-            window = sum(1 for h in hits if h.session_id == session and _turn_of(h) > in_window_after)
+            window = sum(1 for h in hits if in_window(h))
             if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
                 return hits
             k = min(1_000, k * 4)  # the live window crowded the candidates out: look further
@@ -661,20 +675,16 @@ class MemoryLoop:
         ]
         return items[: profile.lessons_max]
 
-    def _past_items(
-        self, hits: list[Hit], top: float, session: str, state: SessionState | None, profile: MemoryProfile
-    ) -> list[PlanItem]:
-        """Relevant moments outside the host's window: other sessions, and this one's older turns.
+    def _past_items(self, hits: list[Hit], top: float, in_window: InWindow, profile: MemoryProfile) -> list[PlanItem]:
+        """Relevant moments outside the host's window: other sessions, and this one's turns it no longer shows.
 
-        The live session's last ``keep_last_n_turns`` turns are in the host's message list
-        already, so they are left out; its earlier turns count as past moments.
+        What the host's message list holds already (:mod:`.window`) is left out.
         """
-        in_window_after = (state.turns if state else 0) - profile.keep_last_n_turns
         kept = [
             h
             for h in hits
             if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
-            and not (h.session_id == session and _turn_of(h) > in_window_after)
+            and not in_window(h)
         ]
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
@@ -1015,12 +1025,6 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - health reports, never raises
             out["stats_error"] = str(e)
         return out
-
-
-def _turn_of(hit: Hit) -> int:
-    """The turn number stored on a chunk (``metadata["turn"]``); other memories count as the latest."""
-    turn = hit.metadata.get("turn") if hit.kind == "chunk" else None
-    return turn if isinstance(turn, int) and not isinstance(turn, bool) else 1 << 62
 
 
 def _messages(messages: Any) -> Iterable[Any]:

@@ -206,6 +206,16 @@ def session_turns(agent_id: str, session_id: str, *, limit: int = 1000) -> Prepa
     return sql, [agent_id, session_id, limit]
 
 
+def shown_turns(agent_id: str, session_id: str, texts: Sequence[str]) -> Prepared:
+    """The turns of a session whose user or reply text is one of ``texts`` (the host's window)."""
+    marks = ", ".join("?" * len(texts))
+    sql = (
+        "SELECT DISTINCT turn FROM turns WHERE agent_id = ? AND session_id = ? "
+        f"AND (user_text IN ({marks}) OR reply_text IN ({marks}))"
+    )
+    return sql, [agent_id, session_id, *texts, *texts]
+
+
 def turns_by_seq(seqs: Sequence[int]) -> Prepared:
     """Turns by seq."""
     sql, params = in_list("seq", list(seqs))
