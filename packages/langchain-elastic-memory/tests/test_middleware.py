@@ -151,9 +151,9 @@ def test_one_plan_per_user_message_across_a_tool_loop(mem: Memory, monkeypatch: 
     calls: list[str] = []
     real = mem.build_context
 
-    def counting(user_input: str, *, session_id: str | None = None) -> Any:
+    def counting(user_input: str, *, session_id: str | None = None, **kwargs: Any) -> Any:
         calls.append(user_input)
-        return real(user_input, session_id=session_id)
+        return real(user_input, session_id=session_id, **kwargs)
 
     monkeypatch.setattr(mem, "build_context", counting)
     call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"name": "Biscuit"}, "id": "call-1"}])

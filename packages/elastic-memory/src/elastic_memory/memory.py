@@ -87,7 +87,7 @@ class _Facade:
         user's: recall and plans never show another user's rows, and an id of another user's
         memory is "no memory" to it. Lessons added on the agent's own handle reach every
         user's plans. ``None`` returns the agent's own handle. Closing a user's handle leaves
-        the store open. See ``docs/users.md``.
+        the store open. See ``docs/memory-loop.md`` ("Many users").
 
         >>> from elastic_memory import Memory
         >>> from elastic_memory.testing import FakeEmbedder

@@ -8,6 +8,18 @@ state update from ``before_model`` would append the memory block to the thread's
 where the checkpointer keeps it, every later call sends it again, and stale copies pile up
 turn after turn. Changing only the request keeps the thread history exactly what the user
 and the model said, the way LangChain's own ``dynamic_prompt`` works.
+
+The plan is built for the messages the model is about to get (``request.messages``, after
+every ``before_model`` hook such as ``SummarizationMiddleware`` has run): a fact that a
+summary or a trim took out of the window is a candidate for the memory block again. List
+this middleware last so that ``wrap_model_call`` editors listed before it (such as
+``ContextEditingMiddleware``) have edited the request it reads.
+
+Each run belongs to a user when its ``context`` (``agent.invoke(..., context=...)``: an
+attribute or key named ``user_key``, ``"user_id"`` by default) or its config
+(``config["configurable"]["user_id"]``) names one: then every plan and recorded turn is that
+user's (``Memory.for_user``), on the one shared store. A run naming no user uses the
+agent's own memory.
 """
 
 from __future__ import annotations
@@ -15,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -24,6 +36,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from elastic_memory import AsyncMemory, ContextPlan, Embedder, Memory, UsageError
@@ -63,6 +76,11 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         embedding: A LangChain ``Embeddings`` for the store opened at ``path``.
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
             ``None``: keyword recall only).
+        user_key: The name of the user id in a run's ``context`` (attribute or key) or in
+            ``config["configurable"]``; a run naming a user reads and writes only that user's
+            memory (``Memory.for_user``). A user id must be a non-empty string (or an int) of
+            at most 256 characters without control characters; a run with another value gets
+            no memory and records nothing (logged), never the agent's shared memory.
         **options: More ``Memory.open`` options for ``path`` (``loop=``, ``context_tokens=``, ...).
 
     The turn recorded is the run's last human message and the last AI message after it that
@@ -80,9 +98,13 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         max_tokens: int | None = None,
         embedding: Embeddings | None = None,
         embedder: Embedder | str | None = "auto",
+        user_key: str = "user_id",
         **options: Any,
     ) -> None:
         super().__init__()
+        if not isinstance(user_key, str) or not user_key:
+            msg = f"user_key must be a non-empty string (the name of the user id in a run's context), got {user_key!r}"
+            raise UsageError(msg)
         if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
             msg = f"session_id must be a non-empty string or None, got {session_id!r}"
             raise UsageError(msg)
@@ -96,6 +118,7 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise UsageError(msg)
         self._opened = open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
         self.session_id = session_id
+        self.user_key = user_key
         self.record = record
         self.max_tokens = max_tokens
         self._plans: OrderedDict[Hashable, str] = OrderedDict()
@@ -138,10 +161,11 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _plan_sync(self, request: ModelRequest[Any]) -> str:
         try:
-            key, query, session = self._query(request)
+            key, query, session, user = self._query(request)
             if key is not None and (cached := self._cached(key)) is not None:
                 return cached
-            plan = self._opened.sync.build_context(query, session_id=session)
+            mem = self._opened.sync if user is None else self._opened.sync.for_user(user)
+            plan = mem.build_context(query, session_id=session, window=_window(request.messages))
             return self._remember_plan(key, plan)
         except Exception:
             logger.warning("elastic-memory: no memory context for this model call", exc_info=True)
@@ -149,22 +173,23 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     async def _plan_async(self, request: ModelRequest[Any]) -> str:
         try:
-            key, query, session = self._query(request)
+            key, query, session, user = self._query(request)
             if key is not None and (cached := self._cached(key)) is not None:
                 return cached
-            plan = await self._opened.aio.build_context(query, session_id=session)
+            mem = self._opened.aio if user is None else self._opened.aio.for_user(user)
+            plan = await mem.build_context(query, session_id=session, window=_window(request.messages))
             return self._remember_plan(key, plan)
         except Exception:
             logger.warning("elastic-memory: no memory context for this model call", exc_info=True)
             return ""
 
-    def _query(self, request: ModelRequest[Any]) -> tuple[Hashable | None, str, str | None]:
-        """The memo key (one plan per user message: tool-loop calls reuse it), query and session."""
-        session = self._session(request.runtime)
+    def _query(self, request: ModelRequest[Any]) -> tuple[Hashable | None, str, str | None, str | None]:
+        """The memo key (one plan per user message: tool-loop calls reuse it), query, session and user."""
+        session, user = self._session(request.runtime), self._user(request.runtime)
         human = _last_human(request.messages)
         if human is None:
-            return None, "", session
-        return (None if human.id is None else (session, human.id)), str(human.text), session
+            return None, "", session, user
+        return (None if human.id is None else (user, session, human.id)), str(human.text), session, user
 
     def _cached(self, key: Hashable) -> str | None:
         with self._lock:
@@ -200,9 +225,8 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             turn = self._turn(state, runtime)
             if turn is not None:
-                receipt = self._opened.sync.record_turn(
-                    turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata
-                )
+                mem = self._opened.sync if turn.user_id is None else self._opened.sync.for_user(turn.user_id)
+                receipt = mem.record_turn(turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata)
                 self._after_record(turn, receipt.ok, receipt.error)
         except Exception:
             logger.warning("elastic-memory: the turn was not recorded", exc_info=True)
@@ -213,7 +237,8 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             turn = self._turn(state, runtime)
             if turn is not None:
-                receipt = await self._opened.aio.record_turn(
+                amem = self._opened.aio if turn.user_id is None else self._opened.aio.for_user(turn.user_id)
+                receipt = await amem.record_turn(
                     turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata
                 )
                 self._after_record(turn, receipt.ok, receipt.error)
@@ -236,14 +261,14 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         user_text, reply_text = str(human.text), "" if reply is None else str(reply.text)
         if not user_text.strip() and not reply_text.strip():
             return None
-        session = self._session(runtime)
-        key = None if human.id is None else (session, human.id, None if reply is None else reply.id)
+        session, user = self._session(runtime), self._user(runtime)
+        key = None if human.id is None else (user, session, human.id, None if reply is None else reply.id)
         if key is not None:
             with self._lock:
                 if key in self._recorded:
                     return None  # this exchange was recorded by an earlier run (e.g. a resumed thread)
         metadata = {name: m.id for name, m in (("human_message_id", human), ("ai_message_id", reply)) if m and m.id}
-        return _Turn(user_text, reply_text, session, metadata or None, key)
+        return _Turn(user_text, reply_text, session, metadata or None, key, user)
 
     def _after_record(self, turn: _Turn, ok: bool, error: str | None) -> None:
         if not ok:
@@ -260,6 +285,30 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         thread = getattr(info, "thread_id", None)
         return self.session_id if thread is None else str(thread)
 
+    def _user(self, runtime: Runtime[Any] | None) -> str | None:
+        """The run's user: ``context.<user_key>`` (or ``context[user_key]``), else ``config["configurable"]``.
+
+        An int is taken as its text. Any other value that is not ``None`` raises (the hooks log it
+        and the call goes on without memory): a malformed user must never fall back to the
+        agent's shared memory.
+        """
+        context = getattr(runtime, "context", None)
+        value = context.get(self.user_key) if isinstance(context, Mapping) else getattr(context, self.user_key, None)
+        if value is None:
+            try:
+                configurable = get_config().get("configurable") or {}
+            except RuntimeError:  # outside a run (a hook called directly)
+                configurable = {}
+            value = configurable.get(self.user_key)
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            msg = f"the run's {self.user_key} must be a string or an int, got {type(value).__name__}"
+            raise UsageError(msg)
+        return value
+
 
 @dataclass(frozen=True)
 class _Turn:
@@ -270,6 +319,12 @@ class _Turn:
     session_id: str | None
     metadata: dict[str, Any] | None
     key: Hashable | None
+    user_id: str | None = None
+
+
+def _window(messages: Sequence[AnyMessage]) -> list[str]:
+    """The texts of the messages the model is about to get (the plan leaves out turns found there)."""
+    return [str(m.text) for m in messages]
 
 
 def _last_human(messages: Sequence[AnyMessage]) -> HumanMessage | None:

@@ -37,16 +37,16 @@ def by_count(session: str, turns: int, keep_last_n_turns: int) -> InWindow:
 
 
 def by_turns(session: str, shown: set[int]) -> InWindow:
-    """The host shows the live session's turns numbered ``shown`` (found in the messages it passed).
+    """The host shows the live session's turns numbered ``shown`` (their user message is among those it passed).
 
     Memories of the session that are not a turn's chunk (a preference, a how-to) count as unseen.
     """
     return lambda h: h.session_id == session and h.kind == "chunk" and turn_of(h) in shown
 
 
-#: The most messages of a window looked up (the latest ones; each is sent twice, as given and stripped,
-#: and the lookup binds every text twice: 400 values, under SQLite's 999).
-MAX_WINDOW = 100
+#: The most messages of a window looked up (the latest ones; each is bound twice, as given and
+#: stripped: 400 values, under SQLite's 999).
+MAX_WINDOW = 200
 
 
 def window_texts(messages: Iterable[Any], as_text: Callable[[Any], str]) -> list[str]:

@@ -207,13 +207,13 @@ def session_turns(agent_id: str, session_id: str, *, limit: int = 1000) -> Prepa
 
 
 def shown_turns(agent_id: str, session_id: str, texts: Sequence[str]) -> Prepared:
-    """The turns of a session whose user or reply text is one of ``texts`` (the host's window)."""
+    """The turns of a session whose user text is one of ``texts`` (the host's window).
+
+    Replies are not matched: short ones repeat ("Noted.") and would mark every turn as seen.
+    """
     marks = ", ".join("?" * len(texts))
-    sql = (
-        "SELECT DISTINCT turn FROM turns WHERE agent_id = ? AND session_id = ? "
-        f"AND (user_text IN ({marks}) OR reply_text IN ({marks}))"
-    )
-    return sql, [agent_id, session_id, *texts, *texts]
+    sql = f"SELECT DISTINCT turn FROM turns WHERE agent_id = ? AND session_id = ? AND user_text IN ({marks})"
+    return sql, [agent_id, session_id, *texts]
 
 
 def turns_by_seq(seqs: Sequence[int]) -> Prepared:

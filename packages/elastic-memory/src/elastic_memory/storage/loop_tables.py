@@ -257,7 +257,7 @@ class LoopStore:
         return [_turn(r) for r in await self._read(*lq.session_turns(agent_id, session_id, limit=limit))]
 
     async def shown_turns(self, agent_id: str, session_id: str, texts: Sequence[str]) -> set[int]:
-        """The numbers of the session's turns whose user or reply text is exactly one of ``texts``."""
+        """The numbers of the session's turns whose user text is exactly one of ``texts``."""
         if not texts:
             return set()
         return {int(r[0]) for r in await self._read(*lq.shown_turns(agent_id, session_id, texts))}
