@@ -87,6 +87,7 @@ def register(app: typer.Typer) -> None:
         key: Key,
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         as_of: Annotated[
             str | None, typer.Option(metavar="TIME", help="The version that held then: epoch seconds or ISO date.")
         ] = None,
@@ -95,7 +96,7 @@ def register(app: typer.Typer) -> None:
         """Show the current value of KEY (or the one that held at --as-of)."""
         with cli.reported():
             when = _as_of(as_of)
-            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem:
                 fact = mem.facts.get(key, as_of=when)
             if fact is None:
                 msg = f"agent {agent!r} has no fact {key!r}" + (" at that time" if as_of else "")
@@ -108,13 +109,14 @@ def register(app: typer.Typer) -> None:
         value: Annotated[str, typer.Argument(metavar="VALUE", help="The value (text).")],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         category: Annotated[
             str | None, typer.Option(help="profile (always shown to the model) or note (shown when relevant).")
         ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Set KEY to VALUE (user-confirmed); the previous version stays in its history."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, agent_id=agent) as mem:
+        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, agent_id=agent, user_id=user) as mem:
             fact = mem.facts.set(key, value, category=category)
         if as_json:
             show([fact], "", as_json)
@@ -128,10 +130,14 @@ def register(app: typer.Typer) -> None:
         key: Key,
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show every version of KEY, oldest first."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             facts = mem.facts.history(key)
         show(facts, f"history of {key}", as_json)
 
@@ -140,10 +146,14 @@ def register(app: typer.Typer) -> None:
         key: Key,
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Tombstone KEY so it is no longer shown (its history stays)."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             done = mem.facts.forget(key)
         if as_json:
             typer.echo(json.dumps({"key": key, "forgotten": done}))
@@ -154,10 +164,14 @@ def register(app: typer.Typer) -> None:
     def list_(
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         category: Annotated[str | None, typer.Option(help="Only profile or only note facts.")] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show the current facts, most important first."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             facts = mem.facts.list(category=category)
         show(facts, f"facts of {agent}", as_json)

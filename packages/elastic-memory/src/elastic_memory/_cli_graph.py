@@ -60,11 +60,15 @@ def register(app: typer.Typer) -> None:
     def entities(
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 50,
         as_json: JsonOption = False,
     ) -> None:
         """Show the most mentioned entities first, with their ids."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             found = mem.graph.entities(limit)
         if as_json:
             echo_rows(found)
@@ -78,13 +82,17 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(metavar="NAME", help="An entity's name or alias.")],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         hops: Annotated[int, typer.Option(min=1, max=3, help="How many relations away.")] = 1,
         relation: Annotated[str | None, typer.Option(help="Follow only relations of this type.")] = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 100,
         as_json: JsonOption = False,
     ) -> None:
         """Show the entities within --hops relations of NAME (either direction), nearest first."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             found = mem.graph.traverse(name, hops=hops, relation=relation, limit=limit)
         if as_json:
             echo_rows(found)
@@ -99,13 +107,17 @@ def register(app: typer.Typer) -> None:
         target: Annotated[str, typer.Argument(metavar="B", help="The entity to reach.")],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         max_hops: Annotated[int, typer.Option(min=1, max=6, help="The longest chain to look for.")] = 4,
         as_json: Annotated[
             bool, typer.Option("--json", help="One JSON object, or null when there is no path.")
         ] = False,
     ) -> None:
         """Show the shortest chain of relations between entities A and B."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             found = mem.graph.path(source, target, max_hops=max_hops)
         if as_json:
             typer.echo(json.dumps(None if found is None else dataclasses.asdict(found), ensure_ascii=False))

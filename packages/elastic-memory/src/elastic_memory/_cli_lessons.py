@@ -24,10 +24,14 @@ def register(app: typer.Typer) -> None:
     def list_(
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="One JSON object per lesson, one per line.")] = False,
     ) -> None:
         """Show the agent's lessons with their ids."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent) as mem:
+        with (
+            cli.reported(),
+            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+        ):
             lessons = mem.lessons.list()
         now = time.time()
         if as_json:
@@ -44,12 +48,13 @@ def register(app: typer.Typer) -> None:
         text: Annotated[str, typer.Argument(metavar="TEXT", help="The lesson, such as 'Ask before deleting files.'")],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="How much it matters, 0 to 1.")] = 0.7,
         as_json: Annotated[bool, typer.Option("--json", help='Print {"id": ...}.')] = False,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
         """Add a lesson for the agent; prints its id."""
-        with cli.reported(), cli.open_memory(db, embedder, agent_id=agent) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, agent_id=agent, user_id=user) as mem:
             lesson_id = mem.lessons.add(text, importance=importance)
         if as_json:
             typer.echo(json.dumps({"id": lesson_id}))

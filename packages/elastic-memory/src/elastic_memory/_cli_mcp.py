@@ -35,10 +35,12 @@ def _require_sdk() -> None:
 
 
 @contextlib.contextmanager
-def _opened(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str]) -> Iterator[Memory]:
+def _opened(
+    db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None
+) -> Iterator[Memory]:
     """The store (or the agent's federation), opened with stdout diverted to stderr, closed afterwards."""
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol channel on stdio
-        mem = open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=True)
+        mem = open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=True, user=user)
     try:
         yield mem
     finally:
@@ -54,6 +56,13 @@ def register(app: typer.Typer) -> None:
         db: cli.DbOption = cli.DEFAULT_DB,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
         agent: cli.AgentOption = "default",
+        user: Annotated[
+            str | None,
+            typer.Option(
+                "--user",
+                help="Serve this user's memory only (one user per server; no tool can name another).",
+            ),
+        ] = None,
         home: Annotated[
             Path | None,
             typer.Option(help="A federation's folder: serve --agent's memory with its --pool tiers (--db unused)."),
@@ -85,7 +94,7 @@ def register(app: typer.Typer) -> None:
             address = None if http is None else Address.parse(http)
             required = None if address is None else check_token(address, token)
         spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
-        with cli.reported(), _opened(db, spec, agent, home, pool or []) as mem:
+        with cli.reported(), _opened(db, spec, agent, home, pool or [], user) as mem:
             server = build_server(mem.as_async(), read_only=read_only)
             if address is None:
                 server.run("stdio")

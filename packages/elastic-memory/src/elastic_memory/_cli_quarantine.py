@@ -60,12 +60,14 @@ def register(app: typer.Typer) -> None:
     @group.command("list")
     def list_(
         db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Items to show.")] = 100,
         as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
     ) -> None:
         """Show the quarantined items, most recent first, with their reason and source turn."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             items = mem.quarantine(limit)
         if as_json:
             for item in items:
@@ -80,10 +82,12 @@ def register(app: typer.Typer) -> None:
     def release(
         item_id: ItemId,
         db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
     ) -> None:
         """Write item ID as the fact or memory it would have been, and take it out of the quarantine."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             written = mem.release_quarantined(item_id)
         cli.console_out().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
 
@@ -91,9 +95,11 @@ def register(app: typer.Typer) -> None:
     def discard(
         item_id: ItemId,
         db: cli.DbOption = cli.DEFAULT_DB,
+        agent: cli.AgentOption = "default",
+        user: cli.UserOption = None,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
     ) -> None:
         """Delete item ID from the quarantine for good."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True) as mem:
+        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             mem.discard_quarantined(item_id)
         cli.console_out().print(Text(f"Discarded item {item_id}."), soft_wrap=True)

@@ -37,8 +37,9 @@ def open_served(
     pools: list[str],
     create: bool,
     loop: LoopConfig | None = None,
+    user: str | None = None,
 ) -> Memory:
-    """``--db`` opened for ``agent``, or ``agent``'s federation under ``home`` with its ``pools``.
+    """``--db`` opened for ``agent`` (and its ``user``), or ``agent``'s federation under ``home`` with its ``pools``.
 
     ``create``: a missing file (or federation member) is made; else it is a usage error, so a typo
     never creates a store. ``loop``: the stores' loop configuration (the library's default if None).
@@ -46,6 +47,9 @@ def open_served(
     Raises:
         UsageError: ``pools`` without ``home``, ``db`` a folder, or (not ``create``) nothing there.
     """
+    if user is not None and home is not None:
+        msg = "--user is not available with --home yet: a federation does not take users; serve the agent's --db"
+        raise UsageError(msg)
     if pools and home is None:
         msg = "--pool needs --home DIR: pools are files of a federation under that folder"
         raise UsageError(msg)
@@ -59,4 +63,4 @@ def open_served(
     if not create and str(db) != ":memory:" and not db.exists():
         msg = f"there is no store at {db}; pass --db PATH, or make one with `elastic-memory demo --db {db}`"
         raise UsageError(msg)
-    return Memory.open(db, embedder=embedder, agent_id=agent, loop=loop)
+    return Memory.open(db, embedder=embedder, agent_id=agent, user_id=user, loop=loop)

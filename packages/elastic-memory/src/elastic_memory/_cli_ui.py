@@ -36,10 +36,10 @@ def _require_extra() -> None:
         raise UsageError(msg) from None
 
 
-def _open(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str]) -> Memory:
+def _open(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None) -> Memory:
     """The store or the federation, with no background worker: the agent's own process does that work."""
     quiet = LoopConfig(background=False)
-    return open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=False, loop=quiet)
+    return open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=False, loop=quiet, user=user)
 
 
 def _warm(mem: Memory) -> None:
@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
         db: cli.DbOption = cli.DEFAULT_DB,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
         agent: cli.AgentOption = "default",
+        user: Annotated[
+            str | None, typer.Option("--user", help="Inspect this user's memory only (of --agent).")
+        ] = None,
         home: Annotated[
             Path | None,
             typer.Option(help="A federation's folder: inspect --agent's memory with its --pool tiers (--db unused)."),
@@ -90,7 +93,7 @@ def register(app: typer.Typer) -> None:
             required = check_token(address, token)
         spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
         with cli.reported():
-            mem = _open(db, spec, agent, home, pool or [])
+            mem = _open(db, spec, agent, home, pool or [], user)
         try:
             _warm(mem)
             url = address.url if required is None else f"{address.url}?token={required}"

@@ -106,6 +106,14 @@ AgentOption = Annotated[
     str,
     typer.Option("--agent", help="The agent whose data this is (each agent has its own facts, lessons and graph)."),
 ]
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="The user of the agent whose data this is (each user has their own memories, facts and plans); "
+        "unset: the agent's own.",
+    ),
+]
 EmbedderOption = Annotated[
     EmbedderChoice,
     typer.Option(
@@ -147,7 +155,12 @@ def reported() -> Iterator[None]:
 
 @contextlib.contextmanager
 def open_memory(
-    db: Path, embedder: EmbedderChoice, *, must_exist: bool = False, agent_id: str = "default"
+    db: Path,
+    embedder: EmbedderChoice,
+    *,
+    must_exist: bool = False,
+    agent_id: str = "default",
+    user_id: str | None = None,
 ) -> Iterator[Memory]:
     """Open the store at ``db`` and close it afterwards.
 
@@ -156,6 +169,7 @@ def open_memory(
         embedder: The ``--embedder`` choice.
         must_exist: Refuse a missing file instead of creating an empty store (read-only commands).
         agent_id: Who writes (the demo writes as :data:`DEMO_AGENT`).
+        user_id: The agent's user it serves (``--user``; ``None``: the agent's own).
 
     Yields:
         The open store.
@@ -172,7 +186,7 @@ def open_memory(
             "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
         )
         raise UsageError(msg)
-    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id)
+    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, user_id=user_id)
     try:
         yield mem
     finally:
@@ -507,6 +521,7 @@ def add(
         str | None, typer.Option(help='A JSON object of your own fields, e.g. \'{"project": "halvorsen"}\'.')
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
+    user: UserOption = None,
 ) -> None:
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
     with reported():
@@ -521,8 +536,9 @@ def add(
             tags=tag,
             session_id=session,
             metadata=fields,
+            user_id=user,
         )
-        with open_memory(db, embedder) as mem:
+        with open_memory(db, embedder, user_id=user) as mem:
             mid = mem.remember(
                 text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
             )
@@ -557,11 +573,14 @@ def recall(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per hit, one per line.")] = False,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
+    user: Annotated[
+        str | None, typer.Option("--user", help="Only this user's memories (of the default agent).")
+    ] = None,
 ) -> None:
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
     with reported():
         filters = parse_filters(filter_ or [])
-        with open_memory(db, embedder, must_exist=True) as mem:
+        with open_memory(db, embedder, must_exist=True, user_id=user) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
     hits = explanation.hits

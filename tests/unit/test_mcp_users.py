@@ -1,0 +1,53 @@
+"""``elastic-memory mcp --user``: one user per server; its tools never reach another user's memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver", reason="needs the 'mcp' extra")
+
+from elastic_memory import LoopConfig, Memory
+
+from .test_mcp_server import call, serve
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A store where alice told the agent her name and allergy."""
+    path = tmp_path / "memory.db"
+    with Memory.open(path, agent_id="bot", embedder=None, loop=LoopConfig(background=False)) as mem:
+        alice = mem.for_user("alice")
+        alice.record_turn("My name is Alice Novak and I'm allergic to peanuts.", "Noted!", session_id="a")
+    return path
+
+
+async def test_a_users_server_never_shows_another_users_memory(db: Path) -> None:
+    async with serve("--db", db, "--agent", "bot", "--user", "bob") as session:
+        hits = (await call(session, "recall", query="peanuts Alice allergic", k=10))["hits"]
+        plan = await call(session, "build_context", user_input="What am I allergic to? What's my name?")
+        profile = await session.read_resource("memory://profile")
+    assert hits == []
+    assert "peanuts" not in plan["context"] and "Alice" not in plan["context"]
+    assert "peanuts" not in str(profile)
+
+
+async def test_a_users_server_shows_their_own_memory(db: Path) -> None:
+    async with serve("--db", db, "--agent", "bot", "--user", "alice") as session:
+        plan = await call(session, "build_context", user_input="What am I allergic to?", session_id="a2")
+    assert "peanuts" in plan["context"]
+
+
+async def test_what_a_users_server_stores_is_that_users(db: Path) -> None:
+    async with serve("--db", db, "--agent", "bot", "--user", "bob") as session:
+        await call(session, "remember", content="Bob prefers tea.")
+    with Memory.open(db, agent_id="bot", embedder=None) as mem:
+        assert [h.user_id for h in mem.recall("tea", mode="keyword")] == ["bob"]
