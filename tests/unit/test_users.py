@@ -260,3 +260,14 @@ def test_with_the_built_in_model_a_users_plan_never_holds_another_users_turns(db
             rendered = bob.build_context(question, session_id="bob-2").render()
             assert "4.2" not in rendered and "Alice" not in rendered and "peanuts" not in rendered
         assert "4.2" in alice.build_context("How long is the attic oak beam?", session_id="alice-2").render()
+
+
+def test_on_postgresql_users_recall_and_ids_stay_apart(pg_location: str) -> None:
+    with Memory.open(pg_location, agent_id="bot", embedder=FakeEmbedder()) as mem:
+        alice, bob = mem.for_user("alice"), mem.for_user("bob")
+        mid = alice.remember("Alice's locker code is 4412.")
+        bob.remember("Bob's locker is number 7.")
+        for mode in ("keyword", "semantic", "hybrid"):
+            assert {h.user_id for h in bob.recall("locker code", k=10, mode=mode)} == {"bob"}
+        assert bob.get(mid) is None and bob.forget(mid, hard=True) == 0
+        assert [h.id for h in mem.recall("locker", k=10, mode="keyword", filters={"user_id": "alice"})] == [mid]
