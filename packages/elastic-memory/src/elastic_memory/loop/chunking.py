@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["MAX_CHUNKS", "split_exchange"]
+__all__ = ["MAX_CHUNKS", "asked_in", "split_exchange"]
 
 #: Chunks indexed per exchange; text beyond stays in the verbatim transcript only.
 MAX_CHUNKS = 32
@@ -62,3 +62,15 @@ def split_exchange(user: str, reply: str, *, target_tokens: int, count: Callable
         if current:
             chunks.append(current)
     return chunks[:MAX_CHUNKS]
+
+
+def asked_in(chunk: str) -> str | None:
+    r"""What the user said in an exchange's (first) chunk, whitespace collapsed; ``None`` for other chunks.
+
+    >>> asked_in("User: Suggest a  salsa recipe.\nAssistant: Try pico de gallo.")
+    'Suggest a salsa recipe.'
+    """
+    if not chunk.startswith("User: "):
+        return None
+    said, _, _ = chunk[len("User: ") :].partition("\nAssistant: ")
+    return " ".join(said.split())

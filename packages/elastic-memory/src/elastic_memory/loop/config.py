@@ -23,6 +23,10 @@ def _positive(name: str, value: object, *, integer: bool = False) -> None:
         raise UsageError(msg)
 
 
+#: The default :attr:`LoopConfig.past_floor`.
+PAST_FLOOR = 0.0
+
+
 @dataclass(frozen=True, kw_only=True)
 class LoopConfig:
     """Settings of ``build_context`` / ``record_turn`` and the background worker.
@@ -47,6 +51,10 @@ class LoopConfig:
         replay_flagged: Let ``build_context`` show past moments of flagged turns (user
             messages that tried to instruct the model). Off by default: they are kept in
             the transcript and recall, never replayed into prompts.
+        past_floor: The least relevance (``Hit.relevance``, the moment's own match with the
+            input, in [0, 1]) a past moment needs to enter a plan: a plan holds what is
+            relevant, not whatever fills the budget. Chosen on LoCoMo by cross-validation
+            (``benchmarks/plan_floor.py``).
 
     >>> LoopConfig(tier="lite").tier
     'lite'
@@ -64,6 +72,7 @@ class LoopConfig:
     max_chunks: int | None = None
     background: bool = True
     replay_flagged: bool = False
+    past_floor: float = PAST_FLOOR
 
     def __post_init__(self) -> None:
         if self.tier is not None:
@@ -90,6 +99,13 @@ class LoopConfig:
             raise UsageError(msg)
         if self.max_chunks is not None:
             _positive("max_chunks", self.max_chunks, integer=True)
+        if (
+            isinstance(self.past_floor, bool)
+            or not isinstance(self.past_floor, int | float)
+            or not 0.0 <= self.past_floor <= 1.0
+        ):
+            msg = f"LoopConfig.past_floor must be a number from 0 to 1 (a relevance), got {self.past_floor!r}"
+            raise UsageError(msg)
         for name in ("forgetting", "background", "replay_flagged"):
             if not isinstance(getattr(self, name), bool):
                 msg = f"LoopConfig.{name} must be True or False"

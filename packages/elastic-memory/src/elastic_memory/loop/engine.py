@@ -46,7 +46,7 @@ from ..storage.loop_tables import FactWrite, LoopStore, Quarantined, SessionStat
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 from ..users import owner_key, split_owner
 from . import jobs
-from .chunking import split_exchange
+from .chunking import asked_in, split_exchange
 from .config import LoopConfig
 from .flags import FLAG_KEY, flag_of, turn_flag, withhold
 from .window import InWindow, by_count, by_turns, window_texts
@@ -476,7 +476,7 @@ class MemoryLoop:
                 "profile": profile_items,
                 "facts": self._fact_items(found_facts, hits, top, profile),
                 "lessons": self._lesson_items(standing, hits, top, profile),
-                "past": self._past_items(hits, top, in_window, profile),
+                "past": self._past_items(hits, top, in_window, profile, query),
                 "related": related_items,
             }
             plan = assemble(
@@ -675,16 +675,23 @@ class MemoryLoop:
         ]
         return items[: profile.lessons_max]
 
-    def _past_items(self, hits: list[Hit], top: float, in_window: InWindow, profile: MemoryProfile) -> list[PlanItem]:
+    def _past_items(
+        self, hits: list[Hit], top: float, in_window: InWindow, profile: MemoryProfile, query: str
+    ) -> list[PlanItem]:
         """Relevant moments outside the host's window: other sessions, and this one's turns it no longer shows.
 
-        What the host's message list holds already (:mod:`.window`) is left out.
+        What the host's message list holds already (:mod:`.window`) is left out, as are moments
+        below :attr:`LoopConfig.past_floor` and earlier askings of the same question (an echo
+        tells the model nothing it is not being asked).
         """
+        asked = _casefold(query)
         kept = [
             h
             for h in hits
             if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
             and not in_window(h)
+            and (h.relevance is None or h.relevance >= self.config.past_floor)
+            and not (h.kind == "chunk" and asked == _casefold(asked_in(h.content)))
         ]
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
@@ -1025,6 +1032,11 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - health reports, never raises
             out["stats_error"] = str(e)
         return out
+
+
+def _casefold(text: str | None) -> str | None:
+    """``text`` with whitespace collapsed and case folded (how echoes of a question are compared)."""
+    return None if text is None else " ".join(text.split()).casefold()
 
 
 def _messages(messages: Any) -> Iterable[Any]:
