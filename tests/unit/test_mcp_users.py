@@ -51,3 +51,24 @@ async def test_what_a_users_server_stores_is_that_users(db: Path) -> None:
         await call(session, "remember", content="Bob prefers tea.")
     with Memory.open(db, agent_id="bot", embedder=None) as mem:
         assert [h.user_id for h in mem.recall("tea", mode="keyword")] == ["bob"]
+
+
+async def test_the_agents_server_refuses_a_user_filter(db: Path) -> None:
+    async with serve("--db", db, "--agent", "bot") as session:
+        result = await session.call_tool("recall", {"query": "peanuts", "filters": {"user_id": "alice"}})
+        hits = (await call(session, "recall", query="peanuts Alice allergic", k=10))["hits"]
+    assert result.is_error and "user_id" in result.content[0].text  # type: ignore[union-attr]
+    assert hits == []
+
+
+async def test_the_agents_server_cannot_change_a_users_memory(db: Path) -> None:
+    with Memory.open(db, agent_id="bot", embedder=None) as mem:
+        mid = mem.for_user("alice").remember("Alice's locker code is 4412.")
+    async with serve("--db", db, "--agent", "bot") as session:
+        got = await call(session, "get", id=str(mid))
+        forgot = await session.call_tool("forget", {"ids": [str(mid)]})
+    assert "memory" in got and got["memory"] is None
+    assert forgot.is_error
+    with Memory.open(db, agent_id="bot", embedder=None) as mem:
+        record = mem.get(mid)
+        assert record is not None and record.deleted_at is None

@@ -271,3 +271,113 @@ def test_on_postgresql_users_recall_and_ids_stay_apart(pg_location: str) -> None
             assert {h.user_id for h in bob.recall("locker code", k=10, mode=mode)} == {"bob"}
         assert bob.get(mid) is None and bob.forget(mid, hard=True) == 0
         assert [h.id for h in mem.recall("locker", k=10, mode="keyword", filters={"user_id": "alice"})] == [mid]
+
+
+def test_remembering_under_another_users_id_is_refused(mem: Memory) -> None:
+    alice, bob = mem.for_user("alice"), mem.for_user("bob")
+    bob.remember("Bob's note", id="note-1")
+    with pytest.raises(AccessDeniedError, match="not this user's"):
+        alice.remember("hijacked", id="note-1")
+    with pytest.raises(AccessDeniedError):
+        alice.remember_many([{"content": "hijacked", "id": "note-1"}])
+    record = bob.get("note-1")
+    assert record is not None and record.content == "Bob's note"
+
+
+def test_a_user_cannot_take_over_the_agents_lesson_by_id(mem: Memory) -> None:
+    lesson = mem.lessons.add("Answer in British English.")
+    with pytest.raises(AccessDeniedError):
+        mem.for_user("alice").remember("gone", id=lesson)
+    assert "British English" in mem.for_user("bob").build_context("hello", session_id="b").render()
+
+
+def test_a_user_rewrites_their_own_id(mem: Memory) -> None:
+    alice = mem.for_user("alice")
+    alice.remember("first", id="mine")
+    assert alice.remember("second", id="mine").status == "updated"
+
+
+def test_a_filters_object_cannot_unpin_a_users_handle(mem: Memory) -> None:
+    from elastic_memory import Filters
+
+    alice, bob = mem.for_user("alice"), mem.for_user("bob")
+    bob.remember("Bob's secret note")
+    assert alice.recall("secret note", mode="keyword", filters=Filters()) == []
+    with pytest.raises(AccessDeniedError):
+        alice.recall("secret note", mode="keyword", filters=Filters(agent_ids=("support-bot\x1fbob",)))
+
+
+def test_a_lying_mapping_cannot_unpin_a_users_handle(mem: Memory) -> None:
+    class Lying(dict):  # type: ignore[type-arg]
+        def get(self, key: object, default: object = None) -> object:
+            return "support-bot\x1falice" if key == "agent_id" else super().get(key, default)
+
+    mem.for_user("bob").remember("Bob's secret note")
+    assert mem.for_user("alice").recall("secret note", mode="keyword", filters=Lying()) == []
+
+
+def test_a_users_handle_hands_out_no_other_handle(mem: Memory) -> None:
+    alice = mem.for_user("alice")
+    assert alice.for_user("alice")._core is alice._core
+    for other in ("bob", None):
+        with pytest.raises(AccessDeniedError):
+            alice.for_user(other)
+
+
+def test_user_ids_with_colons_never_share_a_job(db_path: Path) -> None:
+    with Memory.open(db_path, agent_id="bot", embedder=FakeEmbedder(), loop=LoopConfig(tier="standard")) as mem:
+        u, v = mem.for_user("u"), mem.for_user("u:summary:x")
+        u.record_turn("I am repainting the kitchen.", "Nice!", session_id="x:embed")
+        v.record_turn("I am learning the cello.", "Lovely!", session_id="x")
+        u.end_session("x:embed")
+        v.end_session("x")
+        mem.drain()
+        assert v.recall("", k=5, filters={"kind": "summary"}) != []
+        assert u.recall("", k=5, filters={"kind": "summary"}) != []
+
+
+def test_handles_asked_from_many_threads_at_once(mem: Memory) -> None:
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        handles = list(pool.map(lambda i: mem.for_user(f"user-{i % 1500}"), range(6000)))
+    assert {h.user_id for h in handles} == {f"user-{i}" for i in range(1500)}
+
+
+def test_a_users_stats_count_their_own_rows(mem: Memory) -> None:
+    alice, bob = mem.for_user("alice"), mem.for_user("bob")
+    alice.record_turn("I live in Lisbon.", "Nice!", session_id="a")
+    stats = bob.stats()
+    assert (stats["user_id"], stats["turns"], stats["sessions"]) == ("bob", 0, 0)
+    assert alice.stats()["turns"] == 1
+
+
+def test_memory_edges_of_another_user_are_out_of_reach(mem: Memory) -> None:
+    from elastic_memory import Edge
+
+    alice, bob = mem.for_user("alice"), mem.for_user("bob")
+    b1, b2 = bob.remember("Bob's first"), bob.remember("Bob's second")
+    a1 = alice.remember("Alice's note")
+    bob.graph.add_edges([Edge(b1, b2, "follows", "notes")])
+    assert alice.graph.edges(b1) == [] and alice.graph.neighbors(b1, None) == []
+    assert [e.dst_id for e in bob.graph.edges(b1)] == [b2]
+    with pytest.raises(AccessDeniedError):
+        alice.graph.add_edges([Edge(a1, b1, "mentions", "notes")])
+    with pytest.raises(UsageError, match="agent's own handle"):
+        alice.graph.replace_source("notes", [])
+    assert "memory_edges" not in alice.graph.stats()
+    assert [e.dst_id for e in bob.graph.edges(b1)] == [b2]
+
+
+def test_a_store_with_users_exports_and_imports_whole(mem: Memory, tmp_path: Path) -> None:
+    alice = mem.for_user("alice")
+    alice.record_turn(ALICE_SAYS, "Noted!", session_id="a1")
+    alice.lessons.add("Alice wants bullet points.")
+    mem.drain()
+    mem.export_jsonl(tmp_path / "all.jsonl")
+    with Memory.open(tmp_path / "copy.db", agent_id="support-bot", embedder=None, loop=LOOP) as copy:
+        copy.import_jsonl(tmp_path / "all.jsonl")
+        restored = copy.for_user("alice")
+        assert {f.key for f in restored.facts.list()} >= {"user.name", "user.allergies"}
+        assert "Alice Novak" in restored.build_context(ASK, session_id="a2").render()
+        assert copy.for_user("bob").facts.list() == []

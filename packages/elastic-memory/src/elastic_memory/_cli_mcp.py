@@ -36,7 +36,7 @@ def _require_sdk() -> None:
 
 @contextlib.contextmanager
 def _opened(
-    db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None
+    db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None = None
 ) -> Iterator[Memory]:
     """The store (or the agent's federation), opened with stdout diverted to stderr, closed afterwards."""
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol channel on stdio

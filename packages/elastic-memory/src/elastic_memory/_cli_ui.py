@@ -36,7 +36,9 @@ def _require_extra() -> None:
         raise UsageError(msg) from None
 
 
-def _open(db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None) -> Memory:
+def _open(
+    db: Path, embedder: str | None, agent: str, home: Path | None, pools: list[str], user: str | None = None
+) -> Memory:
     """The store or the federation, with no background worker: the agent's own process does that work."""
     quiet = LoopConfig(background=False)
     return open_served(db, embedder=embedder, agent=agent, home=home, pools=pools, create=False, loop=quiet, user=user)

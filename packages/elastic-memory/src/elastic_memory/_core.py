@@ -430,6 +430,13 @@ class MemoryCore:
         """The agent's own core, which reads every owner of the store (a user's handle returns its agent's)."""
         return self
 
+    #: The user this core serves: ``None`` for the agent's own core (see :class:`~._user_core.UserCore`).
+    user_id: str | None = None
+
+    async def owned(self, ids: list[str]) -> list[str]:
+        """Those of ``ids`` this core may read and change by id: all of them on the agent's own core."""
+        return ids
+
     @property
     def federation(self) -> None:
         """No federation: one store (see :class:`~elastic_memory._ops.MemoryOps`)."""

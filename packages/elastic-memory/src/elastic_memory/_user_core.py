@@ -10,19 +10,23 @@ quarantine, graph) is the user's own.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 from . import _validate as v
 from ._core import MemoryCore
 from .errors import AccessDeniedError, UsageError
-from .types import ImportReport, MemoryRecord, PrunePolicy, PruneReport
+from .storage.sqlite import WriteMode
+from .types import ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .users import check_user, owner_key, scoped_filters, split_owner
 
 __all__ = ["UserCore", "user_core"]
 
 #: User handles kept per agent core (least recently used dropped): each keeps its loop's state.
 MAX_HANDLES = 1_024
+#: Guards every agent core's handle cache: hosts ask for handles from many threads at once.
+_HANDLES_LOCK = threading.Lock()
 
 
 def user_core(root: MemoryCore, user_id: Any, *, owns_root: bool = False) -> MemoryCore:
@@ -31,17 +35,26 @@ def user_core(root: MemoryCore, user_id: Any, *, owns_root: bool = False) -> Mem
     ``owns_root``: the handle closes the store when it closes (``Memory.open(..., user_id=...)``).
     """
     user = check_user(user_id)
-    root = root.root
+    if isinstance(root, UserCore):  # a user's handle is that user's only: it hands out no other
+        if user != root.user_id:
+            agent, own = split_owner(root.agent_id)
+            msg = (
+                f"this handle serves user {own!r} of agent {agent!r}; take other users' handles from the agent's "
+                "own handle (Memory.open without user_id)"
+            )
+            raise AccessDeniedError(msg)
+        return root
     if user is None:
         return root
     if owns_root:
         return UserCore(root, user, owns_root=True)
-    handles = root.user_handles
-    handle = handles.pop(user, None) or UserCore(root, user)
-    handles[user] = handle  # the most recently used last
-    while len(handles) > MAX_HANDLES:
-        handles.pop(next(iter(handles)))
-    return handle
+    with _HANDLES_LOCK:
+        handles = root.user_handles
+        handle = handles.pop(user, None) or UserCore(root, user)
+        handles[user] = handle  # the most recently used last
+        while len(handles) > MAX_HANDLES:
+            handles.pop(next(iter(handles)), None)
+        return handle
 
 
 class UserCore(MemoryCore):
@@ -80,7 +93,8 @@ class UserCore(MemoryCore):
         """Whether ``record`` is this user's."""
         return owner_key(record.agent_id, record.user_id) == self.agent_id
 
-    async def _owned(self, ids: list[str]) -> list[str]:
+    async def owned(self, ids: list[str]) -> list[str]:
+        """Those of ``ids`` that are this user's memories."""
         found = await self.store.get(ids)
         return [i for i in ids if i in found and self.owns(found[i])]
 
@@ -100,6 +114,29 @@ class UserCore(MemoryCore):
             raise AccessDeniedError(msg)
         return row
 
+    async def write_rows(
+        self,
+        rows: list[dict[str, Any]],
+        *,
+        dedupe: list[bool],
+        flag: Any = True,
+        mode: WriteMode = "upsert",
+        vectors: list[Any] | None = None,
+        pin: Any = None,
+    ) -> list[MemoryId]:
+        """Write this user's rows; an id held by anyone else's memory is refused (nothing is written).
+
+        Ids are one namespace for the whole store: a ``remember(..., id=...)`` of another
+        user's (or the agent's) id would otherwise update that memory and make it this user's.
+        """
+        ids = [str(row["id"]) for row in rows]
+        found = await self.store.get(ids) if ids else {}
+        taken = sorted({i for i in ids if i in found and not self.owns(found[i])})
+        if taken:
+            msg = f"the id(s) {taken} belong to memories that are not this user's: use other ids. Nothing was written."
+            raise AccessDeniedError(msg)
+        return await super().write_rows(rows, dedupe=dedupe, flag=flag, mode=mode, vectors=vectors, pin=pin)
+
     # ------------------------------------------------------------- reads by id
     async def get(self, id: Any) -> MemoryRecord | None:
         """This user's memory ``id``, or ``None`` (another user's is "none" too)."""
@@ -112,35 +149,35 @@ class UserCore(MemoryCore):
 
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The vectors of this user's memories among ``ids``."""
-        return await super().vectors(await self._owned(v.check_ids(ids)))
+        return await super().vectors(await self.owned(v.check_ids(ids)))
 
     # ------------------------------------------------------------- writes by id
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
         """Change this user's memory ``id`` (another user's is "no memory")."""
         mid = v.check_id(id)
-        if not await self._owned([mid]):
+        if not await self.owned([mid]):
             msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
             raise UsageError(msg)
         return await super().update(mid, **changes)
 
     async def forget(self, ids: Any, *, hard: bool = False) -> int:
         """Forget this user's memories among ``ids``."""
-        return await super().forget(await self._owned(v.check_ids(ids)), hard=hard)
+        return await super().forget(await self.owned(v.check_ids(ids)), hard=hard)
 
     async def restore(self, ids: Any) -> int:
         """Restore this user's memories among ``ids``."""
-        return await super().restore(await self._owned(v.check_ids(ids)))
+        return await super().restore(await self.owned(v.check_ids(ids)))
 
     async def archive(self, ids: Any, *, archived: bool = True) -> int:
         """Archive (or unarchive) this user's memories among ``ids``."""
-        return await super().archive(await self._owned(v.check_ids(ids)), archived=archived)
+        return await super().archive(await self.owned(v.check_ids(ids)), archived=archived)
 
     async def purge(self, older_than: float = 0.0, *, ids: Any = None) -> int:
         """Erase this user's deleted or expired memories among ``ids`` (the whole store: the agent's handle)."""
         if ids is None:
             msg = "a user's handle purges its own ids (purge(ids=[...])); purge the whole store from the agent's handle"
             raise UsageError(msg)
-        return await super().purge(older_than, ids=await self._owned(v.check_ids(ids)))
+        return await super().purge(older_than, ids=await self.owned(v.check_ids(ids)))
 
     async def prune(self, policy: PrunePolicy | None = None, **kwargs: Any) -> PruneReport:
         """Refused: pruning sweeps the whole store (run it from the agent's handle)."""
@@ -149,9 +186,14 @@ class UserCore(MemoryCore):
 
     # ------------------------------------------------------------- the store
     async def stats(self) -> dict[str, Any]:
-        """The store's counts, with this handle's agent and user."""
-        out = await super().stats()
-        out["agent_id"], out["user_id"] = split_owner(self.agent_id)
+        """This user's counts (turns, sessions, facts, quarantine), never the store's (the agent's handle has those)."""
+        agent, user = split_owner(self.agent_id)
+        out: dict[str, Any] = {"agent_id": agent, "user_id": user}
+        resolved = self._root.configured_embedder if self._root._resolved else None
+        out["embedder"] = resolved.model_id if resolved is not None else None
+        out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
+        if self.loop.supported:
+            out.update(await self.loop.store.stats(self.agent_id))
         return out
 
     async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:

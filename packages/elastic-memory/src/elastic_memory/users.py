@@ -19,11 +19,13 @@ never occurs inside one and a key splits back into exactly the pair it was made 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from .errors import AccessDeniedError, UsageError
+from .filters import Filters
 
 __all__ = ["SEPARATOR", "check_user", "owner_key", "scoped_filters", "split_owner"]
 
@@ -63,9 +65,15 @@ def check_user(user_id: Any) -> str | None:
     raise UsageError(msg)
 
 
-def _names(key: str, value: Any) -> list[Any]:
-    """A filter value of ids (one or a list) as a list; other shapes are left to the filter parser."""
+def _names(value: Any) -> list[Any]:
+    """A filter value of ids (one or a list) as a list; other shapes are left to the checks below."""
     return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _is_owner(value: Any, owner: str) -> bool:
+    """Whether a filter's ``agent_id`` value names exactly ``owner`` (as itself or a one-item list)."""
+    names = _names(value)
+    return len(names) == 1 and type(names[0]) is str and names[0] == owner
 
 
 def scoped_filters(filters: Any, owner: str, *, pinned: bool) -> Any:
@@ -74,7 +82,8 @@ def scoped_filters(filters: Any, owner: str, *, pinned: bool) -> Any:
     ``{"user_id": "alice"}`` means the handle's agent's rows of user alice (``None`` in the list:
     the agent's own rows); with ``agent_id`` too, those agents' rows of those users. ``pinned``
     (a user's handle) keeps every read to ``owner``: no filter means ``owner``'s rows, and a
-    filter naming anyone else is refused.
+    filter naming anyone else is refused. A mapping is copied into a plain ``dict`` first, so
+    what is checked here is what the filter parser reads.
 
     >>> scoped_filters({"user_id": "alice", "tags": ["x"]}, "bot", pinned=False)
     {'tags': ['x'], 'agent_id': ['bot\x1falice']}
@@ -83,25 +92,42 @@ def scoped_filters(filters: Any, owner: str, *, pinned: bool) -> Any:
     """
     if filters is None:
         return {"agent_id": owner} if pinned else None
-    if not isinstance(filters, Mapping) or ("user_id" not in filters and not pinned):
-        return filters  # the filter parser says what is wrong with it
-    if "user_id" not in filters and filters.get("agent_id") in (owner, [owner], (owner,)):
-        return filters  # pinned already (the memory loop's own reads)
-    out = {k: value for k, value in filters.items() if k not in ("user_id", "agent_id")}
-    agent, user = split_owner(owner)
-    agents = _names("agent_id", filters["agent_id"]) if filters.get("agent_id") is not None else [agent]
-    users = _names("user_id", filters["user_id"]) if "user_id" in filters else [user]
-    if not all(isinstance(name, str) and SEPARATOR not in name for name in agents):
+    if isinstance(filters, Filters):
         if not pinned:
-            return filters  # the parser refuses what is not a string; the root handle reads every owner anyway
-        msg = f"agent_id must be an agent id (a string without control characters), got {filters['agent_id']!r}"
+            return filters
+        if filters.agent_ids and filters.agent_ids != (owner,):
+            raise _denied(owner)
+        return dataclasses.replace(filters, agent_ids=(owner,))
+    if not isinstance(filters, Mapping):
+        if pinned:
+            msg = f"filters must be a dict, got {type(filters).__name__}; e.g. filters={{'type': 'semantic'}}"
+            raise UsageError(msg)
+        return filters  # the filter parser says what is wrong with it
+    given = dict(filters.items())
+    if "user_id" not in given and not pinned:
+        return given
+    if "user_id" not in given and ("agent_id" not in given or _is_owner(given["agent_id"], owner)):
+        return {**given, "agent_id": owner}  # pinned already (the memory loop's own reads), or no owner named
+    out = {k: value for k, value in given.items() if k not in ("user_id", "agent_id")}
+    agent, user = split_owner(owner)
+    agents = _names(given["agent_id"]) if given.get("agent_id") is not None else [agent]
+    users = _names(given["user_id"]) if "user_id" in given else [user]
+    if not all(type(name) is str and SEPARATOR not in name for name in agents):
+        if not pinned:
+            return given  # the parser refuses what is not a string; the root handle reads every owner anyway
+        msg = f"agent_id must be an agent id (a string without control characters), got {given['agent_id']!r}"
         raise UsageError(msg)
     keys = [owner_key(a, check_user(u)) for a in agents for u in users]
     if pinned and any(key != owner for key in keys):
-        msg = (
-            f"this handle serves user {user!r} of agent {agent!r} and reads only that user's memories; "
-            "filter on user_id or agent_id from the agent's own handle (Memory.open without user_id)"
-        )
-        raise AccessDeniedError(msg)
+        raise _denied(owner)
     out["agent_id"] = owner if pinned else keys
     return out
+
+
+def _denied(owner: str) -> AccessDeniedError:
+    agent, user = split_owner(owner)
+    msg = (
+        f"this handle serves user {user!r} of agent {agent!r} and reads only that user's memories; "
+        "filter on user_id or agent_id from the agent's own handle (Memory.open without user_id)"
+    )
+    return AccessDeniedError(msg)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from .. import _runner, display
 from .._validate import check_k, check_text
-from ..errors import UsageError
+from ..errors import AccessDeniedError, UsageError
 from ..types import Edge, Entity, Relation
 
 if TYPE_CHECKING:
@@ -148,21 +148,45 @@ class _Ops:
     async def alias(self, name: Any, alias: Any) -> bool:
         return await self.store.add_alias(self.agent_id, _name(name), _name(alias, "alias"))
 
+    # Memory edges link ids, not owners: a user's handle reaches only edges between its own memories.
     async def neighbors(self, node_id: Any, relation: Any) -> list[str]:
         node = _name(node_id, "node_id")
-        return await self.store.neighbors(node, None if relation is None else _name(relation, "relation"))
+        if self.core.user_id is not None and not await self.core.owned([node]):
+            return []
+        found = await self.store.neighbors(node, None if relation is None else _name(relation, "relation"))
+        return found if self.core.user_id is None else await self.core.owned(found)
 
     async def edges(self, node_id: Any) -> list[Edge]:
-        return await self.store.edges_of(_name(node_id, "node_id"))
+        node = _name(node_id, "node_id")
+        if self.core.user_id is not None and not await self.core.owned([node]):
+            return []
+        found = await self.store.edges_of(node)
+        if self.core.user_id is None:
+            return found
+        mine = set(await self.core.owned(list({i for e in found for i in (e.src_id, e.dst_id)})))
+        return [e for e in found if e.src_id in mine and e.dst_id in mine]
 
     async def add_edges(self, edges: Any) -> int:
-        return await self.store.upsert_edges(_edges(edges))
+        checked = _edges(edges)
+        if self.core.user_id is not None:
+            ends = list(dict.fromkeys(i for e in checked if isinstance(e, Edge) for i in (e.src_id, e.dst_id)))
+            foreign = sorted(set(ends) - set(await self.core.owned(ends)))
+            if foreign:
+                msg = f"a user's handle links only its own memories; {foreign} are not this user's. Nothing was added."
+                raise AccessDeniedError(msg)
+        return await self.store.upsert_edges(checked)
 
     async def replace_source(self, source: Any, edges: Any) -> int:
+        if self.core.user_id is not None:
+            msg = "replace_source() replaces every user's edges of a source: run it from the agent's own handle"
+            raise UsageError(msg)
         return await self.store.replace_source(_name(source, "source"), _edges(edges))
 
     async def stats(self) -> dict[str, int]:
-        return await self.store.stats(self.agent_id)
+        out = await self.store.stats(self.agent_id)
+        if self.core.user_id is not None:
+            out.pop("memory_edges", None)  # counted over the whole store: not this user's to see
+        return out
 
     async def clusters(self, limit: Any) -> list[Cluster]:
         found = await self.store.clusters(self.agent_id, check_k(limit))

@@ -202,7 +202,9 @@ class MemoryLoop:
         sibling = copy.copy(self)
         sibling.core = core
         sibling.agent_id = core.agent_id
-        sibling._jobs_prefix = f"{core.agent_id}:"
+        # Length-prefixed: ids may hold ':' ("u" + "summary:x:embed" must not equal "u:summary:x" + "embed"),
+        # and a root job key never starts with a digit.
+        sibling._jobs_prefix = f"{len(core.agent_id)}:{core.agent_id}:"
         sibling._session = None
         sibling._touched, sibling._touched_facts = set(), set()
         sibling._since_sweep = 0
@@ -247,7 +249,8 @@ class MemoryLoop:
 
     def _claimed(self, key: str, run: Callable[[], Any]) -> Callable[[], Awaitable[None]]:
         async def claimed() -> None:
-            async with self.core.store.claim(f"{self.agent_id}:{key}") as mine:
+            name = self._jobs_prefix + key if self._jobs_prefix else f"{self.agent_id}:{key}"
+            async with self.core.store.claim(name) as mine:
                 if mine:
                     await run()
                 else:

@@ -79,10 +79,22 @@ class Owner:
 
     def __init__(self, mem: AsyncMemory) -> None:
         self.agent_id = mem.agent_id
+        self.user_id = mem.user_id
         self.single_file = mem.federation is None
 
     def filters(self, filters: dict[str, Any] | None) -> dict[str, Any] | None:
-        """``filters`` narrowed to the agent's memories; naming another agent is a tool error."""
+        """``filters`` narrowed to the agent's memories; naming another agent or a user is a tool error.
+
+        The users of an agent are served by their own servers (``--user``): no tool argument
+        can reach a user's memory, whoever the model says it is.
+        """
+        if filters and "user_id" in filters:
+            msg = (
+                f"filters['user_id'] is not accepted: this server acts as agent {self.agent_id!r}"
+                + ("" if self.user_id is None else f" for user {self.user_id!r}")
+                + " and reads only that memory"
+            )
+            raise ToolError(msg)
         if not self.single_file:
             return filters
         out = dict(filters or {})
@@ -99,6 +111,8 @@ class Owner:
 
     def reaches(self, record: MemoryRecord) -> bool:
         """Whether the agent may see and change ``record``."""
+        if record.user_id != self.user_id:  # a user's memory is served to that user's server only
+            return False
         return not self.single_file or record.agent_id == self.agent_id
 
     def refuse(self, ids: list[str], what: str) -> ToolError:
@@ -150,7 +164,8 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
             hits = await mem.recall(
                 query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, touch=False if read_only else None
             )
-        return RecallResult(hits=[hit_out(h) for h in hits])
+        # A federation's private file may hold the agent's users' rows (written through the file itself).
+        return RecallResult(hits=[hit_out(h) for h in hits if h.user_id == owner.user_id])
 
     async def build_context(
         user_input: Annotated[str, Field(description="The user's new message.")],

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from .._validate import check_fact_key, check_id
+from ..users import check_user, split_owner
 from .queries import quote_ident
 
 #: Rows read per page by an export.
@@ -115,8 +116,10 @@ def _text(column: str, kind: str, value: object) -> str:
     if "|" in kind and value not in kind.split("|"):
         msg = f"{column} is {value!r}; one of {kind.split('|')} is expected"
         raise ValueError(msg)
-    if kind == "agent":
-        check_id(value, column)
+    if kind == "agent":  # an owner key: the agent, or the agent and one of its users (see elastic_memory.users)
+        agent, user = split_owner(value)
+        check_id(agent, column)
+        check_user(user)
     elif kind == "key":
         check_fact_key(value, ())
     elif kind.startswith("json-"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -12,6 +12,9 @@ from ..types import MemoryRecord, QuarantinedItem
 from ._params import MAX_ID, BadRequest, NotFound, integer, text
 from ._render import Inspector, render
 from ._writes import done, is_read, notice, refuse_read_only, write_form
+
+if TYPE_CHECKING:
+    from ..memory import AsyncMemory
 
 __all__ = ["ROUTES"]
 
@@ -79,13 +82,18 @@ async def _source_turns(inspector: Inspector, items: list[QuarantinedItem]) -> d
             wanted.setdefault(item.session_id, set()).add(item.turn_seq)
     found: dict[tuple[str, int], MemoryRecord] = {}
     for sid, seqs in list(wanted.items())[:SOURCE_SESSIONS]:
-        where = {"session_id": sid, "metadata": {"turn": {"$in": sorted(seqs)}}}
+        where = {"session_id": sid, "metadata": {"turn": {"$in": sorted(seqs)}}, **_own(inspector.mem)}
         page = await inspector.mem.list(where, state="all", limit=min(1000, 4 * len(seqs)))
         for record in page.records:
             seq = record.metadata.get("turn")
             if isinstance(seq, int):
                 found.setdefault((sid, seq), record)
     return found
+
+
+def _own(mem: AsyncMemory) -> dict[str, Any]:
+    """The filter of the inspected handle's own rows: sessions of two users (or agents) of one name never merge."""
+    return {"agent_id": mem.agent_id, "user_id": mem.user_id}
 
 
 async def _item(request: Request) -> QuarantinedItem:
@@ -142,7 +150,7 @@ async def sessions(request: Request) -> Response:
     records: list[MemoryRecord] = []
     after: str | None = None
     while len(records) < SESSION_SCAN:
-        page = await mem.list({"since": since}, state="all", limit=1000, after=after)
+        page = await mem.list({"since": since, **_own(mem)}, state="all", limit=1000, after=after)
         records.extend(page.records)
         after = page.next
         if after is None:
@@ -153,7 +161,8 @@ async def sessions(request: Request) -> Response:
 async def transcript(request: Request) -> Response:
     """``GET /sessions/{id}``: a session's memories in the order written (turns, chunks, summaries)."""
     sid = text(request.path_params, "id", limit=MAX_ID)
-    page = await _inspector(request).mem.list({"session_id": sid}, state="all", limit=TRANSCRIPT_LIMIT)
+    mem = _inspector(request).mem
+    page = await mem.list({"session_id": sid, **_own(mem)}, state="all", limit=TRANSCRIPT_LIMIT)
     if not page.records:
         msg = f"no session {sid!r} in this store"
         raise NotFound(msg)
