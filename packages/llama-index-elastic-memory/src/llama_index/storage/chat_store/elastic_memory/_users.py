@@ -10,17 +10,15 @@ what the handle it was given may read.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from elastic_memory import AsyncMemory, Memory, UsageError
 from elastic_memory.adapters import Opened, open_memory
 
 __all__ = ["open_for_user", "user_handle"]
 
-M = TypeVar("M", Memory, AsyncMemory)
 
-
-def user_handle(memory: M, user_id: Any) -> M:
+def user_handle(memory: Memory | AsyncMemory, user_id: Any) -> Memory | AsyncMemory:
     """``memory``'s handle for ``user_id``: ``memory`` itself for ``None`` or the user it serves already.
 
     Raises:
