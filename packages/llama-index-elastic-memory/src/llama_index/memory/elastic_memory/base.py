@@ -12,6 +12,9 @@ subclass) therefore records each user→assistant turn as it is put (``aput``/``
 and their sync wrappers), and builds its block with ``accept_short_term_memory=False``, so the
 same messages are not recorded a second time when the FIFO later flushes them. A standalone
 block in a plain ``Memory`` keeps LlamaIndex's behaviour: it records what the FIFO flushes.
+
+Both take ``user_id=``: one store, one model and one worker serve every user of an agent, and
+each user's memory (turns, facts, plans, chat history) is their own (``Memory.for_user``).
 """
 
 from __future__ import annotations
@@ -73,14 +76,25 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         embed_model: A LlamaIndex embedding model for the store opened at ``path``.
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
             ``None``: keyword recall only); ``embed_model`` wins.
-        **data: The block's fields (``name``, ``priority``, ``max_tokens``, ``session_id``, ...);
-            any other keyword is a ``Memory.open`` option for ``path`` (``loop=``, ``context_tokens=``).
+        **data: The block's fields (``name``, ``priority``, ``max_tokens``, ``session_id``,
+            ``user_id``, ...); any other keyword is a ``Memory.open`` option for ``path``
+            (``agent_id=``, ``loop=``, ``context_tokens=``).
+
+    ``user_id`` makes the block one user's memory: ``path`` opens as that user's handle
+    (``Memory.open(..., user_id=...)``) and ``memory`` becomes ``memory.for_user(user_id)``,
+    so it records and recalls that user's turns, facts and plans only, and one store serves
+    every user (a ``memory=`` that serves another user is refused). Without it the block is the
+    memory of the user ``memory=`` serves, else the agent's own.
 
     Putting messages records each user→assistant turn among them (tool messages and tool-call
     steps are skipped; the turn's reply is its last assistant message with text) in the session
     LlamaIndex's ``Memory`` passes (else :attr:`session_id`). Getting returns the plan for the
-    latest user message among the messages given. Neither raises into LlamaIndex: a failure is
-    logged (logger ``llama_index.memory.elastic_memory``) and the block is empty.
+    latest user message among the messages given, which are the plan's window: LlamaIndex's
+    ``Memory`` gives its blocks the short-term history the LLM gets beside them, so the
+    session's turns found there are not repeated and a turn the token-limited history
+    archived is recalled again (no messages: the plan assumes the host keeps the session's
+    last turns). Neither raises into LlamaIndex: a failure is logged (logger
+    ``llama_index.memory.elastic_memory``) and the block is empty.
     """
 
     name: str = Field(default="ElasticMemory", description="The name of the memory block.")
@@ -321,6 +335,11 @@ class ElasticMemory(Memory):
     calls), so a tool-calling agent's steps are not recorded as replies; a turn still open is
     recorded by :meth:`close`. The FIFO's later flush of the same messages is not recorded again
     (the block has ``accept_short_term_memory=False``). Recording never raises into LlamaIndex.
+
+    Many users: open the store once and give each request its user,
+    ``ElasticMemory.from_defaults(memory=mem, user_id="alice", session_id=...)``. The memory
+    loop, the plans and the chat history (its keys are the user's own session ids) are then
+    Alice's only; the same ``session_id`` of two users names two conversations.
     """
 
     path: str | None = Field(default=None, description="The elastic-memory database file (serialised).")
