@@ -195,6 +195,13 @@ def test_a_handle_of_another_user_is_refused(mem: CoreMemory, build: Any) -> Non
         build(mem.for_user("alice"))
 
 
+def test_a_chat_store_of_another_user_is_refused(mem: CoreMemory) -> None:
+    with pytest.raises(UsageError, match="chat_store= keeps the conversations of user None"):
+        ElasticMemory.from_defaults(memory=mem, user_id="alice", chat_store=ElasticMemoryAsyncChatStore(memory=mem))
+    history = ElasticMemoryAsyncChatStore(memory=mem, user_id="alice")
+    assert ElasticMemory.from_defaults(memory=mem, user_id="alice", chat_store=history).sql_store is history
+
+
 @pytest.mark.parametrize("bad", ["", "a\x00b", 7])
 def test_a_bad_user_id_is_refused(mem: CoreMemory, bad: Any) -> None:
     with pytest.raises(UsageError, match="user_id must be None or a non-empty string"):

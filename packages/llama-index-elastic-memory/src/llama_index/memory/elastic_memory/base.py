@@ -399,7 +399,8 @@ class ElasticMemory(Memory):
             memory_blocks_template: LlamaIndex's template for the blocks.
             insert_method: Where the blocks go (the system message, or the latest user message).
             chat_store: The short-term history's ``AsyncDBChatStore``; default elastic-memory's
-                ``ElasticMemoryAsyncChatStore`` on the same store, so the history persists too.
+                ``ElasticMemoryAsyncChatStore`` on the same store (and user), so the history
+                persists too. An ``ElasticMemoryAsyncChatStore`` of another user is refused.
             embed_model: A LlamaIndex embedding model for the store opened at ``path``.
             embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
                 ``None``: keyword recall only); ``embed_model`` wins.
@@ -431,6 +432,7 @@ class ElasticMemory(Memory):
             )
             block._opened = opened  # the block owns what was opened here, and closes it
             store = chat_store if chat_store is not None else _chat_store(opened.sync)
+            _check_history_user(store, opened.sync.user_id)
             built = super().from_defaults(
                 session_id=session_id,
                 chat_history=chat_history,
@@ -603,6 +605,16 @@ def _open(
 def _chat_store(memory: CoreMemory) -> AsyncDBChatStore:
     """elastic-memory's async chat store on the same store."""
     return ElasticMemoryAsyncChatStore(memory=memory)
+
+
+def _check_history_user(store: AsyncDBChatStore, user_id: str | None) -> None:
+    """Refuse a chat store of elastic-memory's that keeps another user's conversations."""
+    if isinstance(store, ElasticMemoryAsyncChatStore) and store.user_id != user_id:
+        msg = (
+            f"chat_store= keeps the conversations of user {store.user_id!r}, and this memory serves user "
+            f"{user_id!r}: build it with user_id={user_id!r} (their session ids would mix otherwise)"
+        )
+        raise UsageError(msg)
 
 
 def _kept(receipt: TurnReceipt) -> int:
