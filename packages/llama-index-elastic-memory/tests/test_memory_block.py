@@ -411,13 +411,14 @@ async def test_the_blocks_session_is_the_fallback(mem: CoreMemory) -> None:
     assert session_of(mem, "Tom") == {"given"}
 
 
-async def test_the_live_sessions_own_last_turns_are_not_repeated(mem: CoreMemory) -> None:
+async def test_the_live_sessions_turns_in_the_window_are_not_repeated(mem: CoreMemory) -> None:
     block = ElasticMemoryBlock(memory=mem)
-    await block.aput([user("Biscuit loves the beach at Whitby."), assistant("Fun!")], session_id="a")
-    asked = [user("Where does Biscuit like to go?")]
+    said = [user("Biscuit loves the beach at Whitby."), assistant("Fun!")]
+    await block.aput(said, session_id="a")
+    asked = [*said, user("Where does Biscuit like to go?")]  # the messages the LLM gets beside the block
     elsewhere = await block.aget(asked, session_id="b")
     assert "## RELEVANT PAST MOMENTS" in elsewhere and "Whitby" in elsewhere
-    live = await block.aget(asked, session_id="a")  # that turn is still in session a's own window
+    live = await block.aget(asked, session_id="a")  # that turn is in session a's own window
     assert "Whitby" not in live
 
 

@@ -12,6 +12,9 @@ subclass) therefore records each user→assistant turn as it is put (``aput``/``
 and their sync wrappers), and builds its block with ``accept_short_term_memory=False``, so the
 same messages are not recorded a second time when the FIFO later flushes them. A standalone
 block in a plain ``Memory`` keeps LlamaIndex's behaviour: it records what the FIFO flushes.
+
+Both take ``user_id=``: one store, one model and one worker serve every user of an agent, and
+each user's memory (turns, facts, plans, chat history) is their own (``Memory.for_user``).
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ from llama_index.core.utils import get_tokenizer
 
 from elastic_memory import AsyncMemory, ContextPlan, Embedder, TurnReceipt, UsageError
 from elastic_memory import Memory as CoreMemory
-from elastic_memory.adapters import Opened, aopen_memory, open_memory
+from elastic_memory.adapters import Opened, aopen_memory
 from elastic_memory.context import PREAMBLE
 from llama_index.storage.chat_store.elastic_memory import ElasticMemoryAsyncChatStore
+from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 from llama_index.vector_stores.elastic_memory._embedder import LlamaIndexEmbedder
 
 __all__ = ["ElasticMemory", "ElasticMemoryBlock"]
@@ -72,14 +76,25 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         embed_model: A LlamaIndex embedding model for the store opened at ``path``.
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
             ``None``: keyword recall only); ``embed_model`` wins.
-        **data: The block's fields (``name``, ``priority``, ``max_tokens``, ``session_id``, ...);
-            any other keyword is a ``Memory.open`` option for ``path`` (``loop=``, ``context_tokens=``).
+        **data: The block's fields (``name``, ``priority``, ``max_tokens``, ``session_id``,
+            ``user_id``, ...); any other keyword is a ``Memory.open`` option for ``path``
+            (``agent_id=``, ``loop=``, ``context_tokens=``).
+
+    ``user_id`` makes the block one user's memory: ``path`` opens as that user's handle
+    (``Memory.open(..., user_id=...)``) and ``memory`` becomes ``memory.for_user(user_id)``,
+    so it records and recalls that user's turns, facts and plans only, and one store serves
+    every user (a ``memory=`` that serves another user is refused). Without it the block is the
+    memory of the user ``memory=`` serves, else the agent's own.
 
     Putting messages records each user→assistant turn among them (tool messages and tool-call
     steps are skipped; the turn's reply is its last assistant message with text) in the session
     LlamaIndex's ``Memory`` passes (else :attr:`session_id`). Getting returns the plan for the
-    latest user message among the messages given. Neither raises into LlamaIndex: a failure is
-    logged (logger ``llama_index.memory.elastic_memory``) and the block is empty.
+    latest user message among the messages given, which are the plan's window: LlamaIndex's
+    ``Memory`` gives its blocks the short-term history the LLM gets beside them, so the
+    session's turns found there are not repeated and a turn the token-limited history
+    archived is recalled again (no messages: the plan assumes the host keeps the session's
+    last turns). Neither raises into LlamaIndex: a failure is logged (logger
+    ``llama_index.memory.elastic_memory``) and the block is empty.
     """
 
     name: str = Field(default="ElasticMemory", description="The name of the memory block.")
@@ -92,6 +107,12 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         description="LlamaIndex truncation priority (0 = never truncate); over budget, atruncate trims by section.",
     )
     path: str | None = Field(default=None, description="The database file; reopened when the block is rebuilt.")
+    agent_id: str | None = Field(
+        default=None, description="The store's agent (set from the store; reopened with path)."
+    )
+    user_id: str | None = Field(
+        default=None, description="The user whose memory this is (None: the agent's own); reopened with path."
+    )
     session_id: str | None = Field(
         default=None, description="The session used when LlamaIndex passes none (its Memory always passes its own)."
     )
@@ -120,12 +141,14 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
     ) -> None:
         fields = {k: v for k, v in data.items() if k in type(self).model_fields}
         options = {k: v for k, v in data.items() if k not in fields}
+        if fields.get("agent_id") is not None:
+            options["agent_id"] = fields.pop("agent_id")  # Memory.open's (an open memory= refuses it)
         if (path is None) == (memory is None):
             msg = "pass exactly one of path= (a database file or ':memory:') or memory= (an open Memory/AsyncMemory)"
             raise UsageError(msg)
         super().__init__(**fields)
-        self._opened = _open(path, memory, embed_model, embedder, options)
-        self.path = self._opened.sync.path
+        self._opened = _open(path, memory, embed_model, embedder, options, self.user_id)
+        self._own(self._opened)
 
     @classmethod
     def class_name(cls) -> str:
@@ -165,11 +188,17 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
 
     # ------------------------------------------------------------------ recall
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        """The plan for the latest user message in ``messages``, rendered within :attr:`max_tokens`."""
+        """The plan for the latest user message in ``messages``, rendered within :attr:`max_tokens`.
+
+        ``messages`` are what the LLM gets beside the block (LlamaIndex's ``Memory`` passes its
+        short-term history), so they are the plan's window: the session's turns found there are
+        left out, and those the token-limited history no longer holds come back as candidates.
+        """
         try:
             opened = await self._astore()
             session = _session(block_kwargs.get("session_id"), self.session_id)
-            plan = await opened.aio.build_context(_latest_user_text(messages or []), session_id=session)
+            query = _latest_user_text(messages or [])
+            plan = await opened.aio.build_context(query, session_id=session, window=messages)
             if self.max_tokens is not None:
                 plan = self._fit(plan, self.max_tokens)
             text = plan.render()
@@ -258,14 +287,22 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         return kept
 
     # ------------------------------------------------------------------ store
+    def _own(self, opened: Opened) -> None:
+        """Record where the store is and whose memory the block serves (serialised, for reopening)."""
+        handle = opened.sync
+        self.path, self.agent_id, self.user_id = handle.path, handle.agent_id, handle.user_id
+
+    def _reopen_options(self) -> dict[str, Any]:
+        return {"agent_id": self.agent_id or "default", "user_id": self.user_id}
+
     def _store(self) -> Opened:
         if self._opened is None:  # rebuilt with model_validate: reopen the serialised path
-            self._opened = _open(self._path(), None, None, "auto", {})
+            self._opened = _open(self._path(), None, None, "auto", self._reopen_options(), None)
         return self._opened
 
     async def _astore(self) -> Opened:
         if self._opened is None:
-            self._opened = await aopen_memory(self._path(), None)
+            self._opened = await aopen_memory(self._path(), None, **self._reopen_options())
         return self._opened
 
     def _path(self) -> str:
@@ -298,6 +335,11 @@ class ElasticMemory(Memory):
     calls), so a tool-calling agent's steps are not recorded as replies; a turn still open is
     recorded by :meth:`close`. The FIFO's later flush of the same messages is not recorded again
     (the block has ``accept_short_term_memory=False``). Recording never raises into LlamaIndex.
+
+    Many users: open the store once and give each request its user,
+    ``ElasticMemory.from_defaults(memory=mem, user_id="alice", session_id=...)``. The memory
+    loop, the plans and the chat history (its keys are the user's own session ids) are then
+    Alice's only; the same ``session_id`` of two users names two conversations.
     """
 
     path: str | None = Field(default=None, description="The elastic-memory database file (serialised).")
@@ -315,6 +357,7 @@ class ElasticMemory(Memory):
         path: str | Path | None = None,
         *,
         memory: CoreMemory | AsyncMemory | None = None,
+        user_id: str | None = None,
         session_id: str | None = None,
         chat_history: list[ChatMessage] | None = None,
         token_limit: int = DEFAULT_TOKEN_LIMIT,
@@ -338,8 +381,11 @@ class ElasticMemory(Memory):
         Args:
             path: The database file (or ``":memory:"``); :meth:`close` closes it.
             memory: An open elastic-memory ``Memory``/``AsyncMemory`` instead (left open).
+            user_id: The user this memory serves (``memory.for_user(user_id)`` of the store):
+                their turns, facts, plans and chat history only, so one store serves many
+                users; ``None``: the user ``memory=`` serves, else the agent's own memory.
             session_id: This conversation (LlamaIndex's chat-store key and the memory loop's
-                session); a random one by default.
+                session, both within the user's own); a random one by default.
             chat_history: Messages to start the short-term history with (not recorded).
             token_limit: LlamaIndex's overall token limit.
             chat_history_token_ratio: The share of ``token_limit`` kept for the chat history.
@@ -353,7 +399,8 @@ class ElasticMemory(Memory):
             memory_blocks_template: LlamaIndex's template for the blocks.
             insert_method: Where the blocks go (the system message, or the latest user message).
             chat_store: The short-term history's ``AsyncDBChatStore``; default elastic-memory's
-                ``ElasticMemoryAsyncChatStore`` on the same store, so the history persists too.
+                ``ElasticMemoryAsyncChatStore`` on the same store (and user), so the history
+                persists too. An ``ElasticMemoryAsyncChatStore`` of another user is refused.
             embed_model: A LlamaIndex embedding model for the store opened at ``path``.
             embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
                 ``None``: keyword recall only); ``embed_model`` wins.
@@ -371,7 +418,7 @@ class ElasticMemory(Memory):
                 raise UsageError(msg)
         tokenizer = tokenizer_fn or get_tokenizer()
         share = max_tokens if max_tokens is not None else max(int(token_limit * (1 - chat_history_token_ratio)), 1)
-        opened = _open(path, memory, embed_model, embedder, options)
+        opened = _open(path, memory, embed_model, embedder, options, user_id)
         try:
             block = ElasticMemoryBlock(
                 memory=opened.sync,
@@ -385,6 +432,7 @@ class ElasticMemory(Memory):
             )
             block._opened = opened  # the block owns what was opened here, and closes it
             store = chat_store if chat_store is not None else _chat_store(opened.sync)
+            _check_history_user(store, opened.sync.user_id)
             built = super().from_defaults(
                 session_id=session_id,
                 chat_history=chat_history,
@@ -407,9 +455,18 @@ class ElasticMemory(Memory):
         return built
 
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
-        """LlamaIndex's dict, plus the block's own settings (``record``, ``max_tokens``) under ``"elastic_memory"``."""
+        """LlamaIndex's dict, plus the block's settings (``record``, ``max_tokens``, ``agent_id``, ``user_id``).
+
+        They are under ``"elastic_memory"``; :meth:`from_dict` reopens the same user's memory.
+        """
         data = super().to_dict(**kwargs)
-        data["elastic_memory"] = {"record": self.block.record, "max_tokens": self.block.max_tokens}
+        block = self.block
+        data["elastic_memory"] = {
+            "record": block.record,
+            "max_tokens": block.max_tokens,
+            "agent_id": block.agent_id,
+            "user_id": block.user_id,
+        }
         return data
 
     @classmethod
@@ -427,6 +484,8 @@ class ElasticMemory(Memory):
         chosen.update(kwargs)
         if "memory" not in chosen:
             chosen.setdefault("path", data.get("path"))
+        elif "agent_id" not in kwargs:
+            chosen.pop("agent_id", None)  # a given memory= has its agent
         return cls.from_defaults(**chosen)
 
     # ------------------------------------------------------------------ store
@@ -443,6 +502,11 @@ class ElasticMemory(Memory):
     def memory(self) -> CoreMemory:
         """The elastic-memory store underneath (sync facade; ``.as_async()`` for the async one)."""
         return self.block.memory
+
+    @property
+    def user_id(self) -> str | None:
+        """The user this memory serves (``None``: the agent's own memory)."""
+        return self.block.user_id
 
     def close(self) -> None:
         """Record a turn still open, then close the store if :meth:`from_defaults` opened it."""
@@ -528,18 +592,29 @@ def _open(
     embed_model: BaseEmbedding | None,
     embedder: Embedder | str | None,
     options: dict[str, Any],
+    user_id: str | None,
 ) -> Opened:
+    """The store at ``path`` (or ``memory``) as ``user_id``'s handle (``None``: as given, or the agent's)."""
     chosen: Any = embedder
     if embed_model is not None and memory is None:
         chosen = LlamaIndexEmbedder(embed_model)
-    return open_memory(
-        path, memory, embedder=chosen, embedder_arg=None if embed_model is None else "embed_model", **options
-    )
+    arg = None if embed_model is None else "embed_model"
+    return open_for_user(path, memory, user_id, embedder=chosen, embedder_arg=arg, **options)
 
 
 def _chat_store(memory: CoreMemory) -> AsyncDBChatStore:
     """elastic-memory's async chat store on the same store."""
     return ElasticMemoryAsyncChatStore(memory=memory)
+
+
+def _check_history_user(store: AsyncDBChatStore, user_id: str | None) -> None:
+    """Refuse a chat store of elastic-memory's that keeps another user's conversations."""
+    if isinstance(store, ElasticMemoryAsyncChatStore) and store.user_id != user_id:
+        msg = (
+            f"chat_store= keeps the conversations of user {store.user_id!r}, and this memory serves user "
+            f"{user_id!r}: build it with user_id={user_id!r} (their session ids would mix otherwise)"
+        )
+        raise UsageError(msg)
 
 
 def _kept(receipt: TurnReceipt) -> int:

@@ -19,6 +19,15 @@ rows, nothing else.
 
 The two classes share the format and the default agent id: the classic store shows a key's
 whole transcript (active and archived, in order) and writes active messages.
+
+**Users.** LlamaIndex scopes a conversation by its key alone (``Memory.from_defaults(session_id=...)``,
+``ChatMemoryBuffer.from_defaults(chat_store_key=...)``), so an app serving many users either gives
+each user keys of their own or opens the store for one user: ``user_id="alice"`` (or a
+``memory=`` that is ``mem.for_user("alice")``) keeps that user's messages in a partition of
+their own (the chat agent id's rows of user alice), so Alice's and Bob's ``"chat_history"``
+are two conversations, and ``get_keys`` lists the user's keys only. The messages are read
+and written through the agent's own handle, because a user's handle reads only its user's
+memory loop; the store never reads another user's partition.
 """
 
 from __future__ import annotations
@@ -42,7 +51,8 @@ from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened
+from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
 __all__ = ["ElasticMemoryAsyncChatStore", "ElasticMemoryChatStore"]
 
@@ -234,15 +244,23 @@ def _highest(rows: Iterable[_Row]) -> _Row | None:
 
 
 class _Transcript:
-    """The chat messages of one agent id in one store, as plans either facade can run."""
+    """The chat messages of one agent id (and one of its users) in one store, as plans either facade can run.
 
-    def __init__(self, agent_id: str) -> None:
+    The plans run on the agent's own handle: a user's handle reads and writes its user's memory
+    loop only, while the messages belong to the chat agent id's partition of that user.
+    """
+
+    def __init__(self, agent_id: str, user_id: str | None = None) -> None:
         self.agent_id = agent_id
+        #: Whose rows: the chat agent id, and the user when the store serves one.
+        self.owner: dict[str, str] = (
+            {"agent_id": agent_id} if user_id is None else {"agent_id": agent_id, "user_id": user_id}
+        )
 
     def _filters(
         self, key: str | None, statuses: tuple[str, ...] = _STATUSES, seq: dict[str, int] | None = None
     ) -> dict[str, Any]:
-        filters: dict[str, Any] = {"agent_id": self.agent_id, "tags": [STATUS_TAG + s for s in statuses]}
+        filters: dict[str, Any] = {**self.owner, "tags": [STATUS_TAG + s for s in statuses]}
         if key is not None:
             filters["session_id"] = key
         if seq is not None:
@@ -299,13 +317,13 @@ class _Transcript:
     def counts(self, key: str) -> _Plan[dict[str, int]]:
         """Messages of ``key`` by status."""
         tags: dict[str, int] = yield _Call(
-            "tags", kwargs={"filters": {"agent_id": self.agent_id, "session_id": key}, "prefix": STATUS_TAG}
+            "tags", kwargs={"filters": {**self.owner, "session_id": key}, "prefix": STATUS_TAG}
         )
         return {s: tags.get(STATUS_TAG + s, 0) for s in _STATUSES}
 
     def keys(self) -> _Plan[list[str]]:
         """Every key with at least one message, sorted."""
-        tags: dict[str, int] = yield _Call("tags", kwargs={"filters": {"agent_id": self.agent_id}, "prefix": KEY_TAG})
+        tags: dict[str, int] = yield _Call("tags", kwargs={"filters": self.owner, "prefix": KEY_TAG})
         return [t[len(KEY_TAG) :] for t, n in tags.items() if n > 0]
 
     def everything(self) -> _Plan[list[dict[str, Any]]]:
@@ -321,7 +339,7 @@ class _Transcript:
         return {
             "content": text,
             "type": "episodic",
-            "agent_id": self.agent_id,
+            **self.owner,
             "session_id": key,
             "pinned": True,
             "tags": [KEY_TAG + key, STATUS_TAG + status],
@@ -422,32 +440,38 @@ def _open(
     path: str | Path | None,
     memory: Memory | AsyncMemory | None,
     agent_id: Any,
+    user_id: Any,
     embedder: Embedder | str | None,
     options: dict[str, Any],
-) -> tuple[Opened, str]:
+) -> tuple[Opened, Opened, str]:
+    """The handle the store serves (a user's, or the agent's), the agent's own handle, and the chat agent id."""
     if agent_id is not None and (not isinstance(agent_id, str) or not agent_id.strip() or len(agent_id) > 256):
         msg = f"agent_id must be a non-empty string of at most 256 characters or None, got {agent_id!r}"
         raise UsageError(msg)
     if memory is not None and embedder is not None:
         msg = "embedder= applies when the store opens the file (path=); an open memory= has its embedder"
         raise UsageError(msg)
-    opened = open_memory(path, memory, embedder=embedder, **options)
-    return opened, agent_id or f"{opened.sync.agent_id}{AGENT_SUFFIX}"
+    opened = open_for_user(path, memory, user_id, embedder=embedder, **options)
+    served = opened.sync
+    agent = opened if served.user_id is None else Opened(served.for_user(None), owns=False)
+    return opened, agent, agent_id or f"{served.agent_id}{AGENT_SUFFIX}"
 
 
 class _Lifecycle:
     """Closing, context managers and the facades (mixed into both stores)."""
 
     _opened: Opened
+    #: The agent's own handle on the same store, which the transcript plans run on.
+    _agent: Opened
 
     @property
     def memory(self) -> Memory:
-        """The store underneath (sync facade)."""
+        """The store underneath (sync facade; the user's handle when the store serves one)."""
         return self._opened.sync
 
     @property
     def async_memory(self) -> AsyncMemory:
-        """The store underneath (async facade)."""
+        """The store underneath (async facade; the user's handle when the store serves one)."""
         return self._opened.aio
 
     def close(self) -> None:
@@ -464,6 +488,7 @@ _PATH_DOC = (
     "':memory:' stores serialise their messages instead (db_data)."
 )
 _AGENT_DOC = "The agent id the messages are stored under (default '<store agent>:llama_index_chat')."
+_USER_DOC = "The user whose conversations these are (None: the agent's own); each user has keys of their own."
 
 
 # ----------------------------------------------------------------- classic store
@@ -482,6 +507,9 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
         agent_id: The agent id the messages are stored under (default
             ``"<agent_id>:llama_index_chat"``, shared with :class:`ElasticMemoryAsyncChatStore`).
+        user_id: The user whose conversations the store holds (default: the user ``memory=``
+            serves, else none: the agent's own). Each user's keys are their own; a ``memory=``
+            that serves another user is refused.
         embedder: The core's embedder for ``path`` (default ``None``: messages are not embedded,
             the chat store never searches by meaning; ``"auto"`` embeds them with the built-in
             model). A ``memory=`` store embeds with its own embedder, if it has one.
@@ -499,7 +527,7 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
     the same position; both are kept, in time order. Differences from ``SimpleChatStore``:
     docs/llamaindex.md.
 
-    Serialisation (``to_dict``/``model_dump``) carries ``path`` and ``agent_id``, so
+    Serialisation (``to_dict``/``model_dump``) carries ``path``, ``agent_id`` (and ``user_id``), so
     ``from_dict`` reopens the same file (with ``embedder=None`` and default options); for a
     ``memory=`` store the path is that memory's file. A ``":memory:"`` store carries its
     messages (``db_data``) instead, as ``SQLAlchemyChatStore`` does.
@@ -507,8 +535,10 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
 
     path: str = Field(description=_PATH_DOC)
     agent_id: str = Field(description=_AGENT_DOC)
+    user_id: str | None = Field(default=None, description=_USER_DOC)
 
     _opened: Opened = PrivateAttr()
+    _agent: Opened = PrivateAttr()
     _transcript: _Transcript = PrivateAttr()
 
     def __init__(
@@ -517,16 +547,19 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         agent_id: str | None = None,
+        user_id: str | None = None,
         embedder: Embedder | str | None = None,
         db_data: list[dict[str, Any]] | None = None,
         **options: Any,
     ) -> None:
-        opened, resolved = _open(path, memory, agent_id, embedder, options)
+        opened, agent, resolved = _open(path, memory, agent_id, user_id, embedder, options)
         try:
-            fields: dict[str, Any] = {"path": opened.sync.path, "agent_id": resolved}
+            user = opened.sync.user_id
+            fields: dict[str, Any] = {"path": opened.sync.path, "agent_id": resolved, "user_id": user}
             super().__init__(**fields)  # pydantic fields (a dict: mypy runs without the pydantic plugin)
             self._opened = opened
-            self._transcript = _Transcript(resolved)
+            self._agent = agent
+            self._transcript = _Transcript(resolved, user)
             if db_data is not None:
                 self._run(self._transcript.restore(db_data))
         except BaseException:
@@ -543,6 +576,8 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         """``path``, ``agent_id`` and ``class_name``; plus the messages (``db_data``) of a ``":memory:"`` store."""
         data: dict[str, Any] = handler(self)
         data["class_name"] = self.class_name()
+        if data.get("user_id") is None:
+            data.pop("user_id", None)  # the agent's own store: the format written before users existed
         if self.path == _IN_MEMORY:
             data["db_data"] = self._run(self._transcript.everything())
         return data
@@ -556,10 +591,10 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         self.close()
 
     def _run(self, plan: _Plan[T]) -> T:
-        return _drive(plan, self._opened.sync)
+        return _drive(plan, self._agent.sync)
 
     async def _arun(self, plan: _Plan[T]) -> T:
-        return await _adrive(plan, self._opened.aio)
+        return await _adrive(plan, self._agent.aio)
 
     # --------------------------------------------------------------- plans
     def _set(self, key: str, messages: list[ChatMessage]) -> _Plan[None]:
@@ -691,8 +726,10 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
 
     path: str = Field(description=_PATH_DOC)
     agent_id: str = Field(description=_AGENT_DOC)
+    user_id: str | None = Field(default=None, description=_USER_DOC)
 
     _opened: Opened = PrivateAttr()
+    _agent: Opened = PrivateAttr()
     _transcript: _Transcript = PrivateAttr()
 
     def __init__(
@@ -701,18 +738,21 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
         path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         agent_id: str | None = None,
+        user_id: str | None = None,
         embedder: Embedder | str | None = None,
         db_data: list[dict[str, Any]] | None = None,
         **options: Any,
     ) -> None:
-        opened, resolved = _open(path, memory, agent_id, embedder, options)
+        opened, agent, resolved = _open(path, memory, agent_id, user_id, embedder, options)
         try:
-            fields: dict[str, Any] = {"path": opened.sync.path, "agent_id": resolved}
+            user = opened.sync.user_id
+            fields: dict[str, Any] = {"path": opened.sync.path, "agent_id": resolved, "user_id": user}
             super().__init__(**fields)  # pydantic fields (a dict: mypy runs without the pydantic plugin)
             self._opened = opened
-            self._transcript = _Transcript(resolved)
+            self._agent = agent
+            self._transcript = _Transcript(resolved, user)
             if db_data is not None:
-                _drive(self._transcript.restore(db_data), opened.sync)
+                _drive(self._transcript.restore(db_data), agent.sync)
         except BaseException:
             opened.close()
             raise
@@ -727,8 +767,10 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
         """``path``, ``agent_id`` and ``class_name``; plus the messages (``db_data``) of a ``":memory:"`` store."""
         data: dict[str, Any] = handler(self)
         data["class_name"] = self.class_name()
+        if data.get("user_id") is None:
+            data.pop("user_id", None)  # the agent's own store: the format written before users existed
         if self.path == _IN_MEMORY:
-            data["db_data"] = _drive(self._transcript.everything(), self._opened.sync)
+            data["db_data"] = _drive(self._transcript.everything(), self._agent.sync)
         return data
 
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
@@ -751,7 +793,7 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
         await self.aclose()
 
     async def _arun(self, plan: _Plan[T]) -> T:
-        return await _adrive(plan, self._opened.aio)
+        return await _adrive(plan, self._agent.aio)
 
     async def get_messages(
         self,
