@@ -23,7 +23,29 @@ from .filters import check_text
 from .memory import AsyncMemory, Memory
 from .types import Hit
 
-__all__ = ["Opened", "aopen_memory", "items_arg", "open_memory", "provenance", "run_sync", "text_arg"]
+__all__ = [
+    "Opened",
+    "agent_handle",
+    "aopen_memory",
+    "items_arg",
+    "open_memory",
+    "provenance",
+    "run_sync",
+    "text_arg",
+]
+
+M = TypeVar("M", Memory, AsyncMemory)
+
+
+def agent_handle(memory: M) -> M:
+    """The agent's own handle on ``memory``'s store, whichever user ``memory`` serves.
+
+    For an adapter that keeps a collection of its own beside a user's memory (a chat store
+    under its own agent id, keyed by the user): a user's handle hands out no other handle
+    (``for_user`` refuses), so the adapter asks here, once, for the store it was given.
+    """
+    return type(memory)(memory._core.root)
+
 
 T = TypeVar("T")
 

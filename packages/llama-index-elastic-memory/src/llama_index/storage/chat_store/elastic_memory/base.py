@@ -51,7 +51,7 @@ from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened
+from elastic_memory.adapters import Opened, agent_handle
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
 __all__ = ["ElasticMemoryAsyncChatStore", "ElasticMemoryChatStore"]
@@ -453,7 +453,7 @@ def _open(
         raise UsageError(msg)
     opened = open_for_user(path, memory, user_id, embedder=embedder, **options)
     served = opened.sync
-    agent = opened if served.user_id is None else Opened(served.for_user(None), owns=False)
+    agent = opened if served.user_id is None else Opened(agent_handle(served), owns=False)
     return opened, agent, agent_id or f"{served.agent_id}{AGENT_SUFFIX}"
 
 
