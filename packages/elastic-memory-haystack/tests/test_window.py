@@ -18,9 +18,9 @@ from haystack.components.agents import Agent, State
 from haystack.dataclasses import ChatMessage
 from haystack.hooks import hook
 
-from elastic_memory import LoopConfig
+from elastic_memory import LoopConfig, Memory
 from elastic_memory.testing import FakeEmbedder
-from haystack_integrations.memory_stores.elastic_memory import CONTEXT_META_KEY, memory_hooks
+from haystack_integrations.memory_stores.elastic_memory import CONTEXT_META_KEY, ElasticMemoryRecallHook, memory_hooks
 
 BEAM = "The attic oak beam measures 4.2 metres."
 QUESTION = "How long is the attic oak beam?"
@@ -124,3 +124,27 @@ def test_under_before_llm_the_plan_sees_what_a_compaction_hook_left(hooks: dict[
     last = _converse(agent, _everything)
     assert not any(m.text == BEAM for m in last)
     assert "4.2" in _memory_block(last)
+
+
+def test_a_plan_counts_as_an_access_once_per_run(tmp_path: Path) -> None:
+    """Planning again before a later model call of the same run (``step_count`` > 0) touches nothing.
+
+    Under ``before_llm`` the hook plans before every call of a tool loop; only the first counts
+    as an access of what the plan shows (``build_context(touch=...)``), as under ``before_run``.
+    """
+    with Memory.open(tmp_path / "touch.db", embedder=FakeEmbedder(), loop=LOOP) as mem:
+        mem.record_turn(BEAM, "Noted.", session_id="old")
+        recall = ElasticMemoryRecallHook(memory=mem)
+
+        def accesses() -> int:
+            mem.drain()  # touches are written by the memory loop's jobs
+            return sum(r.access_count for r in mem.get_many([h.id for h in mem.recall("", k=50, touch=False)]))
+
+        before = accesses()
+        later = State(schema={}, data={"messages": [ChatMessage.from_user(QUESTION)], "step_count": 1})
+        recall.run(later)
+        assert "4.2" in _memory_block(later.get("messages"))
+        assert accesses() == before
+        first = State(schema={}, data={"messages": [ChatMessage.from_user(QUESTION)], "step_count": 0})
+        recall.run(first)
+        assert accesses() > before
