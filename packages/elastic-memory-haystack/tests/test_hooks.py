@@ -179,11 +179,20 @@ def test_memory_hooks_share_one_store_and_serialise(tmp_path: Path):
     data = agent.to_dict()["init_parameters"]["hooks"]
     assert data["before_run"][0] == {
         "type": "haystack_integrations.memory_stores.elastic_memory.hooks.ElasticMemoryRecallHook",
-        "init_parameters": {"path": str(path.resolve()), "session_id": "s", "max_tokens": None, "embedder": None},
+        "init_parameters": {
+            "path": str(path.resolve()),
+            "session_id": "s",
+            "user_key": "user_id",
+            "require_user": False,
+            "max_tokens": None,
+            "embedder": None,
+        },
     }
     assert data["after_run"][0]["init_parameters"] == {
         "path": str(path.resolve()),
         "session_id": "s",
+        "user_key": "user_id",
+        "require_user": False,
         "strip_context": True,
         "embedder": None,
     }

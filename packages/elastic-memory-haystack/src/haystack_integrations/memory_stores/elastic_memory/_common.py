@@ -63,16 +63,32 @@ class StoreOwner:
         """The database file (absolute) or ``":memory:"``: what :meth:`to_dict` records."""
         return self._path
 
+    @property
+    def user_id(self) -> str | None:
+        """The user the store handle serves (``memory=mem.for_user(...)`` or ``user_id=``), or ``None``: the agent."""
+        return self.memory.user_id
+
+    @property
+    def owner_memory(self) -> Memory:
+        """The agent's own handle: the one a store writes a dedicated agent id's rows through, for :attr:`user_id`."""
+        return self.memory if self.user_id is None else self.memory.for_user(None)
+
+    def owner_fields(self, agent_id: str) -> dict[str, Any]:
+        """The owner of a dedicated agent id's rows: as a memory's fields, and as a recall filter."""
+        return {"agent_id": agent_id} if self.user_id is None else {"agent_id": agent_id, "user_id": self.user_id}
+
     def serialise_like(self, other: StoreOwner) -> None:
         """Serialise as ``other`` does (its path and open options): for an object given ``other``'s store."""
         self._path, self._embedder, self._options = other._path, other._embedder, dict(other._options)
 
     def _store_params(self) -> dict[str, Any]:
-        """``path`` and, when they are plain data, the embedder choice and the open options."""
+        """``path``, the handle's user and, when they are plain data, the embedder choice and the open options."""
         params: dict[str, Any] = {"path": self._path}
         if self._embedder is None or isinstance(self._embedder, str):
             params["embedder"] = self._embedder
         params.update({k: v for k, v in self._options.items() if v is None or isinstance(v, str | int | float | bool)})
+        if self.user_id is not None:
+            params["user_id"] = self.user_id  # Memory.open(..., user_id=) reopens that user's handle
         return params
 
     def close(self) -> None:

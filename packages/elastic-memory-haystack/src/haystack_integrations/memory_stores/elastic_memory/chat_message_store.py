@@ -3,7 +3,9 @@
 Each message is one core memory (type ``episodic``, pinned, so neither ``prune`` nor the
 consolidation sweep ever archives a transcript) of a dedicated agent id (default
 ``"<agent_id>:haystack_chat"``), so the store's own memory loop never plans it into a prompt.
-Its ``session_id`` is the ``chat_history_id``; its content the message text (searchable); its
+Its ``session_id`` is the ``chat_history_id``; over a user's handle (``memory=mem.for_user("alice")``)
+its rows are that user's (the core's owner: the dedicated agent id and the user), so each
+user's ``chat_history_id`` names their own history. Its content the message text (searchable); its
 metadata ``seq`` (an explicit position: times can tie), ``chat_message_id`` and ``message``
 (``ChatMessage.to_dict()``, read back with ``ChatMessage.from_dict``: exact round-trip).
 
@@ -50,7 +52,8 @@ class ElasticMemoryChatMessageStore(StoreOwner):
 
     Args:
         path: A database file (or ``":memory:"``) to open; :meth:`close` closes it.
-        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
+        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`);
+            a user's handle (``Memory.for_user``) keeps that user's chat histories only.
         agent_id: The agent id messages are stored under (default ``"<agent_id>:haystack_chat"``).
         skip_system_messages: Do not store system messages (default, as the in-memory store).
         last_k: Rounds :meth:`retrieve_messages` returns when it is given no ``last_k`` (``None``: all).
@@ -104,7 +107,7 @@ class ElasticMemoryChatMessageStore(StoreOwner):
 
     # --------------------------------------------------------------------- rows
     def _filters(self, chat_history_id: str | None, first: int | None = None) -> dict[str, Any]:
-        filters: dict[str, Any] = {"agent_id": self.agent_id}
+        filters = self.owner_fields(self.agent_id)
         if chat_history_id is not None:
             filters["session_id"] = chat_history_id
         if first is not None:
@@ -112,7 +115,7 @@ class ElasticMemoryChatMessageStore(StoreOwner):
         return filters
 
     def _hits(self, chat_history_id: str | None) -> list[Hit]:
-        mem = self.memory
+        mem = self.owner_memory
         hits = mem.recall("", k=_PAGE, mode="keyword", filters=self._filters(chat_history_id), touch=False)
         if len(hits) < _PAGE or chat_history_id is None:
             return hits
@@ -164,7 +167,7 @@ class ElasticMemoryChatMessageStore(StoreOwner):
                 {
                     "content": text[:_INDEX_CHARS] if text else f"({message.role.value} message)",
                     "type": "episodic",
-                    "agent_id": self.agent_id,
+                    **self.owner_fields(self.agent_id),
                     "session_id": chat,
                     "pinned": True,
                     "metadata": {"seq": seq, "chat_message_id": message_id, "message": data},
@@ -172,7 +175,7 @@ class ElasticMemoryChatMessageStore(StoreOwner):
             )
             seq += 1
         if items:
-            self.memory.remember_many(items, dedupe=False)
+            self.owner_memory.remember_many(items, dedupe=False)
         return len(items)
 
     def retrieve_messages(self, chat_history_id: str, last_k: int | None = None) -> list[ChatMessage]:
@@ -199,12 +202,13 @@ class ElasticMemoryChatMessageStore(StoreOwner):
         self._erase(_chat(chat_history_id))
 
     def delete_all_messages(self) -> None:
-        """Erase every chat history of this store's agent id."""
+        """Erase every chat history of this store's agent id (of its handle's user: see ``memory``)."""
         self._erase(None)
 
     def _erase(self, chat: str | None) -> None:
-        while hits := self.memory.recall("", k=_PAGE, mode="keyword", filters=self._filters(chat), touch=False):
-            self.memory.forget([hit.id for hit in hits], hard=True)
+        mem = self.owner_memory
+        while hits := mem.recall("", k=_PAGE, mode="keyword", filters=self._filters(chat), touch=False):
+            mem.forget([hit.id for hit in hits], hard=True)
 
 
 def _chat(chat_history_id: Any) -> str:

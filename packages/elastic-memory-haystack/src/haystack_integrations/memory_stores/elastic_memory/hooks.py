@@ -13,8 +13,17 @@
   then removes the injected context message from the Agent's output messages.
 
 The session is ``hook_context["session_id"]`` of the run (``agent.run(..., hook_context=...)``),
-else the hook's ``session_id``. Neither hook raises into the Agent: a failure is logged
-(logger ``haystack_integrations.elastic_memory``) and the run goes on without memory.
+else the hook's ``session_id``. The user is ``hook_context["user_id"]`` (the key is the hooks'
+``user_key``): the run reads and writes that user's memory only (``Memory.for_user``, one store
+for every user); a run without one uses the agent's own memory, or is refused with
+``require_user=True``. The recall hook passes the messages the model gets (its own context
+message left out) as ``build_context``'s ``window``, so a turn the host trimmed or summarised
+away is a plan candidate again.
+
+Neither hook raises into the Agent on a memory failure: it is logged (logger
+``haystack_integrations.elastic_memory``) and the run goes on without memory. A user that
+cannot be served (not a valid id, another user than the hooks' own ``memory=`` handle serves,
+none with ``require_user=True``) raises before anything is read or written.
 Both have a truly async ``run_async`` on the store's ``AsyncMemory``.
 """
 
@@ -30,7 +39,7 @@ from haystack import default_from_dict, default_to_dict
 from haystack.components.agents import State
 from haystack.dataclasses import ChatMessage, ChatRole
 
-from elastic_memory import AsyncMemory, ContextPlan, Embedder, Memory, UsageError
+from elastic_memory import AccessDeniedError, AsyncMemory, ContextPlan, Embedder, Memory, UsageError
 
 from ._common import StoreOwner, check_name
 
@@ -59,28 +68,85 @@ class _MemoryHook(StoreOwner):
         path: str | Path | None,
         memory: Memory | AsyncMemory | None,
         session_id: str | None,
+        user_key: str,
+        require_user: bool,
         embedder: Embedder | str | None,
         options: dict[str, Any],
     ) -> None:
         self.session_id = check_name("session_id", session_id, optional=True)
+        key = check_name("user_key", user_key)
+        assert key is not None  # not optional: check_name() raised on None
+        self.user_key = key
+        if not isinstance(require_user, bool):
+            msg = f"require_user must be True or False, got {require_user!r}"
+            raise UsageError(msg)
+        self.require_user = require_user
         super().__init__(path=path, memory=memory, embedder=embedder, options=options)
 
-    def _session(self, state: State) -> str | None:
+    @staticmethod
+    def _context(state: State) -> dict[str, Any]:
         context = state.get("hook_context") or {}
-        session = context.get("session_id") if isinstance(context, dict) else None
+        return context if isinstance(context, dict) else {}
+
+    def _session(self, state: State) -> str | None:
+        session = self._context(state).get("session_id")
         return str(session) if session is not None else self.session_id
 
+    def _user(self, state: State) -> str | None:
+        """The run's user: ``hook_context[user_key]``, else the user of the store handle (``None``: the agent)."""
+        given: str | None = self._context(state).get(self.user_key)  # Memory.for_user() checks it is an id
+        own = self.memory.user_id
+        if given is None:
+            if own is None and self.require_user:
+                msg = (
+                    f"these memory hooks serve one user per run (require_user=True): pass it as "
+                    f"agent.run(..., hook_context={{{self.user_key!r}: user_id}})"
+                )
+                raise UsageError(msg)
+            return own
+        if own is not None and given != own:
+            msg = (
+                f"these memory hooks were given user {own!r}'s memory, not {given!r}'s: "
+                "give them the agent's own Memory to serve every user"
+            )
+            raise AccessDeniedError(msg)
+        return given
+
+    def _sync(self, state: State) -> Memory:
+        """The run's user's handle on the store (sync facade)."""
+        user = self._user(state)
+        return self.memory if user == self.memory.user_id else self.memory.for_user(user)
+
+    def _async(self, state: State) -> AsyncMemory:
+        """The run's user's handle on the store (async facade)."""
+        user = self._user(state)
+        return self.async_memory if user == self.memory.user_id else self.async_memory.for_user(user)
+
     def _params(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, **self._store_params()}
+        return {
+            "session_id": self.session_id,
+            "user_key": self.user_key,
+            "require_user": self.require_user,
+            **self._store_params(),
+        }
 
 
 class ElasticMemoryRecallHook(_MemoryHook):
     """``before_run``: add the memory plan for the latest user message as a system message.
 
+    The plan is the run's user's (``hook_context[user_key]``), and leaves out the turns of the
+    session the model gets in its messages (``build_context(window=...)``). Registered under
+    ``before_llm`` instead, it plans again before every model call, after the hooks listed
+    before it (a compaction hook) changed the messages.
+
     Args:
         path: A database file (or ``":memory:"``) to open; :meth:`close` closes it.
-        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
+        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`);
+            a user's handle (``Memory.for_user``) serves that user only.
         session_id: The session when a run's ``hook_context`` names none.
+        user_key: The ``hook_context`` key that names a run's user.
+        require_user: Refuse (``UsageError``) a run whose ``hook_context`` names no user, instead
+            of serving it the agent's own memory.
         max_tokens: Cap the injected plan at this many tokens (``ContextPlan.truncate``).
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model, ``None``: none).
         **options: More ``Memory.open`` options for ``path`` (``loop=``, ``context_tokens=``, ...).
@@ -92,6 +158,8 @@ class ElasticMemoryRecallHook(_MemoryHook):
         path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         session_id: str | None = None,
+        user_key: str = "user_id",
+        require_user: bool = False,
         max_tokens: int | None = None,
         embedder: Embedder | str | None = "auto",
         **options: Any,
@@ -101,11 +169,19 @@ class ElasticMemoryRecallHook(_MemoryHook):
         ):
             msg = f"max_tokens must be a positive integer or None, got {max_tokens!r}"
             raise UsageError(msg)
-        super().__init__(path=path, memory=memory, session_id=session_id, embedder=embedder, options=options)
+        super().__init__(
+            path=path,
+            memory=memory,
+            session_id=session_id,
+            user_key=user_key,
+            require_user=require_user,
+            embedder=embedder,
+            options=options,
+        )
         self.max_tokens = max_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise: the (absolute) path, the session and the settings."""
+        """Serialise: the (absolute) path, the session, the user key and the settings."""
         return default_to_dict(self, max_tokens=self.max_tokens, **self._params())
 
     @classmethod
@@ -114,23 +190,29 @@ class ElasticMemoryRecallHook(_MemoryHook):
         return default_from_dict(cls, data)
 
     def run(self, state: State) -> None:
-        """Inject the plan for the latest user message (a failure is logged, the run goes on)."""
+        """Inject the plan for the latest user message (a memory failure is logged, the run goes on).
+
+        Raises:
+            UsageError: The run's user cannot be served (see the module docstring).
+        """
+        mem = self._sync(state)
         try:
-            query = _latest_user_text(state.get("messages") or [])
+            query, window = _query_and_window(state)
             if query is None:
                 return
-            plan = self.memory.build_context(query, session_id=self._session(state))
+            plan = mem.build_context(query, session_id=self._session(state), touch=_first(state), window=window)
             self._inject(state, plan)
         except Exception:
             logger.warning("elastic-memory: no memory context for this run", exc_info=True)
 
     async def run_async(self, state: State) -> None:
         """:meth:`run` on the store's ``AsyncMemory``."""
+        mem = self._async(state)
         try:
-            query = _latest_user_text(state.get("messages") or [])
+            query, window = _query_and_window(state)
             if query is None:
                 return
-            plan = await self.async_memory.build_context(query, session_id=self._session(state))
+            plan = await mem.build_context(query, session_id=self._session(state), touch=_first(state), window=window)
             self._inject(state, plan)
         except Exception:
             logger.warning("elastic-memory: no memory context for this run", exc_info=True)
@@ -152,8 +234,12 @@ class ElasticMemoryRecordHook(_MemoryHook):
 
     Args:
         path: A database file (or ``":memory:"``) to open; :meth:`close` closes it.
-        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
+        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`);
+            a user's handle (``Memory.for_user``) serves that user only.
         session_id: The session when a run's ``hook_context`` names none.
+        user_key: The ``hook_context`` key that names a run's user (whose memory the turn goes to).
+        require_user: Refuse (``UsageError``) a run whose ``hook_context`` names no user, instead
+            of recording it in the agent's own memory.
         strip_context: Remove the recall hook's context message from the Agent's output messages.
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model, ``None``: none).
         **options: More ``Memory.open`` options for ``path``.
@@ -165,6 +251,8 @@ class ElasticMemoryRecordHook(_MemoryHook):
         path: str | Path | None = None,
         memory: Memory | AsyncMemory | None = None,
         session_id: str | None = None,
+        user_key: str = "user_id",
+        require_user: bool = False,
         strip_context: bool = True,
         embedder: Embedder | str | None = "auto",
         **options: Any,
@@ -172,11 +260,19 @@ class ElasticMemoryRecordHook(_MemoryHook):
         if not isinstance(strip_context, bool):
             msg = f"strip_context must be True or False, got {strip_context!r}"
             raise UsageError(msg)
-        super().__init__(path=path, memory=memory, session_id=session_id, embedder=embedder, options=options)
+        super().__init__(
+            path=path,
+            memory=memory,
+            session_id=session_id,
+            user_key=user_key,
+            require_user=require_user,
+            embedder=embedder,
+            options=options,
+        )
         self.strip_context = strip_context
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise: the (absolute) path, the session and the settings."""
+        """Serialise: the (absolute) path, the session, the user key and the settings."""
         return default_to_dict(self, strip_context=self.strip_context, **self._params())
 
     @classmethod
@@ -185,12 +281,16 @@ class ElasticMemoryRecordHook(_MemoryHook):
         return default_from_dict(cls, data)
 
     def run(self, state: State) -> None:
-        """Record the exchange unless it was recorded before (a failure is logged, the run goes on)."""
+        """Record the exchange unless it was recorded before (a memory failure is logged, the run goes on).
+
+        Raises:
+            UsageError: The run's user cannot be served (see the module docstring).
+        """
+        mem = self._sync(state)
         try:
             turn = self._turn(state)
             if turn is not None:
                 user, reply, session, key = turn
-                mem = self.memory
                 if not mem.recall("", k=1, mode="keyword", filters=_turn_filter(key), touch=False):
                     receipt = mem.record_turn(user, reply, session_id=session, metadata={_TURN_KEY: key})
                     if not receipt.ok:
@@ -201,11 +301,11 @@ class ElasticMemoryRecordHook(_MemoryHook):
 
     async def run_async(self, state: State) -> None:
         """:meth:`run` on the store's ``AsyncMemory``."""
+        mem = self._async(state)
         try:
             turn = self._turn(state)
             if turn is not None:
                 user, reply, session, key = turn
-                mem = self.async_memory
                 if not await mem.recall("", k=1, mode="keyword", filters=_turn_filter(key), touch=False):
                     receipt = await mem.record_turn(user, reply, session_id=session, metadata={_TURN_KEY: key})
                     if not receipt.ok:
@@ -250,6 +350,17 @@ def _turn_filter(key: str) -> dict[str, Any]:
     return {"metadata": {_TURN_KEY: key}}
 
 
+def _query_and_window(state: State) -> tuple[str | None, list[str]]:
+    """The latest user message's text, and the texts of the messages the model gets (the context message left out)."""
+    messages = [m for m in state.get("messages") or [] if not _is_context(m)]
+    return _latest_user_text(messages), [m.text or "" for m in messages]
+
+
+def _first(state: State) -> bool:
+    """Whether the model has not been called yet in this run: a plan counts as an access once per run."""
+    return not state.get("step_count")
+
+
 def _latest_user_text(messages: list[ChatMessage]) -> str | None:
     for message in reversed(messages):
         if message.role == ChatRole.USER:
@@ -263,6 +374,8 @@ def memory_hooks(
     path: str | Path | None = None,
     memory: Memory | AsyncMemory | None = None,
     session_id: str | None = None,
+    user_key: str = "user_id",
+    require_user: bool = False,
     max_tokens: int | None = None,
     embedder: Embedder | str | None = "auto",
     **options: Any,
@@ -270,11 +383,22 @@ def memory_hooks(
     """``Agent(hooks=memory_hooks(path="memory.db"))``: recall before each run, record after it.
 
     Both hooks work on one store: with ``path`` the recall hook opens it (and closes it when the
-    Agent closes), the record hook shares it.
+    Agent closes), the record hook shares it. A run's user is ``hook_context[user_key]``
+    (``agent.run(..., hook_context={"user_id": "alice"})``): one store, each user's memory apart;
+    a run without one uses the agent's own memory, unless ``require_user=True`` refuses it.
     """
     recall = ElasticMemoryRecallHook(
-        path=path, memory=memory, session_id=session_id, max_tokens=max_tokens, embedder=embedder, **options
+        path=path,
+        memory=memory,
+        session_id=session_id,
+        user_key=user_key,
+        require_user=require_user,
+        max_tokens=max_tokens,
+        embedder=embedder,
+        **options,
     )
-    record = ElasticMemoryRecordHook(memory=recall.memory, session_id=session_id)
+    record = ElasticMemoryRecordHook(
+        memory=recall.memory, session_id=session_id, user_key=user_key, require_user=require_user
+    )
     record.serialise_like(recall)
     return {"before_run": [recall], "after_run": [record]}

@@ -3,7 +3,10 @@
 What a memory is: one chat message's text (user or assistant; system messages, tool results and
 messages without text are skipped), stored as one core memory of a dedicated agent id (default
 ``"<agent_id>:haystack_memory"``) so the store's own memory loop never plans it into a prompt.
-Its ``session_id`` is the user (``user_id``, or ``"default"`` when none is given); its id is
+Its ``session_id`` is the user (``user_id``, or ``"default"`` when none is given). Over a user's
+handle (``memory=mem.for_user("alice")``) the store serves that user only: its rows are the
+user's (the core's owner: the dedicated agent id and the user), ``user_id`` defaults to that
+user and naming another raises ``AccessDeniedError``. Its id is
 derived from the user, the role and the text (``"hsmem-" + sha256``), so adding the same
 message again (agents resend the whole history every run) is a no-op. Its metadata keeps the
 role and the message's ``meta`` (plus the ``metadata=`` keyword of :meth:`add_memories`).
@@ -26,7 +29,7 @@ from haystack import Document, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.filters import document_matches_filter
 
-from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
+from elastic_memory import AccessDeniedError, AsyncMemory, Embedder, Hit, Memory, UsageError
 
 from ._common import StoreOwner, agent_suffix, check_name
 
@@ -53,7 +56,8 @@ class ElasticMemoryStore(StoreOwner):
 
     Args:
         path: A database file (or ``":memory:"``) to open; :meth:`close` closes it.
-        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
+        memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`);
+            a user's handle (``Memory.for_user``) serves that user only.
         agent_id: The agent id memories are stored under (default ``"<agent_id>:haystack_memory"``).
         mode: The recall mode of searches: ``"hybrid"``, ``"keyword"`` or ``"semantic"``.
         embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
@@ -110,7 +114,7 @@ class ElasticMemoryStore(StoreOwner):
 
         Args:
             messages: Chat messages (a whole history may be passed again: known ones are skipped).
-            user_id: The user the memories belong to (default ``"default"``).
+            user_id: The user the memories belong to (default ``"default"``, or the handle's user).
             metadata: Meta merged over every message's own ``meta``.
             **kwargs: Accepted for protocol compatibility and ignored.
         """
@@ -121,10 +125,11 @@ class ElasticMemoryStore(StoreOwner):
         items = self._items(_checked(messages), user, metadata or {})
         if not items:
             return
-        known = {record.id for record in self.memory.get_many([item["id"] for item in items])}
+        mem = self.owner_memory
+        known = {record.id for record in mem.get_many([item["id"] for item in items])}
         new = [item for item in items if item["id"] not in known]
         if new:
-            self.memory.remember_many(new, dedupe=False)
+            mem.remember_many(new, dedupe=False)
 
     def _items(self, messages: list[ChatMessage], user: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
         items: dict[str, dict[str, Any]] = {}
@@ -145,7 +150,7 @@ class ElasticMemoryStore(StoreOwner):
                     "id": memory_id,
                     "content": text,
                     "type": "semantic",
-                    "agent_id": self.agent_id,
+                    **self.owner_fields(self.agent_id),
                     "session_id": user,
                     "metadata": {"role": message.role.value, "meta": meta},
                 },
@@ -179,11 +184,11 @@ class ElasticMemoryStore(StoreOwner):
         if top_k == 0:
             return []
         k = _PAGE if filters else min(top_k, _PAGE)
-        hits = self.memory.recall(
+        hits = self.owner_memory.recall(
             query or "",
             k=k,
             mode=self.mode if query else "keyword",
-            filters={"agent_id": self.agent_id, "session_id": user},
+            filters={**self.owner_fields(self.agent_id), "session_id": user},
             touch=False,
         )
         out: list[ChatMessage] = []
@@ -198,23 +203,31 @@ class ElasticMemoryStore(StoreOwner):
 
     # ------------------------------------------------------------------- delete
     def delete_all_memories(self, *, user_id: str | None = None, **kwargs: Any) -> None:
-        """Erase the memories of ``user_id``; without one, every memory of this store's agent id."""
-        filters: dict[str, Any] = {"agent_id": self.agent_id}
+        """Erase the memories of ``user_id``; without one, every memory of this store's agent id (and handle's user)."""
+        filters = self.owner_fields(self.agent_id)
         if user_id is not None:
             filters["session_id"] = self._user(user_id)
-        while hits := self.memory.recall("", k=_PAGE, mode="keyword", filters=filters, touch=False):
-            self.memory.forget([hit.id for hit in hits], hard=True)
+        mem = self.owner_memory
+        while hits := mem.recall("", k=_PAGE, mode="keyword", filters=filters, touch=False):
+            mem.forget([hit.id for hit in hits], hard=True)
 
     def delete_memory(self, memory_id: str, **kwargs: Any) -> None:
         """Erase one memory (its ``meta["memory_id"]``); an unknown id is ignored."""
         check_name("memory_id", memory_id)
-        record = self.memory.get(memory_id)
-        if record is not None and record.agent_id == self.agent_id:
-            self.memory.forget([memory_id], hard=True)
+        mem = self.owner_memory
+        record = mem.get(memory_id)
+        if record is not None and (record.agent_id, record.user_id) == (self.agent_id, self.user_id):
+            mem.forget([memory_id], hard=True)
 
-    @staticmethod
-    def _user(user_id: str | None) -> str:
-        return check_name("user_id", user_id, optional=True) or DEFAULT_USER
+    def _user(self, user_id: str | None) -> str:
+        """The user a call is for: ``user_id``, else the handle's user, else ``"default"``."""
+        given = check_name("user_id", user_id, optional=True)
+        if self.user_id is None:
+            return given or DEFAULT_USER
+        if given is not None and given != self.user_id:
+            msg = f"this store serves user {self.user_id!r} (memory=mem.for_user(...)), not {given!r}"
+            raise AccessDeniedError(msg)
+        return self.user_id
 
 
 def _checked(messages: Any) -> list[ChatMessage]:
