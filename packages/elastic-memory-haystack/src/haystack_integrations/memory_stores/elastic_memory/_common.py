@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from elastic_memory import AsyncMemory, Memory, UsageError, resolve_location
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened, agent_handle, open_memory
 
 __all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name"]
 
@@ -71,7 +71,7 @@ class StoreOwner:
     @property
     def owner_memory(self) -> Memory:
         """The agent's own handle: the one a store writes a dedicated agent id's rows through, for :attr:`user_id`."""
-        return self.memory if self.user_id is None else self.memory.for_user(None)
+        return self.memory if self.user_id is None else agent_handle(self.memory)
 
     def owner_fields(self, agent_id: str) -> dict[str, Any]:
         """The owner of a dedicated agent id's rows: as a memory's fields, and as a recall filter."""
