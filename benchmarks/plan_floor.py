@@ -1,4 +1,4 @@
-"""A plan holds what is relevant: the past-moment relevance floor, chosen by cross-validation on LoCoMo.
+"""A plan holds what is relevant: the past-moment relevance gate, chosen by cross-validation on LoCoMo.
 
 Run from the repository root (the data lives outside the repo, CC BY-NC 4.0)::
 
@@ -9,7 +9,11 @@ The protocol of ``memory_loop.py``'s LoCoMo part: one store per conversation wit
 embedder, each pair of consecutive dialogue turns recorded as one exchange, a plan built per
 question from a new session with an 1,800-token budget; a question counts when every evidence
 turn's chunk is among the plan's items. Each floor of :data:`FLOORS` is
-:attr:`~elastic_memory.LoopConfig.past_floor` (the least ``Hit.relevance`` a past moment needs).
+:attr:`~elastic_memory.LoopConfig.past_floor` (the relevance the best past moment needs for the
+plan to show past moments at all). Beside the questions, requests about nothing in the
+conversations (:data:`OFF_TOPIC`, or ``--off-topic FILE``: a JSON list written by someone else,
+held out) measure what a plan spends on an input it has no memory for: tokens, and the share
+of plans with no past moment.
 
 Leave-one-conversation-out: each fold picks, on the other four conversations, the highest floor
 whose plan evidence is not below the evidence without a floor, and reports it on the held-out
@@ -40,7 +44,30 @@ from elastic_memory import LoopConfig, Memory, MiniLMEmbedder
 from locomo_recall import DEFAULT_DATA, MemoEmbedder, turn_text
 
 BUDGET = 1_800
-FLOORS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
+FLOORS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+#: Requests about nothing in LoCoMo's conversations (written for this benchmark; the gate was looked at on them).
+OFF_TOPIC = [
+    "Suggest a salsa recipe.",
+    "What's the capital of Australia?",
+    "Write a haiku about autumn leaves.",
+    "How do I reverse a list in Python?",
+    "Convert 30 degrees Celsius to Fahrenheit.",
+    "Explain how a transistor works.",
+    "What's a good name for a goldfish?",
+    "Translate 'good morning' into Spanish.",
+    "How many ounces are in a pound?",
+    "Give me a synonym for 'happy'.",
+    "What year did the Berlin Wall fall?",
+    "Recommend a stretching routine for lower back pain.",
+    "How do I change a flat bicycle tyre?",
+    "What is the boiling point of water at high altitude?",
+    "Summarise the plot of Hamlet in two sentences.",
+    "How do I make cold brew coffee?",
+    "What's the difference between a virus and a bacterium?",
+    "Write a limerick about a cat.",
+    "How do I compute compound interest?",
+    "What is the tallest mountain in Africa?",
+]
 
 
 @dataclass
@@ -51,6 +78,10 @@ class Plans:
     found: dict[float, list[float]] = field(default_factory=dict)
     tokens: dict[float, list[int]] = field(default_factory=dict)
     past: dict[float, list[int]] = field(default_factory=dict)
+    off_tokens: dict[float, list[int]] = field(default_factory=dict)
+    off_past: dict[float, list[int]] = field(default_factory=dict)
+    held_tokens: dict[float, list[int]] = field(default_factory=dict)
+    held_past: dict[float, list[int]] = field(default_factory=dict)
 
 
 def _fill(db: Path, sample: dict[str, Any], embedder: Any) -> None:
@@ -68,7 +99,9 @@ def _fill(db: Path, sample: dict[str, Any], embedder: Any) -> None:
         mem.drain()
 
 
-def _plans(db: Path, sample: dict[str, Any], embedder: Any, floors: Sequence[float]) -> Plans:
+def _plans(
+    db: Path, sample: dict[str, Any], embedder: Any, floors: Sequence[float], off: Sequence[str], held: Sequence[str]
+) -> Plans:
     out = Plans(sample["sample_id"])
     questions = [qa for qa in sample["qa"] if qa.get("evidence")]
     for floor in floors:
@@ -82,6 +115,12 @@ def _plans(db: Path, sample: dict[str, Any], embedder: Any, floors: Sequence[flo
                 found.append(float(set(qa["evidence"]) <= shown))
                 tokens.append(plan.tokens)
                 past.append(len(ids))
+            plans = [mem.build_context(text, session_id="question", touch=False) for text in off]
+            out.off_tokens[floor] = [p.tokens for p in plans]
+            out.off_past[floor] = [sum(1 for i in p.items() if i.kind == "chunk") for p in plans]
+            plans = [mem.build_context(text, session_id="question", touch=False) for text in held]
+            out.held_tokens[floor] = [p.tokens for p in plans]
+            out.held_past[floor] = [sum(1 for i in p.items() if i.kind == "chunk") for p in plans]
         out.found[floor], out.tokens[floor], out.past[floor] = found, tokens, past
     return out
 
@@ -98,6 +137,10 @@ def _summary(plans: list[Plans], floor: float) -> dict[str, float]:
         "tokens_p50": median(tokens),
         "tokens_p95": percentile(tokens, 95),
         "moments_p50": median([float(n) for p in plans for n in p.past[floor]]),
+        "off_topic_tokens_p50": median([float(t) for p in plans for t in p.off_tokens[floor]]),
+        "off_topic_without_moments": _mean([float(n == 0) for p in plans for n in p.off_past[floor]]),
+        "held_out_off_topic_tokens_p50": median([float(t) for p in plans for t in p.held_tokens[floor]] or [0.0]),
+        "held_out_off_topic_without_moments": _mean([float(n == 0) for p in plans for n in p.held_past[floor]]),
     }
 
 
@@ -112,11 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--off-topic", type=Path, default=None, help="a JSON list of requests about nothing stored")
+    parser.add_argument("--held-out", type=Path, default=None, help="another such list, written by someone else")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}")
         return 1
     samples = json.loads(args.data.read_text(encoding="utf-8"))
+    off = json.loads(args.off_topic.read_text(encoding="utf-8")) if args.off_topic else list(OFF_TOPIC)
+    held = json.loads(args.held_out.read_text(encoding="utf-8")) if args.held_out else []
     embedder = MemoEmbedder(MiniLMEmbedder())
     workdir = Path(tempfile.mkdtemp(prefix="plan-floor-"))
     try:
@@ -126,11 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sample in samples:
             db = workdir / f"{sample['sample_id']}.db"
             _fill(db, sample, embedder)
-            per.append(_plans(db, sample, embedder, FLOORS))
+            per.append(_plans(db, sample, embedder, FLOORS, off, held))
             print(f"{sample['sample_id']}: {len(per[-1].found[0.0])} questions", flush=True)
         in_sample = {floor: _summary(per, floor) for floor in FLOORS}
         rows = [[floor, *in_sample[floor].values()] for floor in FLOORS]
-        headers = ["floor", "all evidence", "tokens p50", "p95", "moments p50"]
+        headers = ["floor", "evidence", "tokens p50", "p95", "moments", "off p50", "none", "held p50", "none"]
         print(table("In sample (all five conversations)", headers, rows, digits=3))
 
         section("Leave one conversation out")
@@ -161,14 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         section("Before the worker catches up (the same file, keyword recall only)")
         for sample in samples:
-            before.append(_plans(workdir / f"{sample['sample_id']}.db", sample, None, (0.0, common)))
+            before.append(_plans(workdir / f"{sample['sample_id']}.db", sample, None, (0.0, common), off, held))
         states = {
             f"{name}, floor {floor}": _summary(plans, floor)
             for floor in (0.0, common)
             for name, plans in (("keyword only", before), ("embedded", per))
         }
         rows = [[name, *figures.values()] for name, figures in states.items()]
-        headers = ["store", "all evidence", "tokens p50", "p95", "moments p50"]
+        headers = ["store", "evidence", "tokens p50", "p95", "moments", "off p50", "none", "held p50", "none"]
         print(table("Plan size by state", headers, rows, digits=3))
         write_json(
             args.json,

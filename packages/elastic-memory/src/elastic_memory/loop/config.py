@@ -51,10 +51,12 @@ class LoopConfig:
         replay_flagged: Let ``build_context`` show past moments of flagged turns (user
             messages that tried to instruct the model). Off by default: they are kept in
             the transcript and recall, never replayed into prompts.
-        past_floor: The least relevance (``Hit.relevance``, the moment's own match with the
-            input, in [0, 1]) a past moment needs to enter a plan: a plan holds what is
-            relevant, not whatever fills the budget. Chosen on LoCoMo by cross-validation
-            (``benchmarks/plan_floor.py``).
+        past_floor: The relevance (``Hit.relevance``, a moment's own match with the input, in
+            [0, 1]) the best past moment must reach for the plan to show past moments at all:
+            an input about nothing stored (small talk, a general question) then gets none
+            instead of the weak matches that would fill the budget. ``0`` (the default, chosen
+            by cross-validation on LoCoMo: every higher gate lost plan evidence out of fold)
+            always shows them; ``benchmarks/plan_floor.py`` prints the trade-off.
 
     >>> LoopConfig(tier="lite").tier
     'lite'

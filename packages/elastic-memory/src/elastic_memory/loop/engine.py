@@ -683,9 +683,9 @@ class MemoryLoop:
     ) -> list[PlanItem]:
         """Relevant moments outside the host's window: other sessions, and this one's turns it no longer shows.
 
-        What the host's message list holds already (:mod:`.window`) is left out, as are moments
-        below :attr:`LoopConfig.past_floor` and earlier askings of the same question (an echo
-        tells the model nothing it is not being asked).
+        What the host's message list holds already (:mod:`.window`) is left out, as are earlier
+        askings of the same question (an echo tells the model nothing it is not being asked); when
+        even the best moment is below :attr:`LoopConfig.past_floor`, none is shown.
         """
         asked = _casefold(query)
         kept = [
@@ -693,9 +693,11 @@ class MemoryLoop:
             for h in hits
             if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
             and not in_window(h)
-            and (h.relevance is None or h.relevance >= self.config.past_floor)
             and not (h.kind == "chunk" and asked == _casefold(asked_in(h.content)))
         ]
+        best = max((h.relevance for h in kept if h.relevance is not None), default=None)
+        if best is not None and best < self.config.past_floor:
+            return []  # the input is about nothing stored: weak matches would only fill the budget
         return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
     async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
