@@ -23,8 +23,8 @@ def _positive(name: str, value: object, *, integer: bool = False) -> None:
         raise UsageError(msg)
 
 
-#: The default :attr:`LoopConfig.past_floor`.
-PAST_FLOOR = 0.0
+#: The default :attr:`LoopConfig.past_floor` (benchmarks/plan_floor.py: each fold of LoCoMo chose it).
+PAST_FLOOR = 0.1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,9 +54,10 @@ class LoopConfig:
         past_floor: The relevance (``Hit.relevance``, a moment's own match with the input, in
             [0, 1]) the best past moment must reach for the plan to show past moments at all:
             an input about nothing stored (small talk, a general question) then gets none
-            instead of the weak matches that would fill the budget. ``0`` (the default, chosen
-            by cross-validation on LoCoMo: every higher gate lost plan evidence out of fold)
-            always shows them; ``benchmarks/plan_floor.py`` prints the trade-off.
+            instead of the weak matches that would fill the budget. The default, ``0.1``, is
+            the highest gate that lost no LoCoMo plan evidence, chosen by cross-validation;
+            ``0.15`` trades 0.3 points of evidence for far emptier plans on unrelated input
+            (``benchmarks/plan_floor.py`` and ``docs/memory-loop.md`` have the figures).
 
     >>> LoopConfig(tier="lite").tier
     'lite'
