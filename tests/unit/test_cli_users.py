@@ -71,8 +71,18 @@ def test_a_bad_user_is_a_usage_error_and_creates_nothing(db: Path) -> None:
     assert not db.exists()
 
 
-def test_user_with_a_federation_is_refused(tmp_path: Path) -> None:
-    pytest.importorskip("mcp.server.mcpserver", reason="needs the 'mcp' extra")
-    result = invoke("mcp", "--home", tmp_path / "home", "--user", "alice", "--embedder", "none")
-    assert result.exit_code == 2
-    assert "--user is not available with --home" in result.output
+def test_user_with_a_federation_serves_that_user(tmp_path: Path) -> None:
+    from elastic_memory.testing import FakeEmbedder
+
+    home = tmp_path / "home"
+    with Memory.for_agent("ada", home=home, embedder=FakeEmbedder()) as agent:
+        agent.for_user("alice").remember("Alice's locker code is 4412.")
+    from elastic_memory._cli_serve import open_served
+
+    for user, found in (("bob", False), ("alice", True)):
+        mem = open_served(tmp_path / "x.db", embedder=None, agent="ada", home=home, pools=[], create=False, user=user)
+        try:
+            assert bool(mem.recall("locker code", mode="keyword")) is found
+            assert mem.user_id == user
+        finally:
+            mem.close()

@@ -47,16 +47,13 @@ def open_served(
     Raises:
         UsageError: ``pools`` without ``home``, ``db`` a folder, or (not ``create``) nothing there.
     """
-    if user is not None and home is not None:
-        msg = "--user is not available with --home yet: a federation does not take users; serve the agent's --db"
-        raise UsageError(msg)
     if pools and home is None:
         msg = "--pool needs --home DIR: pools are files of a federation under that folder"
         raise UsageError(msg)
     if home is not None:
         if not create:
             _require_federation(home, agent, pools)
-        return Memory.for_agent(agent, home=home, pools=list(pools), embedder=embedder, loop=loop)
+        return Memory.for_agent(agent, user_id=user, home=home, pools=list(pools), embedder=embedder, loop=loop)
     if db.is_dir():
         msg = f"--db {db} is a folder; pass the path of a database file, such as {db / 'memory.db'}"
         raise UsageError(msg)

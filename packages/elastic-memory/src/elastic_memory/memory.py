@@ -23,11 +23,11 @@ from ._user_core import user_core
 from ._validate import check_k as v_limit
 from .config import RecallConfig
 from .context import ContextPlan
-from .errors import UsageError
 from .federation.assembly import PoolConfig, open_federated
 from .federation.federation import MemoryFederation
 from .federation.resilience import DegradedEvent
 from .federation.router import DecayProfile, MemoryWeights
+from .federation.user_ops import federated_user
 from .governor import MemoryProfile
 from .graph.api import AsyncGraph, Graph
 from .loop import LoopConfig
@@ -97,10 +97,9 @@ class _Facade:
         ...     [h.content for h in alice.recall("locker code")], bob.recall("locker code")
         (['My locker code is 4412.'], [])
         """
-        if self._ops is not self._core:
-            msg = "for_user() on a federation (Memory.for_agent) is not available yet: open the agent's file instead"
-            raise UsageError(msg)
-        return type(self)(user_core(self._core, user_id))
+        if self._ops is self._core:
+            return type(self)(user_core(self._core, user_id))
+        return type(self)(federated_user(self._ops, user_id))
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -195,6 +194,7 @@ class AsyncMemory(_Facade):
         cls,
         agent_id: str,
         *,
+        user_id: str | None = None,
         home: str | Path = "~/.elastic-memory",
         pools: list[str | PoolConfig] | None = None,
         embedder: EmbedderSpec = "auto",
@@ -212,7 +212,10 @@ class AsyncMemory(_Facade):
         narrow it; ``health()`` reports each tier. ``server="postgresql://..."`` puts the pools
         and the global tier on that server; ``private_on_server=True`` the private tier too
         (for stateless workers). Other ``options`` are :meth:`open`'s. See ``docs/federation.md``.
+        ``user_id``: the handle serves that user of the agent (see :meth:`for_user`); closing it
+        closes the federation.
         """
+        check_user(user_id)  # before anything is opened
         ops = await _runner.arun(
             open_federated(
                 agent_id,
@@ -225,7 +228,7 @@ class AsyncMemory(_Facade):
                 **options,
             )
         )
-        return cls(ops)
+        return cls(federated_user(ops, user_id, owns=True))
 
     async def close(self) -> None:
         """Close the database (idempotent)."""
@@ -649,6 +652,7 @@ class Memory(_Facade):
         cls,
         agent_id: str,
         *,
+        user_id: str | None = None,
         home: str | Path = "~/.elastic-memory",
         pools: list[str | PoolConfig] | None = None,
         embedder: EmbedderSpec = "auto",
@@ -666,7 +670,10 @@ class Memory(_Facade):
         narrow it; ``health()`` reports each tier. ``server="postgresql://..."`` puts the pools
         and the global tier on that server; ``private_on_server=True`` the private tier too
         (for stateless workers). Other ``options`` are :meth:`open`'s. See ``docs/federation.md``.
+        ``user_id``: the handle serves that user of the agent (see :meth:`for_user`); closing it
+        closes the federation.
         """
+        check_user(user_id)  # before anything is opened
         ops = _runner.run(
             open_federated(
                 agent_id,
@@ -680,7 +687,7 @@ class Memory(_Facade):
             ),
             "for_agent",
         )
-        return cls(ops)
+        return cls(federated_user(ops, user_id, owns=True))
 
     def close(self) -> None:
         """Close the database (idempotent)."""

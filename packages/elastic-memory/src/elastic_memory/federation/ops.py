@@ -46,6 +46,8 @@ class FederatedOps:
         self.federation = federation
         self.core = core
         core.recall_hook = self._plan_recall
+        #: The handles of the agent's users (:class:`~.user_ops.UserFederatedOps`), least recent first.
+        self.user_ops: dict[str, FederatedOps] = {}
 
     @property
     def agent_id(self) -> str:
@@ -61,7 +63,7 @@ class FederatedOps:
 
     def _entry(self, row: dict[str, Any], dedupe: bool) -> Entry:
         if SEPARATOR in row["agent_id"]:  # a user's row must never be promoted to tiers other agents read
-            msg = "user_id on a federation (Memory.for_agent) is not available yet: open the agent's file for its users"
+            msg = "user_id= is not taken by the agent's federated handle: write through memory.for_user(user_id)"
             raise UsageError(msg)
         return Entry.from_row(row, dedupe=dedupe)
 

@@ -9,15 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from .._core import MemoryCore
+from .._user_core import user_core
 from ..errors import StorageError, UsageError
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .protocol import Entry, TierHealth
 
-__all__ = ["SQLiteMemoryStore", "touching"]
+__all__ = ["SQLiteMemoryStore", "serving_user", "touching"]
 
 #: Whether searches made in this context record an access (``None``: the store's
 #: :class:`RecallConfig`). The federation sets it for ``explain()`` and for plans.
 touching: ContextVar[bool | None] = ContextVar("elastic_memory_touching", default=None)
+#: The user of the agent a federated call serves (``None``: the agent itself): the private tier
+#: then reads and writes that user's rows only; pools and the global tier are the agent's team's.
+serving_user: ContextVar[str | None] = ContextVar("elastic_memory_serving_user", default=None)
 
 
 class SQLiteMemoryStore:
@@ -73,12 +77,17 @@ class SQLiteMemoryStore:
             msg = f"the {self.name} store was closed: {e}"
             raise StorageError(msg) from e
 
+    def _served(self) -> MemoryCore:
+        """The core a call of this context reads and writes: the private tier's user's, else the file's."""
+        user = serving_user.get()
+        return self.core if user is None or self.name != "private" else user_core(self.core, user)
+
     async def search(
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
         """:meth:`Memory.recall` on this file (recording access unless :data:`touching` says not to)."""
         with self._serving():
-            return await self.core.recall(
+            return await self._served().recall(
                 query, k=k, mode=mode, filters=None if filters is None else dict(filters), touch=touching.get()
             )
 
@@ -88,17 +97,17 @@ class SQLiteMemoryStore:
             msg = "write() takes Entry values; build them with Entry.create(content, ...)"
             raise UsageError(msg)
         with self._serving():
-            return await self.core.write_entries(entries)
+            return await self._served().write_entries(entries)
 
     async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
         """The records among ``ids`` (hidden ones too), in the order given."""
         with self._serving():
-            return await self.core.get_many(list(ids))
+            return await self._served().get_many(list(ids))
 
     async def delete(self, ids: Sequence[str], *, hard: bool = False) -> int:
         """Soft-delete (or, with ``hard``, erase) ``ids``; returns how many changed."""
         with self._serving():
-            return await self.core.forget(list(ids), hard=hard)
+            return await self._served().forget(list(ids), hard=hard)
 
     async def touch(self, ids: Sequence[str]) -> None:
         """Record an access on ``ids`` (a federation touches only the hits it returns)."""
@@ -106,15 +115,15 @@ class SQLiteMemoryStore:
 
     async def update(self, id: str, **changes: Any) -> MemoryRecord:
         """:meth:`Memory.update` on this file."""
-        return await self.core.update(id, **changes)
+        return await self._served().update(id, **changes)
 
     async def restore(self, ids: Sequence[str]) -> int:
         """:meth:`Memory.restore` on this file."""
-        return await self.core.restore(list(ids))
+        return await self._served().restore(list(ids))
 
     async def archive(self, ids: Sequence[str], *, archived: bool = True) -> int:
         """:meth:`Memory.archive` on this file."""
-        return await self.core.archive(list(ids), archived=archived)
+        return await self._served().archive(list(ids), archived=archived)
 
     async def purge(self, older_than: float = 0.0, *, ids: Sequence[str] | None = None) -> int:
         """:meth:`Memory.purge` on this file."""
