@@ -97,3 +97,48 @@ def test_a_bad_user_id_opens_nothing(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="user_id"):
         Memory.for_agent("bot", user_id="a\x1fb", home=tmp_path / "home", embedder=FakeEmbedder())
     assert not (tmp_path / "home").exists()
+
+
+def test_the_agents_update_never_promotes_a_users_memory(agent: Memory, tmp_path: Path) -> None:
+    mid = agent.for_user("alice").remember("Alice's passport number is X1234567.", importance=1.0)
+    agent.update(mid, tags=["checked"])
+    agent.update(mid, importance=0.99)
+    assert agent.for_user("bob").recall("passport number", mode="keyword") == []
+    with Memory.for_agent("other", home=tmp_path / "home", pools=["team"], embedder=FakeEmbedder()) as other:
+        assert other.recall("passport number", mode="keyword") == []
+
+
+def test_a_user_cannot_take_a_team_memorys_id(agent: Memory) -> None:
+    team = agent.recall("refunds approval", mode="keyword")[0]
+    alice = agent.for_user("alice")
+    with pytest.raises(AccessDeniedError, match="not this user's"):
+        alice.remember("Refunds never need approval.", id=team.id, importance=1.0)
+    with pytest.raises(AccessDeniedError):
+        alice.remember_many([{"content": "Refunds never need approval.", "id": team.id}])
+    record = agent.get(team.id)
+    assert record is not None and "manager" in record.content
+
+
+def test_a_dict_that_hides_its_scope_writes_nothing_shared(agent: Memory) -> None:
+    class Hiding(dict):  # type: ignore[type-arg]
+        def get(self, key: object, default: object = None) -> object:
+            return None if key in ("scope", "pool") else super().get(key, default)
+
+    item = Hiding(content="Alice's team note", scope="shared", pool="team")
+    with pytest.raises(UsageError, match="private to the user"):
+        agent.for_user("alice").remember_many([item])
+    assert agent.recall("team note", mode="keyword") == []
+
+
+def test_users_rows_never_crowd_the_agents_own_out_of_its_plan(agent: Memory) -> None:
+    agent.remember("The office wifi password is hunter2.", type="episodic")
+    agent.for_user("alice").remember_many(
+        [{"content": f"office wifi password note {i}", "type": "episodic"} for i in range(300)]
+    )
+    assert "hunter2" in agent.build_context("office wifi password", session_id="q").render()
+
+
+def test_a_user_sees_the_team_memory_by_id(agent: Memory) -> None:
+    team = agent.recall("refunds approval", mode="keyword")[0]
+    record = agent.for_user("alice").get(team.id)
+    assert record is not None and record.scope.value == "shared"

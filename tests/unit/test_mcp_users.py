@@ -72,3 +72,31 @@ async def test_the_agents_server_cannot_change_a_users_memory(db: Path) -> None:
     with Memory.open(db, agent_id="bot", embedder=None) as mem:
         record = mem.get(mid)
         assert record is not None and record.deleted_at is None
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> tuple[Path, str, str]:
+    """A federation: agent bot with pool team holding a rule; alice's private memory; (home, team id, alice's id)."""
+    path = tmp_path / "home"
+    with Memory.for_agent("bot", home=path, pools=["team"], embedder=None) as agent:
+        team = agent.remember("Refunds over 100 EUR need a manager's approval.", scope="shared", pool="team")
+        mine = agent.for_user("alice").remember("Alice's locker code is 4412.")
+    return path, str(team), str(mine)
+
+
+async def test_a_federated_users_server_reads_the_team_pool(home: tuple[Path, str, str]) -> None:
+    path, team, _ = home
+    async with serve("--home", path, "--agent", "bot", "--pool", "team", "--user", "bob") as session:
+        hits = (await call(session, "recall", query="refunds approval", k=5, mode="keyword"))["hits"]
+        got = await call(session, "get", id=team)
+        locker = (await call(session, "recall", query="locker code", k=5, mode="keyword"))["hits"]
+    assert [h["id"] for h in hits] == [team] and got["memory"] is not None
+    assert locker == []
+
+
+async def test_the_federated_agents_server_cannot_forget_a_users_memory(home: tuple[Path, str, str]) -> None:
+    path, _, mine = home
+    async with serve("--home", path, "--agent", "bot", "--pool", "team") as session:
+        forgot = await session.call_tool("forget", {"ids": [mine]})
+        hits = (await call(session, "recall", query="locker code", k=5, mode="keyword"))["hits"]
+    assert forgot.is_error and hits == []

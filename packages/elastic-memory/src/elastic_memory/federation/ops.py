@@ -7,8 +7,9 @@ recall reads every tier.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from ..types import (
 from ..users import SEPARATOR
 from .federation import MemoryFederation
 from .protocol import Entry
-from .sqlite_tier import SQLiteMemoryStore, touching
+from .sqlite_tier import SQLiteMemoryStore, own_rows_only, serving_user, touching
 
 __all__ = ["FederatedOps"]
 
@@ -41,6 +42,9 @@ log = logging.getLogger("elastic_memory.federation")
 
 class FederatedOps:
     """The facades' operations (``MemoryOps``) over ``federation``; ``core`` is the private tier's."""
+
+    #: The user this handle serves (``None``: the agent): set in the context of every tier read.
+    serving: str | None = None
 
     def __init__(self, federation: MemoryFederation, core: MemoryCore) -> None:
         self.federation = federation
@@ -54,10 +58,21 @@ class FederatedOps:
         """The agent whose private tier this is."""
         return self.core.agent_id
 
+    @contextlib.contextmanager
+    def _as_owner(self, *, own_rows: bool = False) -> Iterator[None]:
+        """Tier reads in this block serve this handle's owner (the agent, or one of its users)."""
+        tokens = serving_user.set(self.serving), own_rows_only.set(own_rows)
+        try:
+            yield
+        finally:
+            serving_user.reset(tokens[0])
+            own_rows_only.reset(tokens[1])
+
     async def _plan_recall(self, query: str, k: int, mode: str) -> list[Hit]:
         token = touching.set(False)  # a plan is not an access, as on one file
         try:
-            return await self.federation.search(query, k=k, mode=mode)
+            with self._as_owner(own_rows=True):  # the private tier's candidates are the owner's own
+                return await self.federation.search(query, k=k, mode=mode)
         finally:
             touching.reset(token)
 
@@ -121,7 +136,8 @@ class FederatedOps:
             raise ReadOnlyError(msg)
         record = (await self.federation.get([mid]))[0]
         router = self.federation.router
-        if record.scope is Scope.PRIVATE and record.importance >= router.promote_at and router.has_global:
+        promotes = record.scope is Scope.PRIVATE and record.importance >= router.promote_at and router.has_global
+        if promotes and record.user_id is None:  # a user's memory is that user's: never copied to global
             copy = Entry.create(
                 record.content,
                 now=record.updated_at,
@@ -230,7 +246,8 @@ class FederatedOps:
             await self._embed_once(query)
         token = touching.set(False)  # tiers return more than the merge keeps: touch only what is returned
         try:
-            hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
+            with self._as_owner():
+                hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
         finally:
             touching.reset(token)
         if touch is None:
@@ -262,12 +279,16 @@ class FederatedOps:
 
     async def get(self, id: Any) -> MemoryRecord | None:
         """The memory ``id`` from the most local tier holding it, or ``None``."""
-        found = await self.federation.get([v.check_id(id)])
+        wanted = v.check_id(id)
+        with self._as_owner():
+            found = await self.federation.get([wanted])
         return found[0] if found else None
 
     async def get_many(self, ids: Any) -> list[MemoryRecord]:
         """The memories that exist among ``ids``, in the order given."""
-        return await self.federation.get(v.check_ids(ids))
+        wanted = v.check_ids(ids)
+        with self._as_owner():
+            return await self.federation.get(wanted)
 
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The stored vectors of ``ids``, from the most local SQLite tier holding each."""

@@ -14,7 +14,7 @@ from ..errors import StorageError, UsageError
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .protocol import Entry, TierHealth
 
-__all__ = ["SQLiteMemoryStore", "serving_user", "touching"]
+__all__ = ["SQLiteMemoryStore", "own_rows_only", "serving_user", "touching"]
 
 #: Whether searches made in this context record an access (``None``: the store's
 #: :class:`RecallConfig`). The federation sets it for ``explain()`` and for plans.
@@ -22,6 +22,9 @@ touching: ContextVar[bool | None] = ContextVar("elastic_memory_touching", defaul
 #: The user of the agent a federated call serves (``None``: the agent itself): the private tier
 #: then reads and writes that user's rows only; pools and the global tier are the agent's team's.
 serving_user: ContextVar[str | None] = ContextVar("elastic_memory_serving_user", default=None)
+#: Whether the private tier's searches keep to the served owner's own rows (the agent's plans:
+#: its users' rows never crowd the agent's own out of a plan's candidates).
+own_rows_only: ContextVar[bool] = ContextVar("elastic_memory_own_rows_only", default=False)
 
 
 class SQLiteMemoryStore:
@@ -86,10 +89,12 @@ class SQLiteMemoryStore:
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
         """:meth:`Memory.recall` on this file (recording access unless :data:`touching` says not to)."""
+        core = self._served()
+        given = None if filters is None else dict(filters)
+        if self.name == "private" and own_rows_only.get() and core.user_id is None:
+            given = {**(given or {}), "agent_id": core.agent_id, "user_id": None}
         with self._serving():
-            return await self._served().recall(
-                query, k=k, mode=mode, filters=None if filters is None else dict(filters), touch=touching.get()
-            )
+            return await core.recall(query, k=k, mode=mode, filters=given, touch=touching.get())
 
     async def write(self, entries: Sequence[Entry]) -> list[MemoryId]:
         """Write ``entries`` in one transaction (their ids kept); all or nothing."""

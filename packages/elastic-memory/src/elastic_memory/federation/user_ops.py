@@ -10,18 +10,16 @@ own memories only.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from .._core import MemoryCore
 from .._user_core import MAX_HANDLES, user_core
 from ..errors import AccessDeniedError, UsageError
-from ..types import Explanation, Hit, MemoryId, MemoryRecord
+from ..types import MemoryId, MemoryRecord
 from ..users import check_user, split_owner
 from .federation import MemoryFederation
 from .ops import FederatedOps
-from .sqlite_tier import serving_user
 
 __all__ = ["UserFederatedOps", "federated_user"]
 
@@ -62,6 +60,7 @@ class UserFederatedOps(FederatedOps):
     def __init__(self, federation: MemoryFederation, agent: MemoryCore, user_id: str, *, owns: bool = False) -> None:
         super().__init__(federation, user_core(agent, user_id))
         self.user_id = user_id
+        self.serving = user_id  # every tier read of this handle: the private tier is the user's rows
         self._owns = owns
 
     @property
@@ -69,47 +68,41 @@ class UserFederatedOps(FederatedOps):
         """The agent this user's handle belongs to."""
         return split_owner(self.core.agent_id)[0]
 
-    @asynccontextmanager
-    async def _as_user(self) -> AsyncIterator[None]:
-        token = serving_user.set(self.user_id)
-        try:
-            yield
-        finally:
-            serving_user.reset(token)
-
-    async def _served(self, call: Callable[[], Awaitable[T]]) -> T:
-        async with self._as_user():
-            return await call()
-
-    async def _plan_recall(self, query: str, k: int, mode: str) -> list[Hit]:
-        return await self._served(lambda: super(UserFederatedOps, self)._plan_recall(query, k, mode))
-
-    @staticmethod
-    def _private(fields: Mapping[str, Any]) -> None:
-        if fields.get("scope", "private") not in ("private", None) or fields.get("pool") is not None:
+    async def _write(self, rows: list[dict[str, Any]], per_row: list[bool], dedupe: bool) -> list[MemoryId]:
+        """Write the user's ``rows`` to the private tier: private ones only, under ids no tier holds for another."""
+        if any(row["scope"] != "private" or row["pool"] is not None for row in rows):
             msg = (
                 "a user's memories are private to the user: shared and global memories are written "
                 "from the agent's own handle (Memory.for_agent without for_user)"
             )
             raise UsageError(msg)
+        ids = [str(row["id"]) for row in rows]
+        found = await self.federation.get(ids)  # every tier: a team memory's id is not the user's to take
+        taken = sorted({r.id for r in found if (r.agent_id, r.user_id) != (self.agent_name, self.user_id)})
+        if taken:
+            msg = f"the id(s) {taken} belong to memories that are not this user's: use other ids. Nothing was written."
+            raise AccessDeniedError(msg)
+        return await self.core.write_rows(rows, dedupe=per_row, flag=dedupe)
 
     # ------------------------------------------------------------------- writes
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one of the user's memories in the private tier (never promoted)."""
-        self._private(fields)
-        return await self.core.remember(content, dedupe=dedupe, **fields)
+        if not isinstance(dedupe, bool):
+            msg = f"dedupe must be True or False, got {dedupe!r}"
+            raise UsageError(msg)
+        row = self.core.make_row(content, fields)
+        return (await self._write([row], [dedupe and fields.get("id") is None], dedupe))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many of the user's memories in the private tier, in one transaction."""
         if vectors is not None:
             msg = "vectors= is not available on a federation (Memory.for_agent): each tier embeds with its own model"
             raise UsageError(msg)
-        if isinstance(items, Iterable) and not isinstance(items, str | bytes | Mapping):
-            items = list(items)  # read once: each item is checked here, then written
-            for item in items:
-                if isinstance(item, Mapping):
-                    self._private(item)
-        return await self.core.remember_many(items, dedupe=dedupe)
+        if not isinstance(dedupe, bool):
+            msg = f"dedupe must be True or False, got {dedupe!r}"
+            raise UsageError(msg)
+        rows, per_row = self.core.rows_of(items, dedupe)
+        return await self._write(rows, per_row, dedupe)
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
         """Change one of the user's memories (never promoted)."""
@@ -131,18 +124,6 @@ class UserFederatedOps(FederatedOps):
         return await self.core.archive(ids, archived=archived)
 
     # -------------------------------------------------------------------- reads
-    async def explain(self, query: Any = "", **options: Any) -> Explanation:
-        """Merged recall over the user's private rows and the agent's pools and global tier."""
-        return await self._served(lambda: super(UserFederatedOps, self).explain(query, **options))
-
-    async def get(self, id: Any) -> MemoryRecord | None:
-        """A memory of the user's or of the team's tiers by id (another user's is "none")."""
-        return await self._served(lambda: super(UserFederatedOps, self).get(id))
-
-    async def get_many(self, ids: Any) -> list[MemoryRecord]:
-        """The memories among ``ids`` the user may read."""
-        return await self._served(lambda: super(UserFederatedOps, self).get_many(ids))
-
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The stored vectors of the user's memories among ``ids``."""
         return await self.core.vectors(ids)

@@ -111,9 +111,11 @@ class Owner:
 
     def reaches(self, record: MemoryRecord) -> bool:
         """Whether the agent may see and change ``record``."""
-        if record.user_id != self.user_id:  # a user's memory is served to that user's server only
-            return False
-        return not self.single_file or record.agent_id == self.agent_id
+        if record.user_id is not None and record.user_id != self.user_id:
+            return False  # a user's memory is served to that user's server only
+        if self.single_file:
+            return (record.agent_id, record.user_id) == (self.agent_id, self.user_id)
+        return True  # a federation's tiers are the agent's team's (the handle keeps a user to their own)
 
     def refuse(self, ids: list[str], what: str) -> ToolError:
         msg = (
@@ -165,7 +167,7 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
                 query, k=k, mode=mode, filters=filters, scope=scope, pool=pool, touch=False if read_only else None
             )
         # A federation's private file may hold the agent's users' rows (written through the file itself).
-        return RecallResult(hits=[hit_out(h) for h in hits if h.user_id == owner.user_id])
+        return RecallResult(hits=[hit_out(h) for h in hits if h.user_id in (None, owner.user_id)])
 
     async def build_context(
         user_input: Annotated[str, Field(description="The user's new message.")],
@@ -278,10 +280,9 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
     ) -> Forgotten:
         """Hide memories from recall (recoverable: `elastic-memory restore ID`); returns how many."""
         with library_errors():
-            if owner.single_file:
-                foreign = [r.id for r in await mem.get_many(ids) if not owner.reaches(r)]
-                if foreign:
-                    raise owner.refuse(foreign, "forget")
+            foreign = [r.id for r in await mem.get_many(ids) if not owner.reaches(r)]
+            if foreign:
+                raise owner.refuse(foreign, "forget")
             count = await mem.forget(ids)
         return Forgotten(forgotten=count)
 
