@@ -9,6 +9,7 @@ If a test hangs here, a call waited for the model where it should not (``open``,
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -164,6 +165,27 @@ def test_stores_sharing_an_embedder_load_it_once(tmp_path: Path, slow: SlowLoad)
         a.remember("in a")
         b.remember("in b")
         assert a.stats()["vectors"] == b.stats()["vectors"] == 1
+    assert slow.loads == 1
+
+
+def test_a_federation_opens_during_the_load_and_its_first_write_waits_outside_the_budget(
+    tmp_path: Path, slow: SlowLoad
+) -> None:
+    """Memory.for_agent does not wait for the model; a write waits for it before its tier's time budget starts."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "resilience.json").write_text(json.dumps({"private": {"write_timeout_ms": 50, "write_per_entry_ms": 1}}))
+    with Memory.for_agent("ana", home=home, embedder=slow) as mem:
+        _started(slow)
+        assert mem._core.loading
+        stored: list[str] = []
+        thread = threading.Thread(target=lambda: stored.append(mem.remember("Standup is at 10:00.")))
+        thread.start()
+        thread.join(0.3)  # longer than the write budget (51 ms): the wait for the load is not counted in it
+        assert thread.is_alive()
+        slow.release.set()
+        thread.join(RELEASE_TIMEOUT)
+        assert [h.id for h in mem.recall("standup", k=1, mode="semantic")] == stored
     assert slow.loads == 1
 
 
