@@ -103,7 +103,9 @@ async def mcp_once(db: Path) -> dict[str, float]:
     """Spawn ``elastic-memory mcp`` on a new store: seconds to initialize, tools/list, a first recall."""
     from mcp import ClientSession, StdioServerParameters, stdio_client  # the mcp extra
 
-    params = StdioServerParameters(command=SERVER_CMD, args=["mcp", "--db", str(db)])
+    # The server inherits PYTHONPATH (the SDK passes it only a few variables): to measure another checkout.
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    params = StdioServerParameters(command=SERVER_CMD, args=["mcp", "--db", str(db)], env=env)
     started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
