@@ -157,6 +157,12 @@ def test_without_the_background_worker_the_model_loads_on_first_use(db_path: Pat
         assert slow.loads == 1 and mem.stats()["vectors"] == 1
 
 
+def test_a_lite_tier_does_not_load_the_builtin_model(db_path: Path) -> None:
+    """The governor's LITE tier never loads the built-in model for the loop: nor does opening the store."""
+    with Memory.open(db_path, embedder="auto", loop=LoopConfig(tier="lite")) as mem:
+        assert mem._core._preload is None and not mem._core.loading
+
+
 def test_stores_sharing_an_embedder_load_it_once(tmp_path: Path, slow: SlowLoad) -> None:
     """Two stores opened with one instance (as a federation's tiers are) share one load."""
     with Memory.open(tmp_path / "a.db", embedder=slow) as a, Memory.open(tmp_path / "b.db", embedder=slow) as b:

@@ -343,7 +343,7 @@ class MemoryCore:
             )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
-        if core.loop.config.background:
+        if core.loop.config.background and core.loop.may_embed():  # the governor's tier may rule the model out
             core.preload()
         return core
 
