@@ -4,12 +4,17 @@ Run from the repository root (needs the ``mcp`` extra for the MCP rows)::
 
     python benchmarks/cold_start.py                  # 5 processes per measure, ~1.5 min on 2 vCPUs
     python benchmarks/cold_start.py --runs 9 --think 0,1,3
+    git worktree add /tmp/before <commit>            # then: the same measures of that commit, interleaved
+    python benchmarks/cold_start.py --baseline /tmp/before/packages/elastic-memory/src
 
 **Processes.** Every measure starts its own Python process, so nothing is imported or loaded
 beforehand; the model's files are in the OS page cache after the first run (a warm disk, a
 cold process), as on a machine that has run the library before. The built-in model
 (``embedder="auto"``) throughout. Each row is the median of ``--runs`` processes, with the
-fastest and slowest beside it: the machines this runs on are small and shared.
+fastest and slowest beside it: the machines this runs on are small and shared. With
+``--baseline SRC`` every measure also runs with ``SRC`` (another checkout's
+``packages/elastic-memory/src``) first on ``PYTHONPATH``, process by process in turn with this
+checkout's, so that both see the same moments of a noisy machine.
 
 **Measures.**
 
@@ -80,16 +85,22 @@ mem.close()
 """
 
 
-def child(script: str, *args: str) -> str:
+#: The environment of a measured process: this checkout's, or with a baseline's sources first.
+Env = dict[str, str]
+
+
+def child(env: Env, script: str, *args: str) -> str:
     """Run ``script`` in a new interpreter; its stdout."""
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=True)
+    argv = [sys.executable, "-c", script, *args]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
     return done.stdout
 
 
-def until_line(script: str, *args: str) -> float:
+def until_line(env: Env, script: str, *args: str) -> float:
     """Seconds from spawning ``script`` to its first line on stdout (the process's exit is not counted)."""
     started = time.perf_counter()
-    with subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True) as proc:
+    argv = [sys.executable, "-c", script, *args]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env) as proc:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         elapsed = time.perf_counter() - started
@@ -100,14 +111,14 @@ def until_line(script: str, *args: str) -> float:
     return elapsed
 
 
-async def mcp_once(db: Path, idle: float) -> dict[str, float]:
+async def mcp_once(env: Env, db: Path, idle: float) -> dict[str, float]:
     """``elastic-memory mcp`` on a new store: seconds to initialize, to tools/list; a first recall ``idle`` s later."""
     import anyio  # an mcp dependency
     from mcp import ClientSession, StdioServerParameters, stdio_client  # the mcp extra
 
-    # The server inherits PYTHONPATH (the SDK passes it only a few variables): to measure another checkout.
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-    params = StdioServerParameters(command=SERVER_CMD, args=["mcp", "--db", str(db)], env=env)
+    # The SDK passes the server only a few variables: PYTHONPATH is added (a baseline's sources).
+    extra = {"PYTHONPATH": env["PYTHONPATH"]} if "PYTHONPATH" in env else None
+    params = StdioServerParameters(command=SERVER_CMD, args=["mcp", "--db", str(db)], env=extra)
     started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -128,22 +139,33 @@ async def mcp_once(db: Path, idle: float) -> dict[str, float]:
     }
 
 
-def repeat(runs: int, measure: Callable[[Path], dict[str, float]]) -> dict[str, list[float]]:
-    """``measure`` in ``runs`` fresh processes, each on a new store in a temporary folder."""
-    out: dict[str, list[float]] = {}
+Measure = Callable[[Env, Path], dict[str, float]]
+
+
+def repeat(runs: int, envs: dict[str, Env], measure: Measure) -> dict[str, dict[str, list[float]]]:
+    """``measure`` in ``runs`` fresh processes per environment, in turn, each on a new store: by row, by environment."""
+    out: dict[str, dict[str, list[float]]] = {}
     for _ in range(runs):
-        folder = Path(tempfile.mkdtemp(prefix="cold-start-"))
-        try:
-            for name, seconds in measure(folder / "memory.db").items():
-                out.setdefault(name, []).append(seconds)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        for label, env in envs.items():
+            folder = Path(tempfile.mkdtemp(prefix="cold-start-"))
+            try:
+                for name, seconds in measure(env, folder / "memory.db").items():
+                    out.setdefault(name, {}).setdefault(label, []).append(seconds)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
     return out
 
 
-def rows(label: str, figures: dict[str, list[float]]) -> list[list[object]]:
+def rows(prefix: str, figures: dict[str, dict[str, list[float]]]) -> list[list[object]]:
+    """Table rows: per measure, each environment's median, fastest and slowest (ms)."""
     ms = 1000.0
-    return [[f"{label}{name}", statistics.median(v) * ms, min(v) * ms, max(v) * ms] for name, v in figures.items()]
+    out: list[list[object]] = []
+    for name, by_env in figures.items():
+        cells: list[object] = [f"{prefix}{name}"]
+        for v in by_env.values():
+            cells += [statistics.median(v) * ms, min(v) * ms, max(v) * ms]
+        out.append(cells)
+    return out
 
 
 def main() -> None:
@@ -152,23 +174,38 @@ def main() -> None:
     parser.add_argument("--think", default="0,1", help="seconds between open and the first turn, comma-separated")
     parser.add_argument("--skip-mcp", action="store_true", help="no elastic-memory mcp rows")
     parser.add_argument("--mcp-idle", type=float, default=2.0, help="seconds between tools/list and the first recall")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout's packages/elastic-memory/src, measured in turn"
+    )
     args = parser.parse_args()
     thinks = [float(t) for t in args.think.split(",")]
     print("\n".join(environment()))
-    repeat(1, lambda db: {"warm-up": until_line(FIRST_REMEMBER, str(db))})  # the page cache and the model's folder
+    here = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    envs: dict[str, Env] = {}
+    if args.baseline is not None:
+        envs["baseline"] = {**here, "PYTHONPATH": str(args.baseline.resolve())}
+        print(f"baseline  {args.baseline.resolve()}")
+    envs["checkout"] = here
+    repeat(1, envs, lambda env, db: {"warm-up": until_line(env, FIRST_REMEMBER, str(db))})  # page cache, model folder
 
     out: list[list[object]] = []
-    out += rows("", repeat(args.runs, lambda db: {"import elastic_memory": float(child(IMPORT))}))
-    out += rows("", repeat(args.runs, lambda db: {"start to first remember": until_line(FIRST_REMEMBER, str(db))}))
+    out += rows("", repeat(args.runs, envs, lambda env, db: {"import elastic_memory": float(child(env, IMPORT))}))
+    first = repeat(
+        args.runs, envs, lambda env, db: {"start to first remember": until_line(env, FIRST_REMEMBER, str(db))}
+    )
+    out += rows("", first)
     for think in thinks:
-        turn = repeat(args.runs, lambda db, think=think: json.loads(child(FIRST_TURN, str(db), str(think))))
+        turn = repeat(
+            args.runs, envs, lambda env, db, think=think: json.loads(child(env, FIRST_TURN, str(db), str(think)))
+        )
         out += rows(f"think {think:g} s: ", turn)
     if not args.skip_mcp:
         import anyio  # an mcp dependency
 
-        out += rows("mcp: ", repeat(args.runs, lambda db: anyio.run(mcp_once, db, args.mcp_idle)))
-    section(f"cold start, built-in model, {args.runs} fresh processes per row")
-    print(table("seconds as ms", ["measure", "median", "min", "max"], out, digits=0))
+        out += rows("mcp: ", repeat(args.runs, envs, lambda env, db: anyio.run(mcp_once, env, db, args.mcp_idle)))
+    section(f"cold start, built-in model, {args.runs} fresh processes per row and checkout")
+    headers = ["measure"] + [f"{label} {stat}" for label in envs for stat in ("p50", "min", "max")]
+    print(table("milliseconds", headers, out, digits=0))
 
 
 if __name__ == "__main__":
