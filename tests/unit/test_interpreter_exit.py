@@ -87,6 +87,17 @@ threading.Thread(target=work).start()
 print("done", flush=True)
 """
 
+LOADING_AT_EXIT = """
+import sys, time
+from elastic_memory import Memory
+
+mem = Memory.open(sys.argv[1])  # the built-in model starts loading on its own thread
+model = mem._core._preload.embedder
+while model._tokenizer is None:  # set just before onnxruntime builds its session: exit inside that
+    time.sleep(0.001)
+print("done")
+"""
+
 
 def _run(program: str, db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -139,3 +150,14 @@ def test_a_thread_that_outlives_the_main_thread_can_still_write_and_close(tmp_pa
         assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 5
     finally:
         conn.close()
+
+
+@pytest.mark.model
+def test_exiting_while_the_model_loads_waits_for_the_load_and_stays_quiet(tmp_path: Path) -> None:
+    """If this dies with "terminate called without an active exception", the loading thread is a daemon.
+
+    onnxruntime aborts the process when the interpreter tears it down under a load in progress:
+    exit must wait for the thread started at open (``embedders/preload.py``).
+    """
+    done = _run(LOADING_AT_EXIT, tmp_path / "m.db")
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "done", "")

@@ -25,6 +25,8 @@ from . import _dump
 from . import _validate as v
 from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
+from .embedders.gateway import order
+from .embedders.preload import Preload, preload
 from .errors import EmbedderError, StorageError, UsageError
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
@@ -287,6 +289,8 @@ class MemoryCore:
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
         self._quiet = False
+        #: The model load started when the store opened (until the gateway has resolved).
+        self._preload: Preload | None = None
         self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
         #: The handles of this agent's users (:func:`~elastic_memory._user_core.user_core`), least recent first.
@@ -343,6 +347,8 @@ class MemoryCore:
             )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
+        if core.loop.config.background and core.loop.may_embed():  # the governor's tier may rule the model out
+            core.preload()
         return core
 
     @classmethod
@@ -457,12 +463,31 @@ class MemoryCore:
             self._warned.add(key)
             warnings.warn(message, RecallWarning, stacklevel=4)
 
+    def preload(self) -> None:
+        """Start loading the model the gateway will try first, on a thread of its own (see :mod:`.embedders.preload`).
+
+        Nothing when that embedder has no ``load()`` or the store cannot hold vectors. The first
+        :meth:`embedder` call waits for this load instead of loading the model itself.
+        """
+        if self._resolved or not self.store.has_vec:
+            return
+        first = next(iter(order(self.store.pin, self._candidates)), None)
+        if first is not None:
+            self._preload = preload(first)
+
+    @property
+    def loading(self) -> bool:
+        """Whether the model started at open is still loading (and no embedder is resolved yet)."""
+        return not self._resolved and self._preload is not None and not self._preload.done
+
     async def embedder(self, *, quiet: bool = False) -> Embedder | None:
         """The embedder this database may use now (resolved through the gateway).
 
         Resolved once per pin: when another process pins the database to a model, the
         choice is made again. ``quiet`` reports no :class:`RecallWarning` (the loop degrades
-        silently and reports through ``health()``).
+        silently and reports through ``health()``). While the model started at open loads,
+        it waits for that load (a failed load makes the embedder unhealthy, as a failed
+        first embedding would).
         """
         async with self._resolve_lock:
             self._quiet = quiet
@@ -476,9 +501,12 @@ class MemoryCore:
                 self._resolved = True
                 return None
             failures: list[str] = []
+            preloaded = self._preload
 
             def healthy(e: Embedder) -> bool:
                 try:
+                    if preloaded is not None and preloaded.embedder is e:
+                        preloaded.wait()
                     _as_matrix(e.embed(["health check"]), 1, e.dimension, e.model_id)
                 except Exception as exc:  # noqa: BLE001 - any failure makes the embedder unhealthy
                     failures.append(f"{e.model_id}: {exc}")
@@ -487,7 +515,8 @@ class MemoryCore:
 
             pin = self.store.pin
             self._embedder = await asyncio.to_thread(resolve, pin, self._candidates, healthy)
-            self._resolved, self._resolved_pin = True, pin
+            # The load's outcome counts once: a choice made again (another pin) loads anew.
+            self._resolved, self._resolved_pin, self._preload = True, pin, None
             if self._embedder is None and self._candidates:
                 why = "; ".join(failures) or (
                     f"the database is pinned to {pin.model_id!r} (family {pin.family!r}, {pin.dimension}-d) "

@@ -68,6 +68,7 @@ from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from ._validate import build_row
 from .errors import ElasticMemoryError, UsageError
+from .loop import LoopConfig
 from .memory import Memory
 from .types import Explanation, Hit, MemoryType, RecallMode
 
@@ -186,7 +187,10 @@ def open_memory(
             "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
         )
         raise UsageError(msg)
-    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, user_id=user_id)
+    # No background worker: a command's queued jobs run when it closes the store, and the model is not
+    # loaded ahead of a call that may never need it (stats, export): it loads when a call does.
+    one_shot = LoopConfig(background=False)
+    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, user_id=user_id, loop=one_shot)
     try:
         yield mem
     finally:

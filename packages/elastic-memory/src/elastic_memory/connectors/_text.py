@@ -8,8 +8,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs and types-PyYAML is not a lint dependency
-
 from ..types import MemoryType
 
 __all__ = [
@@ -23,7 +21,6 @@ __all__ = [
     "title_of",
 ]
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML was built with libyaml
 _OPEN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLOSE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*\r?\n?$")
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
@@ -100,8 +97,13 @@ def parse_frontmatter(yaml_text: str) -> Fields:
     Raises:
         BadFrontmatter: The YAML does not parse, is not a mapping, or is too large or deep.
     """
+    # Imported here: PyYAML takes ~45 ms to import, and only notes with frontmatter need it.
+    # PyYAML ships no stubs and types-PyYAML is not a lint dependency.
+    import yaml  # type: ignore[import-untyped]  # noqa: PLC0415
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML was built with libyaml
     try:
-        data = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader: plain data only, never objects
+        data = yaml.load(yaml_text, Loader=loader)  # a safe loader: plain data only, never objects
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
         raise BadFrontmatter(str(e)) from e
     if data is None:

@@ -20,6 +20,12 @@ class Embedder(Protocol):
     whose vectors are interchangeable (a pinned database accepts its own model or one of
     the same family).
 
+    Optional methods: ``embed_query(text)`` (a query's vector, when queries embed
+    differently), ``for_background()`` (an instance for the background worker) and
+    ``load()`` (load a lazily loaded model now: idempotent, thread-safe, ``embed`` waiting
+    for a load in progress; a store opened with the background worker calls it on a thread
+    of its own, see :mod:`elastic_memory.embedders.preload`).
+
     >>> from elastic_memory.testing import FakeEmbedder
     >>> isinstance(FakeEmbedder(), Embedder)
     True

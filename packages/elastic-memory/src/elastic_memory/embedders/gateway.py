@@ -13,7 +13,7 @@ from typing import Protocol
 
 from .base import Embedder
 
-__all__ = ["Pin", "resolve"]
+__all__ = ["Pin", "order", "resolve"]
 
 
 class Pin(Protocol):
@@ -32,6 +32,24 @@ class Pin(Protocol):
         """Its family."""
 
 
+def order(pin: Pin | None, candidates: Sequence[Embedder]) -> list[Embedder]:
+    """The embedders the gateway may use for a database pinned to ``pin``, in the order it tries them.
+
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> a, b = FakeEmbedder(model_id="a", family="f"), FakeEmbedder(model_id="b", family="f")
+    >>> [e.model_id for e in order(None, [a, b])], [e.model_id for e in order(b, [a, b])]
+    (['a', 'b'], ['b', 'a'])
+    >>> order(FakeEmbedder(model_id="c", family="other"), [a, b])
+    []
+    """
+    if pin is None:
+        return list(candidates)
+    fits = [e for e in candidates if e.dimension == pin.dimension]
+    exact = [e for e in fits if e.model_id == pin.model_id]
+    same_family = [e for e in fits if e.model_id != pin.model_id and e.family == pin.family]
+    return [*exact, *same_family]
+
+
 def resolve(pin: Pin | None, candidates: Sequence[Embedder], healthy: Callable[[Embedder], bool]) -> Embedder | None:
     """The embedder to use for a database pinned to ``pin`` (or unpinned), or ``None``.
 
@@ -46,9 +64,4 @@ def resolve(pin: Pin | None, candidates: Sequence[Embedder], healthy: Callable[[
     >>> resolve(FakeEmbedder(model_id="c", family="other"), [a, b], lambda e: True) is None
     True
     """
-    if pin is None:
-        return next((e for e in candidates if healthy(e)), None)
-    fits = [e for e in candidates if e.dimension == pin.dimension]
-    exact = [e for e in fits if e.model_id == pin.model_id]
-    same_family = [e for e in fits if e.model_id != pin.model_id and e.family == pin.family]
-    return next((e for e in [*exact, *same_family] if healthy(e)), None)
+    return next((e for e in order(pin, candidates) if healthy(e)), None)

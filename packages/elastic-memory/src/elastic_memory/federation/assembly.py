@@ -247,8 +247,8 @@ async def build_federation(
         core, moved = await _open_private(root / "agents" / agent / "memory.db", private_options, clock)
     opened: list[MemoryStore] = []
     try:
-        # The model loads now, not inside the first write's time budget.
-        await core.embedder(quiet=True)
+        # The model loads in the background from here (MemoryCore.preload); FederatedOps waits for it
+        # before a write that embeds, outside the tiers' time budgets.
         private = SQLiteMemoryStore(core, name="private")
         private.quarantined_file = moved
         router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)

@@ -83,12 +83,17 @@ class FederatedOps:
         return Entry.from_row(row, dedupe=dedupe)
 
     # ------------------------------------------------------------------- writes
+    async def _model_ready(self) -> None:
+        """Resolve the embedder, waiting for the model to load: a write's time budget is for the write, not the load."""
+        await self.core.embedder(quiet=True)
+
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one memory in the tier its scope routes to (private ones may be promoted)."""
         if not isinstance(dedupe, bool):
             msg = f"dedupe must be True or False, got {dedupe!r}"
             raise UsageError(msg)
         row = self.core.make_row(content, fields)
+        await self._model_ready()
         return (await self.federation.write([self._entry(row, dedupe and fields.get("id") is None)]))[0]
 
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
@@ -100,6 +105,7 @@ class FederatedOps:
             msg = f"dedupe must be True or False, got {dedupe!r}"
             raise UsageError(msg)
         rows, per_row = self.core.rows_of(items, dedupe)
+        await self._model_ready()
         return await self.federation.write([self._entry(r, d) for r, d in zip(rows, per_row, strict=True)])
 
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
@@ -131,6 +137,7 @@ class FederatedOps:
         if not records or records[0].deleted_at is not None:
             msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
             raise UsageError(msg)
+        await self._model_ready()
         if not await self.federation.mutate([mid], "update", change):
             msg = f"the memory {mid!r} is in a read-only tier (a Markdown folder): edit its note instead"
             raise ReadOnlyError(msg)

@@ -551,7 +551,8 @@ class MemoryLoop:
     async def _recall(self, query: str, k: int, filters: dict[str, Any] | None) -> list[Hit]:
         if k <= 0:
             return []
-        embedder = await self.core.embedder(quiet=True) if self.may_embed() else None
+        # While the model started at open still loads, the plan is keyword-only rather than wait for it.
+        embedder = await self.core.embedder(quiet=True) if self.may_embed() and not self.core.loading else None
         mode = "hybrid" if embedder is not None else "keyword"
         if self.core.recall_hook is not None:  # a federation: every tier, the plan keeps its own private hits
             return await self.core.recall_hook(query, k, mode)
