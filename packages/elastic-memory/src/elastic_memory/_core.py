@@ -285,6 +285,8 @@ class MemoryCore:
         self._warned: set[str] = set()
         self._resolve_lock = asyncio.Lock()
         self._quiet = False
+        #: Why no configured embedder could be used, when none could (the last resolution's reason).
+        self.embedder_problem: str | None = None
         self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
         #: Set by a federation: the memory loop's relevance recall goes through it.
@@ -339,6 +341,7 @@ class MemoryCore:
             )
         core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
+        await core.loop.resume()  # memories an earlier process left without a vector: embedded in the background
         return core
 
     @classmethod
@@ -427,6 +430,11 @@ class MemoryCore:
         return None
 
     @property
+    def embeds(self) -> bool:
+        """Whether an embedder is configured (``False``: keyword-only by choice, ``embedder=None``)."""
+        return bool(self._candidates)
+
+    @property
     def configured_embedder(self) -> Embedder | None:
         """The embedder in use, or else the first one configured (``None`` when keyword-only)."""
         if self._resolved:
@@ -479,6 +487,7 @@ class MemoryCore:
                     if pin
                     else "no embedder is healthy"
                 )
+                self.embedder_problem = why
                 self._warn_once("noembed", f"no usable embedder, recall is keyword-only: {why}")
             return self._embedder
 
@@ -841,6 +850,7 @@ class MemoryCore:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         out = await self.store.stats()
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
+        out["vectors_pending"] = await self.store.unembedded()
         out["agent_id"] = self.agent_id
         out["embedder"] = self._embedder.model_id if self._embedder else None
         return out
@@ -891,7 +901,9 @@ class MemoryCore:
         ``vector`` is a query vector searched instead of embedding ``query`` (semantic or
         hybrid mode; with an empty query only the vector leg runs). ``vector_weight``
         replaces the store's :attr:`RecallConfig.vector_weight` for this recall.
-        ``details["flagged"]`` counts the hits from flagged turns (which plans withhold).
+        ``details["flagged"]`` counts the hits from flagged turns (which plans withhold);
+        ``details["vectors_pending"]`` (when the vector leg ran) the store's live memories it
+        could not see, having no vector yet (0: semantic search covered every memory).
         """
         filters = with_scope(filters, scope, pool)
         if query is None:
