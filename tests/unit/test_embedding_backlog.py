@@ -224,6 +224,22 @@ def test_memories_added_with_embedder_none_on_the_command_line_get_vectors(
     assert missing == []
 
 
+def test_the_stats_command_counts_the_backlog_and_embeds_none_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that only reads (``stats``) runs no background worker: the memories keep waiting."""
+    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.setattr(cli, "_embedder_spec", lambda choice: FakeEmbedder() if choice.value == "auto" else None)
+    db = tmp_path / "memory.db"
+    _fill_without_vectors(str(db), _notes(3))
+    result = CliRunner().invoke(cli.app, ["stats", "--db", str(db), "--json"])
+    with Memory.open(db, embedder=None) as mem:
+        missing = _unembedded(mem)
+    assert result.exit_code == 0, result.output
+    assert '"vectors_pending": 3' in result.output
+    assert len(missing) == 3
+
+
 @pytest.mark.model
 def test_the_built_in_model_embeds_a_reopened_backlog(tmp_path: Path) -> None:
     """With ``embedder="auto"`` a keyword-only store's backlog gets MiniLM vectors, and semantic recall finds it."""

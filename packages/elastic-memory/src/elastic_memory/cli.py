@@ -68,6 +68,7 @@ from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from ._validate import build_row
 from .errors import ElasticMemoryError, UsageError
+from .loop import LoopConfig
 from .memory import Memory
 from .types import Explanation, Hit, MemoryType, RecallMode
 
@@ -147,7 +148,7 @@ def reported() -> Iterator[None]:
 
 @contextlib.contextmanager
 def open_memory(
-    db: Path, embedder: EmbedderChoice, *, must_exist: bool = False, agent_id: str = "default"
+    db: Path, embedder: EmbedderChoice, *, must_exist: bool = False, agent_id: str = "default", reads: bool = False
 ) -> Iterator[Memory]:
     """Open the store at ``db`` and close it afterwards.
 
@@ -156,6 +157,8 @@ def open_memory(
         embedder: The ``--embedder`` choice.
         must_exist: Refuse a missing file instead of creating an empty store (read-only commands).
         agent_id: Who writes (the demo writes as :data:`DEMO_AGENT`).
+        reads: The command only reads: no background worker, so memories waiting for a vector
+            are left to a command that writes with a model (it embeds them before it exits).
 
     Yields:
         The open store.
@@ -172,7 +175,8 @@ def open_memory(
             "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
         )
         raise UsageError(msg)
-    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id)
+    loop = LoopConfig(background=False) if reads else None
+    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, loop=loop)
     try:
         yield mem
     finally:
@@ -411,9 +415,12 @@ def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
     model = stats["embedding_model"] or "none (keyword-only)"
     if stats["embedding_model"]:
         model += f", {stats['embedding_dimension']}-d"
+    vectors = str(stats["vectors"])
+    if stats.get("vectors_pending"):
+        vectors += f" ({stats['vectors_pending']} active memories waiting for one)"
     rows = [
         ("memories", memories),
-        ("vectors", str(stats["vectors"])),
+        ("vectors", vectors),
         ("vector index", str(stats["vector_index"])),
         ("embedding model", model),
         ("db size", human_bytes(int(stats["db_size_bytes"]))),
@@ -561,7 +568,7 @@ def recall(
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
     with reported():
         filters = parse_filters(filter_ or [])
-        with open_memory(db, embedder, must_exist=True) as mem:
+        with open_memory(db, embedder, must_exist=True, reads=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
     hits = explanation.hits
@@ -584,7 +591,7 @@ def stats(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Show counts, the vector index, the embedding model and the file size of a store."""
-    with reported(), open_memory(db, embedder, must_exist=True) as mem:
+    with reported(), open_memory(db, embedder, must_exist=True, reads=True) as mem:
         data = _public_stats(mem.stats())
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2))
@@ -600,7 +607,11 @@ def export(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Write the whole store to PATH as JSON lines: memories (hidden ones too), turns, facts with history, the graph."""
-    with reported(), open_memory(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
+    with (
+        reported(),
+        open_memory(db, embedder, must_exist=True, reads=True) as mem,
+        _spinner(f"Exporting {db} to {path}"),
+    ):
         count = mem.export_jsonl(path, vectors=vectors)
     extra = " with their vectors" if vectors else ""
     console_out().print(Text(f"Exported {count} memories{extra} to {path}."), soft_wrap=True)
