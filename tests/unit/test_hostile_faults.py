@@ -363,7 +363,8 @@ class _PinsMeanwhile(FakeEmbedder):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if not self.raced.is_set() and any("Biscuit" in t for t in texts):
             self.raced.set()
-            with Memory.open(self.db, embedder=self.other) as other:
+            # Its worker off: it pins the file and leaves the chunk's backlog to the racing job.
+            with Memory.open(self.db, embedder=self.other, loop=LoopConfig(background=False)) as other:
                 other.remember("pinned by another connection")
         return super().embed(texts)
 

@@ -219,6 +219,35 @@ async def test_jobs_are_shed_when_the_queue_would_take_longer_than_the_headroom(
     assert not worker.submit(Job("extract", _noop, "b"), queue_max=10, headroom_seconds=10)
 
 
+async def test_a_shed_deferrable_job_runs_once_the_queue_runs_dry() -> None:
+    worker = _worker()
+    ran: list[str] = []
+
+    async def note(name: str) -> None:
+        ran.append(name)
+
+    worker.submit(Job("consolidate", lambda: note("first"), "a"), queue_max=1, headroom_seconds=60)
+    assert not worker.submit(
+        Job("embed", lambda: note("deferred"), "b", deferrable=True), queue_max=1, headroom_seconds=60
+    )
+    assert worker.deferred == {"embed": 1}
+    await worker.drain()
+    assert ran == ["first", "deferred"] and worker.deferred == {}
+
+
+async def test_a_shed_ordinary_job_is_dropped() -> None:
+    worker = _worker()
+    ran: list[str] = []
+
+    async def note() -> None:
+        ran.append("x")
+
+    worker.submit(Job("consolidate", _noop, "a"), queue_max=1, headroom_seconds=60)
+    worker.submit(Job("extract", note, "b"), queue_max=1, headroom_seconds=60)
+    await worker.drain()
+    assert ran == [] and worker.deferred == {}
+
+
 async def test_a_queued_key_is_not_queued_twice() -> None:
     worker = _worker()
     ran: list[str] = []

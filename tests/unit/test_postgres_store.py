@@ -339,11 +339,14 @@ async def test_a_claim_is_held_against_another_process_until_released(url: str) 
 
 
 async def test_a_background_job_another_process_holds_is_skipped_then_done_later(url: str) -> None:
-    """Two processes serving one agent: the one without the claim leaves the work to the holder."""
+    """Two processes serving one store: the one without the claim leaves the work to the holder.
+
+    Embedding is the store's (every agent's rows), so its claim is ``"embed"``, not ``"<agent>:embed"``.
+    """
     other = await PostgresStore.open(url)
     mem = await _open(url, loop=LoopConfig(background=False))
     try:
-        async with other.claim("default:embed"):
+        async with other.claim("embed"):
             await mem.record_turn("My dog is called Biscuit.", "What a lovely name!")
             await mem.drain()
             skipped = (await mem.stats())["vectors"]

@@ -291,6 +291,8 @@ class MemoryCore:
         self._quiet = False
         #: The model load started when the store opened (until the gateway has resolved).
         self._preload: Preload | None = None
+        #: Why no configured embedder could be used, when none could (the last resolution's reason).
+        self.embedder_problem: str | None = None
         self._query_batches = _QueryBatches()
         self.loop: MemoryLoop
         #: The handles of this agent's users (:func:`~elastic_memory._user_core.user_core`), least recent first.
@@ -349,6 +351,7 @@ class MemoryCore:
         core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
         if core.loop.config.background and core.loop.may_embed():  # the governor's tier may rule the model out
             core.preload()
+        await core.loop.resume()  # memories an earlier process left without a vector: embedded in the background
         return core
 
     @classmethod
@@ -449,6 +452,11 @@ class MemoryCore:
         return None
 
     @property
+    def embeds(self) -> bool:
+        """Whether an embedder is configured (``False``: keyword-only by choice, ``embedder=None``)."""
+        return bool(self._candidates)
+
+    @property
     def configured_embedder(self) -> Embedder | None:
         """The embedder in use, or else the first one configured (``None`` when keyword-only)."""
         if self._resolved:
@@ -524,6 +532,7 @@ class MemoryCore:
                     if pin
                     else "no embedder is healthy"
                 )
+                self.embedder_problem = why
                 self._warn_once("noembed", f"no usable embedder, recall is keyword-only: {why}")
             return self._embedder
 
@@ -891,6 +900,7 @@ class MemoryCore:
         """Counts and facts about the store; see :meth:`AsyncMemory.stats`."""
         out = await self.store.stats()
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
+        out["vectors_pending"] = await self.store.unembedded()
         out["agent_id"], out["user_id"] = self.agent_id, None
         out["embedder"] = self._embedder.model_id if self._embedder else None
         return out
@@ -941,7 +951,9 @@ class MemoryCore:
         ``vector`` is a query vector searched instead of embedding ``query`` (semantic or
         hybrid mode; with an empty query only the vector leg runs). ``vector_weight``
         replaces the store's :attr:`RecallConfig.vector_weight` for this recall.
-        ``details["flagged"]`` counts the hits from flagged turns (which plans withhold).
+        ``details["flagged"]`` counts the hits from flagged turns (which plans withhold);
+        ``details["vectors_pending"]`` (when the vector leg ran) the store's live memories it
+        could not see, having no vector yet (0: semantic search covered every memory).
         """
         filters = self.scoped(with_scope(filters, scope, pool))
         if query is None:

@@ -162,6 +162,7 @@ def open_memory(
     must_exist: bool = False,
     agent_id: str = "default",
     user_id: str | None = None,
+    reads: bool = False,
 ) -> Iterator[Memory]:
     """Open the store at ``db`` and close it afterwards.
 
@@ -171,6 +172,9 @@ def open_memory(
         must_exist: Refuse a missing file instead of creating an empty store (read-only commands).
         agent_id: Who writes (the demo writes as :data:`DEMO_AGENT`).
         user_id: The agent's user it serves (``--user``; ``None``: the agent's own).
+        reads: The command only reads: no background worker (the model is not loaded ahead of a
+            call that may never need it, and memories waiting for a vector are left to a command
+            that writes with a model, which embeds them before it exits).
 
     Yields:
         The open store.
@@ -187,10 +191,8 @@ def open_memory(
             "or create one with `elastic-memory add` or `elastic-memory demo --db PATH`"
         )
         raise UsageError(msg)
-    # No background worker: a command's queued jobs run when it closes the store, and the model is not
-    # loaded ahead of a call that may never need it (stats, export): it loads when a call does.
-    one_shot = LoopConfig(background=False)
-    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, user_id=user_id, loop=one_shot)
+    loop = LoopConfig(background=False) if reads else None
+    mem = Memory.open(db, embedder=_embedder_spec(embedder), agent_id=agent_id, user_id=user_id, loop=loop)
     try:
         yield mem
     finally:
@@ -429,9 +431,12 @@ def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
     model = stats["embedding_model"] or "none (keyword-only)"
     if stats["embedding_model"]:
         model += f", {stats['embedding_dimension']}-d"
+    vectors = str(stats["vectors"])
+    if stats.get("vectors_pending"):
+        vectors += f" ({stats['vectors_pending']} active memories waiting for one)"
     rows = [
         ("memories", memories),
-        ("vectors", str(stats["vectors"])),
+        ("vectors", vectors),
         ("vector index", str(stats["vector_index"])),
         ("embedding model", model),
         ("db size", human_bytes(int(stats["db_size_bytes"]))),
@@ -584,7 +589,7 @@ def recall(
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
     with reported():
         filters = parse_filters(filter_ or [])
-        with open_memory(db, embedder, must_exist=True, user_id=user) as mem:
+        with open_memory(db, embedder, must_exist=True, user_id=user, reads=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
     hits = explanation.hits
@@ -607,7 +612,7 @@ def stats(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Show counts, the vector index, the embedding model and the file size of a store."""
-    with reported(), open_memory(db, embedder, must_exist=True) as mem:
+    with reported(), open_memory(db, embedder, must_exist=True, reads=True) as mem:
         data = _public_stats(mem.stats())
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2))
@@ -623,7 +628,11 @@ def export(
     embedder: EmbedderOption = EmbedderChoice.AUTO,
 ) -> None:
     """Write the whole store to PATH as JSON lines: memories (hidden ones too), turns, facts with history, the graph."""
-    with reported(), open_memory(db, embedder, must_exist=True) as mem, _spinner(f"Exporting {db} to {path}"):
+    with (
+        reported(),
+        open_memory(db, embedder, must_exist=True, reads=True) as mem,
+        _spinner(f"Exporting {db} to {path}"),
+    ):
         count = mem.export_jsonl(path, vectors=vectors)
     extra = " with their vectors" if vectors else ""
     console_out().print(Text(f"Exported {count} memories{extra} to {path}."), soft_wrap=True)

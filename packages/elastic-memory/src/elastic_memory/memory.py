@@ -366,7 +366,11 @@ class AsyncMemory(_Facade):
         vector: Sequence[float] | None = None,
         vector_weight: float | None = None,
     ) -> Explanation:
-        """Recall without recording access, and say how the result was made."""
+        """Recall without recording access, and say how the result was made.
+
+        ``details["vectors_pending"]``, when the query was meant for semantic search: the
+        store's live memories it could not see yet (no vector; keyword search still finds them).
+        """
         return await _runner.arun(
             self._ops.explain(
                 query,
@@ -417,7 +421,11 @@ class AsyncMemory(_Facade):
         return await _runner.arun(self._ops.prune(policy, **fields))
 
     async def stats(self) -> dict[str, Any]:
-        """Counts, vector index (tier, vectors, dimension, RAM bytes, ANN), embedding pin, driver and file size."""
+        """Counts, vector index (tier, vectors, dimension, RAM bytes, ANN), embedding pin, driver and file size.
+
+        ``vectors_pending`` counts the live memories still without a vector (every agent's): the
+        worker embeds them, :meth:`drain` waits for them.
+        """
         return await _runner.arun(self._ops.stats())
 
     async def load_index(self) -> str:
@@ -531,7 +539,12 @@ class AsyncMemory(_Facade):
         return await _runner.arun(self._core.loop.tick())
 
     async def drain(self) -> None:
-        """Wait until the background queue is empty (before unloading the host's model)."""
+        """Wait until the background queue is empty and every live memory has a vector (before unloading the model).
+
+        When no vector can be made (no usable embedder, a governor tier that embeds nothing, a
+        read-only store, a failing embedder) it returns with the rest waiting, says why once in
+        the log, and ``stats()["vectors_pending"]`` counts them.
+        """
         await _runner.arun(self._core.loop.drain())
 
     async def end_session(self, session_id: str | None) -> None:
@@ -827,7 +840,11 @@ class Memory(_Facade):
         vector: Sequence[float] | None = None,
         vector_weight: float | None = None,
     ) -> Explanation:
-        """Recall without recording access, and say how the result was made."""
+        """Recall without recording access, and say how the result was made.
+
+        ``details["vectors_pending"]``, when the query was meant for semantic search: the
+        store's live memories it could not see yet (no vector; keyword search still finds them).
+        """
         return _runner.run(
             self._ops.explain(
                 query,
@@ -879,7 +896,11 @@ class Memory(_Facade):
         return _runner.run(self._ops.prune(policy, **fields), "prune")
 
     def stats(self) -> dict[str, Any]:
-        """Counts, vector index (tier, vectors, dimension, RAM bytes, ANN), embedding pin, driver and file size."""
+        """Counts, vector index (tier, vectors, dimension, RAM bytes, ANN), embedding pin, driver and file size.
+
+        ``vectors_pending`` counts the live memories still without a vector (every agent's): the
+        worker embeds them, :meth:`drain` waits for them.
+        """
         return _runner.run(self._ops.stats(), "stats")
 
     def load_index(self) -> str:
@@ -989,7 +1010,12 @@ class Memory(_Facade):
         return _runner.run(self._core.loop.tick(), "tick")
 
     def drain(self) -> None:
-        """Wait until the background queue is empty (before unloading the host's model)."""
+        """Wait until the background queue is empty and every live memory has a vector (before unloading the model).
+
+        When no vector can be made (no usable embedder, a governor tier that embeds nothing, a
+        read-only store, a failing embedder) it returns with the rest waiting, says why once in
+        the log, and ``stats()["vectors_pending"]`` counts them.
+        """
         _runner.run(self._core.loop.drain(), "drain")
 
     def end_session(self, session_id: str | None) -> None:

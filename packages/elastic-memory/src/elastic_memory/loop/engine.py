@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from .. import _runner
 from .. import _validate as v
 from ..context import ContextPlan, PlanItem, assemble, check_counter, estimate_tokens
 from ..embedders import MiniLMEmbedder
@@ -180,6 +181,11 @@ class MemoryLoop:
         self.llm_extractor = LLMExtractor(language=config.language, policy=config.extraction)
         self.errors: dict[str, int] = {}
         self.last_error: str | None = None
+        #: Vectors the embed job stored (``drain`` tells progress by it).
+        self.embedded = 0
+        #: Set by :meth:`close`: the embed job finishes its batches but chains no follow-up.
+        self.closing = False
+        self._backlog_said: set[str] = set()  # why drain left a backlog, each reason logged once
         self.last_turn_at = time.monotonic()
         self.consolidated_at = time.monotonic()
         self._session: str | None = None
@@ -235,28 +241,83 @@ class MemoryLoop:
         log.warning("elastic-memory %s", self.last_error)
         return self.last_error
 
-    def submit(self, kind: str, key: str, run: Callable[[], Any], *, critical: bool = False) -> bool:
+    def submit(
+        self,
+        kind: str,
+        key: str,
+        run: Callable[[], Any],
+        *,
+        critical: bool = False,
+        defer: bool = False,
+        store_wide: bool = False,
+    ) -> bool:
         """Queue a job (or, with ``background=False``, keep it for the next drain/tick).
 
         Jobs over the store's shared state (not this process's own access counts) run under
-        the store's claim on ``agent:key``: of two processes serving one agent, one does it.
+        the store's claim on ``agent:key``: of two processes serving one agent, one does it;
+        a ``store_wide`` job (work on every agent's rows) claims ``key`` alone: of all the
+        processes serving the store, one does it. A ``defer`` job that load shedding refuses
+        runs once the queue has run dry instead of being dropped.
         """
         profile = self.profile
         if kind != "touch":
-            run = self._claimed(key, run)
-        job = Job(kind=kind, run=run, key=self._jobs_prefix + key, critical=critical)
+            own = self._jobs_prefix + key if self._jobs_prefix else f"{self.agent_id}:{key}"
+            run = self._claimed(key if store_wide else own, run)
+        queued = key if store_wide else self._jobs_prefix + key  # one store-wide job serves every user's loop
+        job = Job(kind=kind, run=run, key=queued, critical=critical, deferrable=defer)
         return self.worker.submit(job, queue_max=profile.queue_max, headroom_seconds=profile.headroom_seconds)
 
-    def _claimed(self, key: str, run: Callable[[], Any]) -> Callable[[], Awaitable[None]]:
+    def _claimed(self, name: str, run: Callable[[], Any]) -> Callable[[], Awaitable[None]]:
         async def claimed() -> None:
-            name = self._jobs_prefix + key if self._jobs_prefix else f"{self.agent_id}:{key}"
             async with self.core.store.claim(name) as mine:
                 if mine:
                     await run()
                 else:
-                    log.debug("elastic-memory: job %s skipped, another process is running it", key)
+                    log.debug("elastic-memory: job %s skipped, another process is running it", name)
 
         return claimed
+
+    def queue_embedding(self, *, critical: bool = False) -> bool:
+        """Queue the embed job: vectors for every live memory of the store that has none.
+
+        It is never dropped: shed, it waits for the queue to run dry (see :class:`.Job`).
+        """
+        return self.submit(
+            "embed", "embed", lambda: jobs.embed_pending(self), critical=critical, defer=True, store_wide=True
+        )
+
+    async def embedding_blocked(self) -> str | None:
+        """Why the embed job can give no vectors now (``None``: it can)."""
+        store = self.core.store
+        if not store.has_vec:
+            return "the store cannot hold vectors (sqlite-vec or pgvector is missing)"
+        if store.read_only is not None:
+            return f"the store is open read-only ({store.read_only})"
+        if not self.core.embeds:
+            return "no embedder is configured (open the store with embedder='auto' or an Embedder)"
+        if not self.may_embed():
+            return f"the governor's {self.profile.tier.value} tier embeds nothing in the background"
+        if await self.core.embedder(quiet=True) is None:
+            return f"no configured embedder is usable ({self.core.embedder_problem or 'see the RecallWarning'})"
+        return None
+
+    async def resume(self) -> None:
+        """At open: queue the embedding of memories earlier processes left without a vector.
+
+        Only where a background worker runs and the store has an embedder to give them; the
+        count reads the backlog's index, so a store with none pays nothing, and no model is
+        loaded here (the job resolves it on the worker).
+        """
+        store = self.core.store
+        if not (self.supported and self.config.background and store.has_vec and store.read_only is None):
+            return
+        if not self.core.embeds or not self.may_embed():
+            return
+        try:
+            if await store.unembedded():
+                self.queue_embedding()
+        except Exception as e:  # noqa: BLE001 - the store opened: a backlog waits for the next turn or drain
+            self.failed("embedding backlog", e)
 
     # -------------------------------------------------------------- record_turn
     async def record_turn(self, user: Any, reply: Any, session_id: Any = None, metadata: Any = None) -> TurnReceipt:
@@ -408,7 +469,7 @@ class MemoryLoop:
         """Queue the work a stored turn leaves: extraction, embedding, ending earlier sessions."""
         if self.llm_extraction_due():
             self.submit("extract", "extract", lambda: jobs.extract_pending(self))
-        self.submit("embed", "embed", lambda: jobs.embed_pending(self))
+        self.queue_embedding()
         if session != self._session:
             self._session = session
             self.submit("session_summary", "end-others", lambda: jobs.end_other_sessions(self), critical=True)
@@ -855,7 +916,7 @@ class MemoryLoop:
             )
             mid = await self.store.release_memory(self.agent_id, item.id, row)
             if mid is not None:
-                self.submit("embed", "embed", lambda: jobs.embed_pending(self))
+                self.queue_embedding()
                 return str(mid)
         else:
             msg = (
@@ -986,8 +1047,38 @@ class MemoryLoop:
         return profile
 
     async def drain(self) -> None:
-        """Run every queued job to the end."""
+        """Run every queued job to the end, then embed every live memory still without a vector.
+
+        The backlog is the whole store's (every agent's rows), whoever left it: shed jobs, a
+        process that closed early, writes with ``embedder=None``. When no vector can be made
+        (no usable embedder, a tier that embeds nothing, a read-only store, a failing
+        embedder, another process holding the store's embedding), it returns with the
+        backlog left, logs why once, and ``stats()["vectors_pending"]`` counts what is left.
+        """
         await self.worker.drain()
+        if self.supported:
+            await self._embed_backlog()
+
+    async def _embed_backlog(self) -> None:
+        while not _runner.exiting():
+            left = await self.core.store.unembedded()
+            if not left:
+                return
+            why = await self.embedding_blocked()
+            if why is None:
+                done, failed = self.embedded, self.worker.errors.get("embed", 0)
+                self.queue_embedding(critical=True)  # the host waits for it: never shed
+                await self.worker.drain()
+                if self.embedded > done:
+                    continue
+                if self.worker.errors.get("embed", 0) > failed:
+                    why = f"the embed job failed ({self.worker.last_error})"
+                else:
+                    why = "the embed job stored no vector (another process may be embedding the store)"
+            if self.core.embeds and why not in self._backlog_said:
+                self._backlog_said.add(why)
+                log.warning("elastic-memory: drain() left %d memories without a vector: %s", left, why)
+            return
 
     async def end_session(self, session_id: Any) -> None:
         """End a session now: summary, consolidation (in the background)."""
@@ -1003,7 +1094,8 @@ class MemoryLoop:
         self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self), critical=True)
 
     async def close(self) -> None:
-        """Finish the queue and stop the worker."""
+        """Finish the queue and stop the worker (an embed job running chains no follow-up: see ``drain``)."""
+        self.closing = True
         await self.worker.stop()
 
     async def health(self) -> dict[str, Any]:
@@ -1019,6 +1111,7 @@ class MemoryLoop:
             "jobs_done": dict(self.worker.done),
             "jobs_failed": dict(self.worker.errors),
             "jobs_shed": dict(self.worker.admission.shed),
+            "jobs_deferred": self.worker.deferred,
             "errors": dict(self.errors),
             "last_error": self.last_error or self.worker.last_error,
             "llm": None,

@@ -42,7 +42,9 @@ __all__ = [
 
 #: Turns one extraction job takes; more are left for the next job.
 EXTRACT_BATCH = 16
+#: Memories one embedding batch takes, and the batches of one embed job (a follow-up job takes the rest).
 EMBED_BATCH = 32
+EMBED_BATCHES = 8
 #: Texts per embedding call in the background: short calls, so the host's next call waits for little.
 EMBED_STEP = 8
 #: Retention below which an unimportant, never recalled chunk (or auto fact) is archived.
@@ -146,21 +148,27 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
         graph=graph_write(extraction) if extraction else None,
     )
     if rows:
-        loop.submit("embed", "embed", lambda: embed_pending(loop))
+        loop.queue_embedding()
     return True
 
 
 # ---------------------------------------------------------------------- embed
 async def embed_pending(loop: MemoryLoop) -> None:
-    """Give vectors to memories written without one (the write path never embeds)."""
-    if not loop.core.store.has_vec or not loop.may_embed():
+    """Give vectors to memories written without one (the write path never embeds), every agent's.
+
+    ``EMBED_BATCHES`` batches, then a follow-up job for the rest: load shedding may defer
+    it, never drop it (see :meth:`.MemoryLoop.queue_embedding`); a closing store chains none
+    (the next store opened with a model, or ``drain``, goes on).
+    """
+    store = loop.core.store
+    if not store.has_vec or store.read_only is not None or not loop.may_embed():
         return
     embedder = await loop.core.embedder(quiet=True)
     if embedder is None:
         return
     background = loop.core.background_embedder(embedder)
-    for _ in range(8):
-        pending = await loop.store.pending_vectors(loop.agent_id, EMBED_BATCH)
+    for _ in range(EMBED_BATCHES):
+        pending = await loop.store.pending_vectors(EMBED_BATCH)
         if not pending:
             return
         parts = []
@@ -170,10 +178,13 @@ async def embed_pending(loop: MemoryLoop) -> None:
             parts.append(await loop.core.embed_texts(background, texts))
         vectors = np.concatenate(parts)
         items = [(mid, digest, vectors[i]) for i, (mid, _, digest) in enumerate(pending)]
-        if await loop.store.attach_vectors(items, loop.core.pin_for(embedder)) == 0:
+        stored = await loop.store.attach_vectors(items, loop.core.pin_for(embedder))
+        loop.embedded += stored
+        if stored == 0:
             return
         await asyncio.sleep(0)
-    loop.submit("embed", "embed", lambda: embed_pending(loop))
+    if not loop.closing:
+        loop.queue_embedding()
 
 
 # ------------------------------------------------------------------ summaries
@@ -255,7 +266,7 @@ async def session_summary(loop: MemoryLoop, session: str) -> None:
         )
         summary_id = str(ids[0])
     await loop.store.end_session(loop.agent_id, session, summary_id, state.last_turn_at)
-    loop.submit("embed", "embed", lambda: embed_pending(loop))
+    loop.queue_embedding()
     loop.submit("consolidate", "consolidate", lambda: consolidate(loop))
 
 

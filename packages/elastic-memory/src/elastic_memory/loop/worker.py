@@ -285,12 +285,17 @@ def _consume(future: asyncio.Future[Any]) -> None:
 
 @dataclass
 class Job:
-    """One unit of background work. ``key`` coalesces duplicates (one per key queued)."""
+    """One unit of background work. ``key`` coalesces duplicates (one per key queued).
+
+    A ``deferrable`` job that load shedding refuses is kept aside, not dropped: it asks
+    again once the queue has run dry (or at the next :meth:`Worker.drain`).
+    """
 
     kind: str
     run: Callable[[], Awaitable[None]]
     key: str
     critical: bool = False
+    deferrable: bool = False
     enqueued_at: float = field(default_factory=time.monotonic)
     estimate: float = 0.0
 
@@ -316,6 +321,8 @@ class Worker:
         self._queued_seconds = 0.0
         self._queued_kinds: deque[str] = deque()
         self._keys: set[str] = set()
+        # Deferrable jobs shedding refused, by key, with the limits they were refused under.
+        self._deferred: dict[str, tuple[Job, int, float]] = {}
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -349,8 +356,16 @@ class Worker:
         """Jobs waiting (not counting the one running)."""
         return len(self._queue)
 
+    @property
+    def deferred(self) -> dict[str, int]:
+        """Deferrable jobs shedding refused that wait for the queue to run dry, by kind."""
+        out: dict[str, int] = {}
+        for job, _, _ in self._deferred.values():
+            out[job.kind] = out.get(job.kind, 0) + 1
+        return out
+
     def submit(self, job: Job, *, queue_max: int, headroom_seconds: float) -> bool:
-        """Queue ``job`` unless the same key is queued or load shedding refuses it."""
+        """Queue ``job`` unless the same key is queued or load shedding refuses it (a deferrable job then waits)."""
         if self._stopping:
             return False
         if job.key in self._keys:
@@ -366,7 +381,10 @@ class Worker:
             depth_seconds=depth if (self._queue or self._running) else None,
         )
         if not admitted:
+            if job.deferrable:
+                self._deferred[job.key] = (job, queue_max, headroom_seconds)
             return False
+        self._deferred.pop(job.key, None)
         job.estimate = self.admission.estimate(job.kind)
         self._queue.append(job)
         self._keys.add(job.key)
@@ -378,10 +396,26 @@ class Worker:
             self.start()
         return True
 
+    def _readmit(self) -> bool:
+        """The queue ran dry: each deferred job asks admission again; whether any was queued.
+
+        Nothing waits ahead of them now, so only a tier that admits no background work at
+        all (``queue_max`` 0) keeps them aside.
+        """
+        deferred, self._deferred = self._deferred, {}
+        queued = False
+        for job, queue_max, headroom in deferred.values():
+            if queue_max == 0:
+                self._deferred[job.key] = (job, queue_max, headroom)
+                continue
+            job.enqueued_at = time.monotonic()
+            queued = self.submit(job, queue_max=queue_max, headroom_seconds=headroom) or queued
+        return queued
+
     async def drain(self) -> None:
-        """Wait until every queued job has run (run them here when not in the background)."""
+        """Wait until every queued job, and every deferred one, has run (run them here when not in the background)."""
         if not self.background:
-            while self._queue and not self._stopping:
+            while not self._stopping and (self._queue or self._readmit()):
                 await self._run_one(self._queue.popleft())
             return
         async with self.calls.hurried():
@@ -411,7 +445,7 @@ class Worker:
     async def _main(self) -> None:
         try:
             while not _runner.exiting():  # at interpreter exit the queue is left: nothing committed is lost
-                if not self._queue:
+                if not self._queue and not self._readmit():
                     self._idle.set()
                     self._wake.clear()
                     await self._wake.wait()

@@ -2,7 +2,9 @@
 
 The store does the I/O (:class:`~elastic_memory.storage.SQLiteStore`), ``fusion`` does
 the arithmetic; this module decides which legs run, with how many candidates, and records
-what happened in :class:`~elastic_memory.Explanation` ``.details``.
+what happened in :class:`~elastic_memory.Explanation` ``.details``: when semantic search
+was asked for with a query vector, ``vectors_pending`` counts the store's live memories it
+could not see (no vector yet; the keyword leg still finds them), 0 when it searched them all.
 """
 
 from __future__ import annotations
@@ -90,9 +92,18 @@ async def run(
         details["vector_ms"] = _ms(t)
         return qvec, ranking
 
+    async def backlog() -> int | None:
+        # What the vector leg cannot see (or, with no vector stored yet, made it stand down): live
+        # memories without a vector, counted from an index of them, not a scan. Not asked of a
+        # keyword recall, nor of a store with no embedder (keyword-only by choice).
+        wanted = mode is not RecallMode.KEYWORD and (embed is not None or vector is not None)
+        return await store.unembedded() if wanted else None
+
     # The legs overlap: on a server each has its own connection, and embedding overlaps the keyword search.
-    kw, (qvec, vec) = await asyncio.gather(keyword_leg(), vector_leg())
+    kw, (qvec, vec), pending = await asyncio.gather(keyword_leg(), vector_leg(), backlog())
     details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
+    if pending is not None:
+        details["vectors_pending"] = pending
     kw_scores, vec_scores = dict(kw), dict(vec)
     if effective is RecallMode.KEYWORD:
         ranked = kw

@@ -227,6 +227,10 @@ class Backend(Protocol):
         """How many live memories matching ``filters`` carry each tag."""
         ...
 
+    async def unembedded(self) -> int:
+        """How many live memories, in every agent's rows, have no vector yet (the embedding backlog)."""
+        ...
+
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
         """For each memory with a session: the live memories just before and after it there, and the session key.
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import pg_queries as pq
-from .queries import Prepared, in_list
+from .queries import UNEMBEDDED, Prepared, in_list
 
 __all__ = [
     "FACT_COLUMNS",
@@ -286,13 +286,17 @@ INSERT_EDGE = (
 EDGES_FROM = "SELECT dst_id, relation FROM memory_edges WHERE src_id = ? ORDER BY dst_id, relation"
 
 
-def pending_vectors(agent_id: str, now: float, limit: int) -> Prepared:
-    """Live memories of an agent still without a vector, oldest first: ``(seq, id, content, content_hash)``."""
+def pending_vectors(now: float, limit: int) -> Prepared:
+    """Live memories still without a vector, oldest first: ``(seq, id, content, content_hash)``.
+
+    Every agent's rows of the store (and every partition of an agent's): the vectors are the
+    store's, whoever wrote the rows. The backlog's partial index serves it (see :data:`.queries.UNEMBEDDED`).
+    """
     sql = (
-        "SELECT seq, id, content, content_hash FROM memories WHERE agent_id = ? AND has_vector = 0 "
-        "AND deleted_at IS NULL AND archived = 0 AND (expires_at IS NULL OR expires_at > ?) ORDER BY seq LIMIT ?"
+        f"SELECT m.seq, m.id, m.content, m.content_hash FROM memories AS m WHERE {UNEMBEDDED} "
+        'AND (m."expires_at" IS NULL OR m."expires_at" > ?) ORDER BY m.seq LIMIT ?'
     )
-    return sql, [agent_id, now, limit]
+    return sql, [now, limit]
 
 
 # ------------------------------------------------------------------------ the graph's walk

@@ -560,10 +560,10 @@ class LoopStore:
         return [(r[0], r[1]) for r in await self._read(lq.EDGES_FROM, [memory_id])]
 
     # ------------------------------------------------------------------ vectors
-    async def pending_vectors(self, agent_id: str, limit: int) -> list[tuple[str, str, str]]:
-        """``(id, content, content_hash)`` of live memories without a vector, oldest first."""
+    async def pending_vectors(self, limit: int) -> list[tuple[str, str, str]]:
+        """``(id, content, content_hash)`` of live memories without a vector, every agent's, oldest first."""
         now = self.store.clock()
-        return [(r[1], r[2], r[3]) for r in await self._read(*lq.pending_vectors(agent_id, now, limit))]
+        return [(r[1], r[2], r[3]) for r in await self._read(*lq.pending_vectors(now, limit))]
 
     async def attach_vectors(self, items: Sequence[tuple[str, str, F32]], pin: EmbeddingPin) -> int:
         """Give memories their vectors: ``(id, content_hash the vector was made from, vector)``.

@@ -37,6 +37,7 @@ __all__ = [
     "select_rows",
     "tag_counts",
     "tsquery",
+    "unembedded",
     "vector_ranking",
     "vector_scan",
 ]
@@ -258,6 +259,11 @@ def page(filters: Filters, *, state: str, after: int, limit: int, now: float) ->
 def tag_counts(filters: Filters, *, now: float, prefix: str | None = None) -> Prepared:
     """:func:`.queries.tag_counts` for PostgreSQL."""
     return _pg(q.tag_counts(filters, now=now, prefix=prefix, metadata=metadata_node))
+
+
+def unembedded(*, now: float) -> Prepared:
+    """:func:`.queries.unembedded` for PostgreSQL."""
+    return _pg(q.unembedded(now=now))
 
 
 def keyword_search(match: str, filters: Filters, *, now: float, limit: int) -> Prepared:

@@ -29,6 +29,7 @@ __all__ = [
     "quote_ident",
     "select_rows",
     "tag_counts",
+    "unembedded",
     "vec_create",
     "vec_knn",
     "vec_scan",
@@ -412,6 +413,17 @@ def seqs_checked(seqs: Sequence[int], filters: Filters, *, now: float) -> Prepar
     where, params = live_filter(filters, now=now)
     listed, values = in_list("m.seq", seqs)
     return f"SELECT m.seq, {where} FROM memories AS m WHERE {listed}", [*params, *values]
+
+
+#: Live memories without a vector (whichever agent's): the condition of the ``memories_unembedded``
+#: partial index (schema v9), which a query must repeat for the index to serve it.
+UNEMBEDDED = 'm."has_vector" = 0 AND m."deleted_at" IS NULL AND m."archived" = 0'
+
+
+def unembedded(*, now: float) -> Prepared:
+    """How many unexpired live memories of the whole store have no vector yet (read from the backlog's index)."""
+    sql = f'SELECT count(*) FROM memories AS m WHERE {UNEMBEDDED} AND (m."expires_at" IS NULL OR m."expires_at" > ?)'
+    return sql, [now]
 
 
 def browse(filters: Filters, *, now: float, limit: int, metadata: MetadataCompiler | None = None) -> Prepared:

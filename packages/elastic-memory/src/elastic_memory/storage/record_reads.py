@@ -41,9 +41,13 @@ class Dialect(Protocol):
         """``(tag, count)`` over live memories matching ``filters``."""
         ...
 
+    def unembedded(self, *, now: float) -> Prepared:
+        """How many unexpired live memories of the whole store have no vector yet."""
+        ...
+
 
 class RecordReads:
-    """``get``, ``records_matching``, ``rows_for``, ``browse``, ``page`` and ``tag_counts`` for a store."""
+    """The record reads of a store: ``get``, ``records_matching``, ``rows_for``, ``browse``, ``page`` and the rest."""
 
     dialect: ClassVar[Dialect]
     clock: Callable[[], float]
@@ -94,3 +98,11 @@ class RecordReads:
         """How many live memories matching ``filters`` carry each tag (starting with ``prefix``)."""
         sql, params = self.dialect.tag_counts(filters, now=self.clock(), prefix=prefix)
         return {str(tag): int(count) for tag, count in await self._read(sql, params)}
+
+    async def unembedded(self) -> int:
+        """How many live memories, in every agent's rows, have no vector yet: the embedding backlog.
+
+        Read from the backlog's own index: it costs what the backlog holds, nothing when it is empty.
+        """
+        rows = await self._read(*self.dialect.unembedded(now=self.clock()))
+        return int(rows[0][0])

@@ -18,6 +18,7 @@ from . import (
     v006_keyword_partitions,
     v007_quarantine_review,
     v008_fts_rewrites,
+    v009_embedding_backlog,
 )
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
@@ -43,6 +44,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v006_keyword_partitions.VERSION, v006_keyword_partitions.STATEMENTS, fill_partitions=True),
     Migration(v007_quarantine_review.VERSION, v007_quarantine_review.STATEMENTS),
     Migration(v008_fts_rewrites.VERSION, v008_fts_rewrites.STATEMENTS),
+    Migration(v009_embedding_backlog.VERSION, v009_embedding_backlog.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
