@@ -32,6 +32,7 @@ UNFUZZED = {
     "federation": "a property",
     "path": "a property",
     "agent_id": "a property",
+    "user_id": "a property",
     "clock": "a property",
     "recall_config": "a property",
     "facts": "a sub-API, fuzzed as facts.*",
@@ -178,6 +179,7 @@ def filters() -> st.SearchStrategy[Any]:
         {},
         optional={
             "agent_id": hs.names(),
+            "user_id": st.one_of(hs.names(), st.lists(hs.names(), max_size=3)),
             "scope": hs.names(),
             "pool": hs.names(),
             "type": st.one_of(hs.names(), st.lists(hs.names(), max_size=3)),
@@ -260,6 +262,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         ttl=hs.floats(),
         expires_at=st.one_of(hs.floats(), hs.short_text()),
         dedupe=hs.any_value(),
+        user_id=hs.names(),
     )
     items = st.one_of(
         st.lists(
@@ -300,6 +303,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "recall": pos(text, touch=hs.any_value(), **query_kwargs),
         "explain": pos(text, **query_kwargs),
         "get": pos(one_id),
+        "for_user": pos(hs.names()),
         "get_many": pos(many_ids),
         "list": pos(
             st.one_of(st.none(), filters()),

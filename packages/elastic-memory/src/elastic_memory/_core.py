@@ -457,6 +457,11 @@ class MemoryCore:
         return bool(self._candidates)
 
     @property
+    def embedder_in_use(self) -> Embedder | None:
+        """The embedder resolved for this database, or ``None`` before it is (nothing is loaded here)."""
+        return self._embedder if self._resolved else None
+
+    @property
     def configured_embedder(self) -> Embedder | None:
         """The embedder in use, or else the first one configured (``None`` when keyword-only)."""
         if self._resolved:

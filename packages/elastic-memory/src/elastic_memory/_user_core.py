@@ -189,7 +189,7 @@ class UserCore(MemoryCore):
         """This user's counts (turns, sessions, facts, quarantine), never the store's (the agent's handle has those)."""
         agent, user = split_owner(self.agent_id)
         out: dict[str, Any] = {"agent_id": agent, "user_id": user}
-        resolved = self._root.configured_embedder if self._root._resolved else None
+        resolved = self._root.embedder_in_use
         out["embedder"] = resolved.model_id if resolved is not None else None
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
         if self.loop.supported:

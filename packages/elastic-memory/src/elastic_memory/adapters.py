@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from . import _runner
 from .errors import UsageError
 from .filters import check_text
-from .memory import AsyncMemory, Memory
+from .memory import AsyncMemory, Memory, agent_handle
 from .types import Hit
 
 __all__ = [
@@ -33,19 +33,6 @@ __all__ = [
     "run_sync",
     "text_arg",
 ]
-
-M = TypeVar("M", Memory, AsyncMemory)
-
-
-def agent_handle(memory: M) -> M:
-    """The agent's own handle on ``memory``'s store, whichever user ``memory`` serves.
-
-    For an adapter that keeps a collection of its own beside a user's memory (a chat store
-    under its own agent id, keyed by the user): a user's handle hands out no other handle
-    (``for_user`` refuses), so the adapter asks here, once, for the store it was given.
-    """
-    return type(memory)(memory._core.root)
-
 
 T = TypeVar("T")
 

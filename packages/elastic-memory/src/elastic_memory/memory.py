@@ -47,7 +47,7 @@ from .types import (
 )
 from .users import check_user, split_owner
 
-__all__ = ["AsyncMemory", "Memory"]
+__all__ = ["AsyncMemory", "Memory", "agent_handle"]
 
 _F = TypeVar("_F", bound="_Facade")
 
@@ -1071,3 +1071,14 @@ class Memory(_Facade):
         True
         """
         return AsyncMemory(self._ops)
+
+
+def agent_handle(memory: _F) -> _F:
+    """The agent's own handle on ``memory``'s store, whichever user ``memory`` serves.
+
+    For an adapter that keeps a collection of its own beside a user's memory (a chat store
+    under its own agent id, keyed by the user): a user's handle hands out no other handle
+    (``for_user`` refuses), so the adapter asks here, once, for the store it was given.
+    ``elastic_memory.adapters`` re-exports it; a handle is not a boundary inside one process.
+    """
+    return type(memory)(memory._core.root)
