@@ -32,6 +32,11 @@ from .calls import METHODS, UNFUZZED, calls, confined
 from .conftest import FUZZ
 from .harness import SETUPS, Fuzzer
 
+#: Background threads (the PostgreSQL pool's maintenance, the worker) may touch the global
+#: ``random`` while Hypothesis draws a call; Hypothesis then notes it and renders the strategy,
+#: whose repr (every seed row) is megabytes long and warns. The note is not a failure of ours.
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning")
+
 SUBS = {"facts": (Facts, AsyncFacts), "lessons": (Lessons, AsyncLessons), "graph": (Graph, AsyncGraph)}
 
 
