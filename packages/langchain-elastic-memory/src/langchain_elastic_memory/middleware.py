@@ -164,7 +164,7 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             key, query, session, user = self._query(request)
             if key is not None and (cached := self._cached(key)) is not None:
                 return cached
-            mem = self._opened.sync if user is None else self._opened.sync.for_user(user)
+            mem = self._sync_for(user)
             plan = mem.build_context(query, session_id=session, window=_window(request.messages))
             return self._remember_plan(key, plan)
         except Exception:
@@ -176,7 +176,7 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             key, query, session, user = self._query(request)
             if key is not None and (cached := self._cached(key)) is not None:
                 return cached
-            mem = self._opened.aio if user is None else self._opened.aio.for_user(user)
+            mem = self._async_for(user)
             plan = await mem.build_context(query, session_id=session, window=_window(request.messages))
             return self._remember_plan(key, plan)
         except Exception:
@@ -225,8 +225,9 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             turn = self._turn(state, runtime)
             if turn is not None:
-                mem = self._opened.sync if turn.user_id is None else self._opened.sync.for_user(turn.user_id)
-                receipt = mem.record_turn(turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata)
+                receipt = self._sync_for(turn.user_id).record_turn(
+                    turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata
+                )
                 self._after_record(turn, receipt.ok, receipt.error)
         except Exception:
             logger.warning("elastic-memory: the turn was not recorded", exc_info=True)
@@ -237,8 +238,7 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             turn = self._turn(state, runtime)
             if turn is not None:
-                amem = self._opened.aio if turn.user_id is None else self._opened.aio.for_user(turn.user_id)
-                receipt = await amem.record_turn(
+                receipt = await self._async_for(turn.user_id).record_turn(
                     turn.user, turn.reply, session_id=turn.session_id, metadata=turn.metadata
                 )
                 self._after_record(turn, receipt.ok, receipt.error)
@@ -284,6 +284,14 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         info = getattr(runtime, "execution_info", None)
         thread = getattr(info, "thread_id", None)
         return self.session_id if thread is None else str(thread)
+
+    def _sync_for(self, user: str | None) -> Memory:
+        """The handle serving ``user``: the store as given when the run names none."""
+        return self._opened.sync if user is None else self._opened.sync.for_user(user)
+
+    def _async_for(self, user: str | None) -> AsyncMemory:
+        """:meth:`_sync_for` on the store's ``AsyncMemory``."""
+        return self._opened.aio if user is None else self._opened.aio.for_user(user)
 
     def _user(self, runtime: Runtime[Any] | None) -> str | None:
         """The run's user: ``context.<user_key>`` (or ``context[user_key]``), else ``config["configurable"]``.
