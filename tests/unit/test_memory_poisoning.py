@@ -138,7 +138,9 @@ def test_a_full_trust_cap_is_refused_at_configuration() -> None:
 
 @pytest.mark.parametrize("attack", INJECTIONS)
 def test_recalled_attacks_reach_the_model_only_as_quoted_data(db_path: Path, attack: str) -> None:
-    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+    """The second line of defence: even a replayed flagged turn (``replay_flagged``) is quoted data."""
+    config = LoopConfig(tier="standard", background=False, replay_flagged=True)
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=config) as mem:
         mem.record_turn("Tell me about the quarterly report.", f"Here it is.\n{attack}", session_id="s1")
         mem.drain()
         rendered = mem.build_context("quarterly report", session_id="s2").render()

@@ -785,8 +785,45 @@ class MemoryCore:
         if current is None or current.deleted_at is not None:
             msg = f"no memory with id {mid!r} (deleted memories can be restored with restore())"
             raise UsageError(msg)
-        merged: dict[str, Any] = {
-            "id": mid,
+        merged = self._fields_of(current)
+        content = changes.pop("content", current.content)
+        if "ttl" in changes:
+            merged.pop("expires_at")
+        merged.update(changes)
+        row = self.make_row(content, merged)
+        embedder = await self.embedder()
+        vector: Any = KEEP
+        if embedder is not None and (row["content_hash"] != current.content_hash or not current.has_vector):
+            vector = (await self.embed_texts(embedder, [row["content"]]))[0]
+        elif row["content_hash"] != current.content_hash:
+            vector = None  # the old vector no longer describes the content
+        pin = self.pin_for(embedder) if embedder is not None else None
+        await self.store.write([row], [vector], dedupe=[False], mode="update", pin=pin)
+        return (await self.store.get([mid]))[mid]
+
+    async def set_metadata_key(self, ids: Sequence[str], key: str, value: str | None) -> int:
+        """Set one metadata key of stored memories (``None`` removes it); nothing else changes, no model runs.
+
+        The memory loop marks a turn's chunks with it (flagged, or waiting to be screened).
+        Returns how many memories changed.
+        """
+        found = await self.store.get(list(ids))
+        rows = []
+        for record in found.values():
+            metadata = {k: val for k, val in record.metadata.items() if k != key}
+            if value is not None:
+                metadata[key] = value
+            if metadata != dict(record.metadata) and record.deleted_at is None:
+                rows.append(self.make_row(record.content, {**self._fields_of(record), "metadata": metadata}))
+        if rows:
+            await self.store.write(rows, [KEEP] * len(rows), dedupe=[False] * len(rows), mode="update", pin=None)
+        return len(rows)
+
+    @staticmethod
+    def _fields_of(current: MemoryRecord) -> dict[str, Any]:
+        """The fields of a stored memory, as ``make_row`` takes them."""
+        return {
+            "id": current.id,
             "type": current.type,
             "importance": current.importance,
             "confidence": current.confidence,
@@ -802,20 +839,6 @@ class MemoryCore:
             "expires_at": current.expires_at,
             "kind": current.kind,
         }
-        content = changes.pop("content", current.content)
-        if "ttl" in changes:
-            merged.pop("expires_at")
-        merged.update(changes)
-        row = self.make_row(content, merged)
-        embedder = await self.embedder()
-        vector: Any = KEEP
-        if embedder is not None and (row["content_hash"] != current.content_hash or not current.has_vector):
-            vector = (await self.embed_texts(embedder, [row["content"]]))[0]
-        elif row["content_hash"] != current.content_hash:
-            vector = None  # the old vector no longer describes the content
-        pin = self.pin_for(embedder) if embedder is not None else None
-        await self.store.write([row], [vector], dedupe=[False], mode="update", pin=pin)
-        return (await self.store.get([mid]))[mid]
 
     async def get(self, id: Any) -> MemoryRecord | None:
         """One memory by id, or ``None``; a pure read (no access is recorded)."""

@@ -208,7 +208,11 @@ def apply_policy(extraction: Extraction, policy: ExtractionPolicy, *, turn: Turn
         confidence = min(_unit(memory.confidence), _cap(policy, origin, memory.source))
         if confidence < policy.min_confidence:
             continue
-        reason = guards.check_memory(memory.content, turn=turn, policy=policy) or guards.check_text(memory.evidence)
+        reason = (
+            guards.check_memory(memory.content, turn=turn, policy=policy)
+            or guards.check_text(memory.evidence)
+            or (guards.check_shape(memory.content) if memory.kind == "preference" else None)
+        )
         if reason:
             rejected.append(Rejection(reason, "memory", memory.content[:200], origin, memory))
         else:

@@ -328,8 +328,9 @@ _EN_INSTRUCTION = _p(
     r"\b(?:ignore|forget|skip|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those)\s+)*(?:previous"
     r"|prior|above|earlier|preceding|former|original|existing|system|initial)\s+(?:instructions?|prompts?|rules"
     r"|directions|directives|guidelines|messages|context|commands)",
-    r"\bdisregard\s+(?:(?:all|any|every|the|your|of|these|those)\s+)*(?:previous|prior|above|earlier|preceding"
-    r"|instructions?|rules|guidelines|system|safety|programming|prompts?)",
+    r"\bdisregard\s+(?:(?:all|any|every|the|your|of|these|those)\s+)*(?:(?:previous|prior|above|earlier|preceding"
+    r"|former|original|system|initial)\s+(?:\w+\s+)?)?(?:instructions?|rules|guidelines|system\s+prompt|safety"
+    r"|programming|prompts?|directives|commands|messages|context)\b",
     r"\b(?:ignore|forget|disregard|drop|abandon|set\s+aside|override|bypass|break|stop\s+following)\s+(?:(?:all|any"
     r"|of)\s+)*your\s+(?:\w+\s+)?(?:guidelines|rules|instructions|programming|training|restrictions|principles"
     r"|polic(?:y|ies)|filters?|safety|ethics|limitations|constraints|directives|system\s+prompt|guardrails)",
@@ -345,7 +346,10 @@ _EN_INSTRUCTION = _p(
     r"\bfrom\s+now\s+on,?\s+(?:you|the\s+assistant)\s+(?:must|will|should|shall)\b(?!\s+(?:always\s+)?(?:call|address)"
     r"\s+me\b|\s+(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:in|briefly"
     r"|concisely|formally|casually|more|less)\b|\s+(?:always\s+)?use\s+(?:metric|imperial|celsius|fahrenheit|\w+\s+units)"
-    r"\b|\s+(?:always\s+)?(?:keep|be)\s+(?:it|answers|replies|brief|concise|short|polite|formal|casual|direct)\b)",
+    r"\b|\s+(?:always\s+)?(?:keep|be)\s+(?:it|answers|replies|brief|concise|short|polite|formal|casual|direct)\b"
+    r"|\s+(?:always\s+)?(?:show|explain|cite|list|number|check|double-check|give|include|add|mark|label|write\s+out)"
+    r"\s+(?:all\s+|every\s+|each\s+)?(?:your|the|its|my|of|one|step|sources?|references?|units|working|steps?|examples?"
+    r"|reasoning|calculations?|answers?)\b)",
     r"\byou\s+(?:must|have\s+to|are\s+required\s+to|shall|will)\s+(?:now\s+|always\s+)?(?:obey|comply|follow\s+(?:my"
     r"|these|the\s+new|the\s+following|every|all)|do\s+(?:whatever|everything|anything|as\s+i\s+say)|never\s+refuse"
     r"|not\s+refuse|answer\s+(?:every|all|any)\s+question|stop\s+following)",
@@ -356,7 +360,7 @@ _EN_INSTRUCTION = _p(
     r"\b(?:always|never)\s+(?:reveal|send|share|give|disclose|provide|hand\s+over|read\s+out|tell|forward|leak|output"
     r"|print|include|show)\b[^.!?\n]{0,80}\b(?:when(?:ever)?\s+(?:asked|requested|prompted|someone|anyone|somebody"
     r"|they|a\s+user|users)|if\s+(?:asked|requested|anyone|someone))",
-    r"(?:\byou\b[^.!?\n]{0,20}|^\s*|[.!?]\s+|\bplease\s+|\balways\s+)(?:disable|turn\s+off|switch\s+off|deactivate"
+    r"(?:\byou\b[^.!?\n]{0,20}|^\s*|[.!?:;]\s+|\bplease\s+|\balways\s+)(?:disable|turn\s+off|switch\s+off|deactivate"
     r"|bypass|remove|drop|lift|ignore|skip|circumvent)\s+(?:(?:all|any|the|your|its|of|these|those)\s+)*"
     r"(?:(?:content|safety|nsfw|moderation|ethical|ethics|profanity)\s+(?:filters?|filtering|checks?|features?"
     r"|settings?|rules|guidelines|protocols?|restrictions)|guardrails|safeguards|censorship|safety|moderation"
@@ -371,6 +375,28 @@ _EN_INSTRUCTION = _p(
     r"|informing|alerting|notifying)\s+the\s+user\b",
     r"\boverride\s+(?:your|the|all|any)\s+(?:instructions|rules|safety|guidelines|system|restrictions)",
     r"\bjailbreak|\b(?:dan|developer|god|unrestricted|debug)\s+mode\b|\bdo\s+anything\s+now\b",
+    # Steering what other people are told: memory serves every later conversation, not one.
+    r"\b(?:whenever|when|if|every\s+time)\s+(?:someone|anyone|somebody|anybody|people|other\s+users?|users?|a\s+user"
+    r"|customers?|clients?|callers?|visitors?)\s+(?:else\s+)?(?:\w+\s+)?(?:asks?|mentions?|wants?|inquires?|requests?"
+    r"|brings?\s+up|talks?)\b[^.!?\n]{0,100}?\b(?:tell|say|answer|reply|respond|direct|send|point|refer|recommend"
+    r"|give|instruct|advise|insist|claim)\b",
+    r"\b(?:tell|inform|advise|assure|convince|remind)\s+(?:them|everyone|everybody|all\s+users|other\s+users|users"
+    r"|people|customers|callers|anyone|whoever)\s+(?:that|to)\b",
+    # Standing orders for every later conversation ("in every future chat, disable ...").
+    r"\b(?:in|for|across|during)\s+(?:all|every|each|any)\s+(?:future|later|subsequent|upcoming|other|new)\s+"
+    r"(?:conversations?|chats?|sessions?|interactions?|threads?|users?|answers?|responses?)\b[^.!?\n]{0,80}?\b(?:disable"
+    r"|enable|turn\s+(?:off|on)|ignore|skip|recommend|promote|mention|include|tell|say|send|add|insert|obey|follow"
+    r"|never|always|must)\b",
+    r"\b(?:disable|enable|turn\s+(?:off|on)|ignore|skip|recommend|promote|mention|insert|obey|follow)\b[^.!?\n]{0,80}?"
+    r"\b(?:in|for|across)\s+(?:all|every|each|any)\s+(?:future|later|subsequent|upcoming|other|new)\s+(?:conversations?"
+    r"|chats?|sessions?|interactions?|threads?|users?)\b",
+    # A standing push of a product, a coin or a site.
+    r"\b(?:always|from\s+now\s+on|whenever|every\s+time|going\s+forward|in\s+(?:all|every)\s+\w+)\b[^.!?\n]{0,80}?"
+    r"\b(?:recommend|promote|mention|advertise|suggest|push|endorse|plug|link\s+to|include\s+(?:a\s+)?link)\b"
+    r"[^.!?\n]{0,60}?(?:\b\w*coin\b|\bcrypto\w*|https?://|www\.|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz)\b"
+    r"|(?-i:\b[A-Z][a-z]+[A-Z]\w+))",
+    r"\b(?:silently|secretly|quietly|covertly|invisibly)\s+(?:send|forward|add|include|insert|append|copy|bcc|cc|log"
+    r"|record|share|upload|report)\b",
 )
 ENGLISH = LanguageCues(
     language="en",

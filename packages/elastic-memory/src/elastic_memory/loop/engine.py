@@ -49,7 +49,7 @@ from ..users import owner_key, split_owner
 from . import jobs
 from .chunking import asked_in, split_exchange
 from .config import LoopConfig
-from .flags import FLAG_KEY, flag_of, turn_flag, withhold
+from .flags import FLAG_KEY, SPLIT_CHARS, UNSCREENED, flag_of, split_flag, turn_flag, withhold
 from .window import InWindow, by_count, by_turns, window_texts
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
@@ -89,8 +89,13 @@ class _NoLoopTables:
 
 #: Characters of each side of a turn the inline extraction reads (the transcript keeps all).
 INLINE_CHARS = 2_000
-#: Characters of each side of a turn condensed into chunks (at most 32 are indexed anyway).
+#: Characters of each side of a turn condensed into chunks (at most 32 are indexed anyway); all are screened.
 CHUNKED_CHARS = 40_000
+#: Characters of each side of a turn screened on the write path; the chunks of a longer turn are
+#: withheld from plans (``em_flagged="unscreened"``) until the worker has screened all of it.
+SCREENED_INLINE = 4_000
+#: Sessions whose last user message is kept in memory, to read an instruction split over two turns.
+_SPLIT_SESSIONS = 256
 #: Turns between consolidation sweeps when sessions do not end (one long-lived session).
 CONSOLIDATE_EVERY = 200
 #: Facts and semantic memories shown only when at least this relevant, relative to the best match.
@@ -192,6 +197,7 @@ class MemoryLoop:
         self._touched: set[str] = set()
         self._touched_facts: set[int] = set()
         self._since_sweep = 0
+        self._said: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
@@ -340,10 +346,17 @@ class MemoryLoop:
             # Rules and cues only, no model; bounded text keeps the write path in milliseconds.
             turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
             found = self.heuristic.extract(turn)
-            flag = turn_flag(user_text[:INLINE_CHARS])
+            flag = turn_flag(user_text[:SCREENED_INLINE], reply_text[:SCREENED_INLINE])
+            before = self._said.get((self._jobs_prefix, session))
+            if flag is None and before is not None:
+                flag = split_flag(before[0], user_text)
+            earlier = before[1] if flag is not None and before is not None else ()
+            later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
             if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
                 found = withhold(found, flag)
                 extra = {**extra, FLAG_KEY: flag}
+            elif later:  # withheld from plans until the worker has read all of it
+                extra = {**extra, FLAG_KEY: UNSCREENED}
             importance = found.episode_importance
             chunks = split_exchange(
                 user_text[:CHUNKED_CHARS],
@@ -383,17 +396,37 @@ class MemoryLoop:
                 graph=graph_write(found, known),
             )
             self.last_turn_at = time.monotonic()
+            chunk_ids = tuple(ids[: len(chunks)])
+            self._remember_said(session, user_text, chunk_ids)
+            if earlier:  # the first half of a split instruction was stored clean: flag it now
+                await self.core.set_metadata_key(earlier, FLAG_KEY, flag)
+            if later:
+                self.submit(
+                    "screen",
+                    f"screen:{number}",
+                    lambda: jobs.screen_turn(self, chunk_ids, user_text[:CHUNKED_CHARS], reply_text[:CHUNKED_CHARS]),
+                    critical=True,
+                    defer=True,
+                )
             self._after_turn(session)
             return TurnReceipt(
                 ok=True,
                 session_id=session,
                 turn=number,
-                chunk_ids=tuple(ids[: len(chunks)]),
+                chunk_ids=chunk_ids,
                 facts=tuple(f.key for f, outcome in outcomes if outcome in ("created", "superseded", "unchanged")),
                 quarantined=len(quarantine),
             )
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
             return TurnReceipt(ok=False, session_id=session, error=self.failed("record_turn", e))
+
+    def _remember_said(self, session: str, user_text: str, chunk_ids: tuple[str, ...]) -> None:
+        """Keep the end of the session's last user message (and its chunks) for :func:`.split_flag`."""
+        key = (self._jobs_prefix, session)
+        self._said.pop(key, None)
+        self._said[key] = (user_text[-SPLIT_CHARS:], chunk_ids)
+        while len(self._said) > _SPLIT_SESSIONS:
+            self._said.pop(next(iter(self._said)))
 
     def quarantined(self, rejected: Iterable[Rejection], session: str | None, observed_at: float) -> list[Quarantined]:
         """What to keep of refused candidates: a fact or memory with the write releasing it would make."""
@@ -808,6 +841,7 @@ class MemoryLoop:
         agent = _writer(source) == "agent"
         fact_key = v.check_fact_key(key, self.config.extraction.reserved_prefixes)
         text = v.check_fact_value(value)
+        _screen("fact", f"{fact_key.replace('.', ' ').replace('_', ' ')}: {text}", agent=agent)
         cat = v.check_category(category, fact_key, PROFILE_KEYS)
         when = None if valid_from is None else to_timestamp("valid_from", valid_from)
         write = FactWrite(
@@ -949,13 +983,8 @@ class MemoryLoop:
         if not self.supported:
             raise UsageError(NO_LOOP)
         writer = _writer(source)
-        reason = check_text(text) if isinstance(text, str) else None
-        if reason is not None and reason != GuardReason.INSTRUCTION:
-            msg = (
-                f"this lesson was refused: it reads as {reason} (see 'Guards against memory poisoning' in "
-                "docs/memory-loop.md); a lesson says how to work, never who may do what or where secrets or money go"
-            )
-            raise UsageError(msg)
+        if isinstance(text, str):
+            _screen("lesson", text, agent=writer == "agent")
         mid = await self.core.remember(text, type="procedural", importance=importance, source=writer, kind="lesson")
         lessons = await self.store.live_of_kind(self.agent_id, "lesson")
         excess = [i for i in lessons if i != mid][: max(0, len(lessons) - self.config.max_lessons)]
@@ -1160,3 +1189,21 @@ def _writer(source: Any) -> str:
         msg = f"source must be 'user_confirmed' (the user said so) or 'agent' (the agent decided), got {source!r}"
         raise UsageError(msg)
     return str(source)
+
+
+def _screen(what: str, text: str, *, agent: bool) -> None:
+    """Refuse an explicit fact or lesson the guards read as poisoning (nothing is written).
+
+    The host's own writes may direct the assistant (a lesson is a directive); a model's
+    (``source="agent"``, MCP) may not: for them every family counts.
+    """
+    reason = check_text(text)
+    if reason is None or (reason == GuardReason.INSTRUCTION and what == "lesson" and not agent):
+        return
+    msg = (
+        f"this {what} was refused: it reads as {reason} (see 'Guards against memory poisoning' in "
+        f"docs/memory-loop.md); a {what} says "
+        + ("how to work" if what == "lesson" else "what is true of the user or the world")
+        + ", never who may do what, where secrets or money go, or what the assistant must do for others"
+    )
+    raise UsageError(msg)

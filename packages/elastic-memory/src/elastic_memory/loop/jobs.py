@@ -24,7 +24,7 @@ from ..graph import canonical
 from ..graph.clusters import components
 from ..graph.writes import graph_write
 from ..storage.loop_tables import FactWrite, TurnRow
-from .flags import turn_flag
+from .flags import FLAG_KEY, flagged, turn_flag
 from .worker import ForegroundBusy
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
     assert loop.llm is not None
     session = group[0].session_id
     # A flagged turn was quarantined on the write path: the model never reads it for facts.
-    clean = [t for t in group if turn_flag(t.user) is None]
+    clean = [t for t, bad in zip(group, flagged(group), strict=True) if not bad]
     turn = Turn(user="\n".join(t.user for t in clean), reply="\n".join(t.reply for t in clean), session_id=session)
     extraction: Extraction | None = None
     try:
@@ -153,6 +153,16 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
 
 
 # ---------------------------------------------------------------------- embed
+async def screen_turn(loop: MemoryLoop, chunk_ids: Sequence[str], user: str, reply: str) -> None:
+    """Screen all of a long turn the write path read only the start of; its chunks flagged or released.
+
+    The regular expressions run in a thread, so a 40,000-character paste does not hold up the
+    host's calls on the library loop. Until this job has run, plans leave the chunks out.
+    """
+    family = await asyncio.to_thread(turn_flag, user, reply)
+    await loop.core.set_metadata_key(chunk_ids, FLAG_KEY, family)
+
+
 async def embed_pending(loop: MemoryLoop) -> None:
     """Give vectors to memories written without one (the write path never embeds), every agent's.
 
@@ -212,20 +222,21 @@ async def rolling_summary(loop: MemoryLoop, session: str, texts: list[str], tota
 
 def extractive_summary(session: str, turns: Sequence[TurnRow]) -> str:
     """A summary without an llm: the first sentence of the user's most important turns, in order."""
-    unflagged = [t for t in turns if turn_flag(t.user) is None]  # a flagged turn's words never become memory
+    # A flagged turn's words never become memory, nor does a sentence the guards refuse.
+    unflagged = [t for t, bad in zip(turns, flagged(turns), strict=True) if not bad]
     top = sorted(sorted(unflagged, key=lambda t: -t.importance)[:3], key=lambda t: t.turn)
     firsts = []
     for t in top:
         text = t.user.strip() or t.reply.strip()
         first = re.split(r"(?<=[.!?])\s+", text, maxsplit=1)[0][:200]
-        if first:
+        if first and not looks_like_instruction(first):
             firsts.append(first)
     return f"Conversation {session} ({len(turns)} turns): " + " / ".join(firsts)
 
 
 def _any_clean(turns: Sequence[TurnRow]) -> bool:
     """Whether any turn is not flagged (a transcript of flagged turns only is not summarised by the model)."""
-    return any(turn_flag(t.user) is None for t in turns)
+    return not all(flagged(turns))
 
 
 async def session_summary(loop: MemoryLoop, session: str) -> None:
@@ -238,7 +249,7 @@ async def session_summary(loop: MemoryLoop, session: str) -> None:
     if turns and loop.profile.tier is not Tier.OFF:
         text = None
         if loop.llm is not None and loop.profile.llm_summaries and loop.llm.available and _any_clean(turns):
-            said = [t for t in turns if turn_flag(t.user) is None]
+            said = [t for t, bad in zip(turns, flagged(turns), strict=True) if not bad]
             lines = _clip([f"User: {t.user}\nAssistant: {t.reply}" for t in said], loop)
             prompt = (
                 "Summarise this conversation for long-term memory in at most 3 sentences: who, what was decided, "

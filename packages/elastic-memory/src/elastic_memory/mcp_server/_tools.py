@@ -18,6 +18,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ..errors import ElasticMemoryError
+from ..extraction import check_text
 from ..memory import AsyncMemory
 from ..types import MemoryRecord
 from ._shapes import (
@@ -123,6 +124,17 @@ class Owner:
             f"server (--agent {self.agent_id}) reaches only its own memories. Nothing was changed."
         )
         return ToolError(msg)
+
+
+def _screened(content: object, tool: str) -> None:
+    """Refuse a note the guards read as poisoning: a model's write is data, never an instruction to keep."""
+    reason = check_text(content) if isinstance(content, str) else None
+    if reason is not None:
+        msg = (
+            f"{tool} refused this text: it reads as {reason} (see 'Guards against memory poisoning' in "
+            "docs/memory-loop.md). Nothing was stored; store what is true of the user or the world, not directives"
+        )
+        raise ToolError(msg)
 
 
 @contextlib.contextmanager
@@ -247,6 +259,7 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
 
         scope 'shared' with a pool, or 'global', shares it with the other agents (a federated server).
         """
+        _screened(content, "remember")
         with library_errors():
             mid = await mem.remember(
                 content,
@@ -303,6 +316,8 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
         if reserved:
             msg = f"metadata keys starting with {RESERVED_PREFIX!r} belong to the library, got {reserved}"
             raise ToolError(msg)
+        if content is not None:
+            _screened(content, "update")
         with library_errors():
             record = await mem.get(id)
         if record is not None and not owner.reaches(record):
