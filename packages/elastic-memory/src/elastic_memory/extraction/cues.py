@@ -380,7 +380,7 @@ _EN_INSTRUCTION = _p(
     r"|customers?|clients?|callers?|visitors?)\s+(?:else\s+)?(?:\w+\s+)?(?:asks?|mentions?|wants?|inquires?|requests?"
     r"|brings?\s+up|talks?)\b[^.!?\n]{0,100}?\b(?:tell|say|answer|reply|respond|direct|send|point|refer|recommend"
     r"|give|instruct|advise|insist|claim)\b",
-    r"\b(?:tell|inform|advise|assure|convince|remind)\s+(?:them|everyone|everybody|all\s+users|other\s+users|users"
+    r"\b(?:tell|inform|advise|assure|convince|remind)\s+(?:everyone|everybody|all\s+users|other\s+users|users"
     r"|people|customers|callers|anyone|whoever)\s+(?:that|to)\b",
     # Standing orders for every later conversation ("in every future chat, disable ...").
     r"\b(?:in|for|across|during)\s+(?:all|every|each|any)\s+(?:future|later|subsequent|upcoming|other|new)\s+"

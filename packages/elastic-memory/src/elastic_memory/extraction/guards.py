@@ -97,7 +97,7 @@ def check_text(text: str) -> str | None:
 # links, programs or the assistant's safety is not one, however politely it is put.
 _BEYOND_THE_USER = re.compile(
     r"\b(?:someone|anyone|anybody|somebody|everyone|everybody|people|other\s+users?|all\s+users|users|customers"
-    r"|clients|callers|visitors|them|they)\b|https?://|www\.|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b"
+    r"|clients|callers|visitors)\b|https?://|www\.|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b"
     r"|\b\w*coin\b|\bcrypto\w*|\b(?:wire|transfer|pay|deposit|iban|bank\s+account|account\s+number)\b"
     r"|\b(?:password|passcode|api\s+keys?|tokens?|credentials|secrets?|system\s+prompt)\b"
     r"|\b(?:run|execute|install|download|curl|wget|sudo|script)\b"

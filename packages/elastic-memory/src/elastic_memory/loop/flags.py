@@ -72,10 +72,10 @@ def split_flag(before: str, user_text: str) -> str | None:
 
 def flagged(turns: Sequence[_Said]) -> list[bool]:
     """Which of consecutive ``turns`` (oldest first) are flagged, alone or split with the one before."""
-    out: list[bool] = []
-    for i, turn in enumerate(turns):
-        alone = turn_flag(turn.user, turn.reply) is not None
-        out.append(alone or (i > 0 and not out[-1] and split_flag(turns[i - 1].user, turn.user) is not None))
+    out = [turn_flag(turn.user, turn.reply) is not None for turn in turns]
+    for i in range(1, len(turns)):
+        if not (out[i] or out[i - 1]) and split_flag(turns[i - 1].user, turns[i].user) is not None:
+            out[i - 1] = out[i] = True
     return out
 
 
