@@ -348,7 +348,7 @@ class MemoryLoop:
             found = self.heuristic.extract(turn)
             flag = turn_flag(user_text[:SCREENED_INLINE], reply_text[:SCREENED_INLINE])
             before = self._said.get((self._jobs_prefix, session))
-            if flag is None and before is not None:
+            if flag is None and before is not None and before[0]:
                 flag = split_flag(before[0], user_text)
             earlier = before[1] if flag is not None and before is not None else ()
             later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
@@ -397,7 +397,7 @@ class MemoryLoop:
             )
             self.last_turn_at = time.monotonic()
             chunk_ids = tuple(ids[: len(chunks)])
-            self._remember_said(session, user_text, chunk_ids)
+            self._remember_said(session, "" if flag is not None else user_text, chunk_ids)
             if earlier:  # the first half of a split instruction was stored clean: flag it now
                 await self.core.set_metadata_key(earlier, FLAG_KEY, flag)
             if later:

@@ -67,7 +67,11 @@ def split_flag(before: str, user_text: str) -> str | None:
     """
     if not before or not user_text:
         return None
-    return check_text(f"{before[-SPLIT_CHARS:]} {user_text[:SPLIT_CHARS]}")
+    tail, head = before[-SPLIT_CHARS:], user_text[:SPLIT_CHARS]
+    joined = check_text(f"{tail} {head}")
+    if joined is None or check_text(tail) is not None or check_text(head) is not None:
+        return None  # a half that trips alone is judged on its own turn
+    return joined
 
 
 def flagged(turns: Sequence[_Said]) -> list[bool]:
