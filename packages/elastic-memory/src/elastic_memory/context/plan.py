@@ -137,8 +137,8 @@ class Section:
     """Candidates left out: they did not fit, were blank, or were trimmed later."""
 
     def render(self) -> str:
-        """The header line ``## TITLE`` followed by one line per item."""
-        return "\n".join([f"## {self.title}", *(item.line() for item in self.items)])
+        """The header line ``## TITLE`` (cleaned) followed by one line per item."""
+        return "\n".join([_header(self.title), *(item.line() for item in self.items)])
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ def _fit(plan: ContextPlan, limit: int) -> ContextPlan:
     """Drop the last item of the lowest-priority section until the rendering counts at most ``limit``."""
     count = plan.counter
     sections = [s for s in plan.sections if s.items]
-    headers = [f"## {s.title}" for s in sections]
+    headers = [_header(s.title) for s in sections]
     lines = [[item.line() for item in s.items] for s in sections]
     by_priority = sorted(range(len(sections)), key=lambda i: sections[i].priority, reverse=True)
     additive = count is estimate_tokens  # whitespace-joined counts add up exactly: no need to re-render
@@ -259,6 +259,10 @@ def _fit(plan: ContextPlan, limit: int) -> ContextPlan:
         for s, ls in zip(sections, lines, strict=True)
     ]
     return _with_sections(plan, kept, limit)
+
+
+def _header(title: str) -> str:
+    return f"## {clean(title, newlines=False)}"
 
 
 def _render(sections: Sequence[Section]) -> str:
@@ -286,7 +290,7 @@ def _validate(candidates: Mapping[str, Sequence[PlanItem]], budgets: Mapping[str
 
 def _pack(name: str, pool: Sequence[PlanItem], allowance: int, count: TokenCounter) -> tuple[list[PlanItem], int, int]:
     """Greedy in rank order: take each item whose line still fits, skip the rest. Returns (items, tokens, dropped)."""
-    header = f"## {SECTION_TITLES[name]}"
+    header = _header(SECTION_TITLES[name])
     header_tokens = count(header)
     additive = count is estimate_tokens  # whitespace-joined counts add up exactly: no need to recount the block
     kept: list[PlanItem] = []
