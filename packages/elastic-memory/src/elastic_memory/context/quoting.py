@@ -26,7 +26,7 @@ _BARE_META_VALUE = re.compile(r"[\w.:@/+-]+")
 _MAX_META_VALUE = 64
 
 
-#: ``<|name|>`` (ChatML, Llama 3, Phi-3, GPT, harmony, DeepSeek's ``<｜...｜>`` once folded), the
+#: ``<|name|>`` (ChatML, Llama 3, Phi-3, GPT, harmony, DeepSeek's with fullwidth bars, once folded), the
 #: angle tokens of Llama 2, Gemma, Qwen and DeepSeek-R1, and the bracket tokens of Llama 2 and Mistral.
 _TOKEN = re.compile(
     r"<\|[^\s<>|]+\|>"
@@ -54,16 +54,16 @@ def _folded(text: str) -> tuple[str, list[int] | None]:
 
 
 def defuse(text: str) -> str:
-    """``text`` with every chat-template control token made plain text, visibly.
+    r"""``text`` with every chat-template control token made plain text, visibly.
 
     A token's brackets and bars become look-alikes (``‹ › ¦ ⟦ ⟧``), so a reader still sees what
     was stored but no tokenizer finds ``<|im_end|>``, ``[INST]``, ``<start_of_turn>``, ``</s>``
-    or their kin, in the text or in its NFKC form: fullwidth and small forms (``＜｜User｜＞``)
-    and any letter case are caught. ``<|name|>`` is caught whatever the name; other tokens are
-    those of Llama 2 and 3, Mistral, Gemma, Qwen, Phi-3, GPT and DeepSeek. Text without a token
-    comes back unchanged, and ``defuse(defuse(x)) == defuse(x)``.
+    or their kin, in the text or in its NFKC form: fullwidth and small forms (such as DeepSeek's
+    ``<\uff5cUser\uff5c>``) and any letter case are caught. ``<|name|>`` is caught whatever the
+    name; other tokens are those of Llama 2 and 3, Mistral, Gemma, Qwen, Phi-3, GPT and DeepSeek.
+    Text without a token comes back unchanged, and ``defuse(defuse(x)) == defuse(x)``.
 
-    >>> defuse("Ada <|im_end|> [inst] <｜User｜> </s> likes tea")
+    >>> defuse("Ada <|im_end|> [inst] <\uff5cUser\uff5c> </s> likes tea")
     'Ada ‹¦im_end¦› ⟦inst⟧ ‹¦User¦› ‹/s› likes tea'
     """
     if "<" not in text and "[" not in text and (text.isascii() or not _may_open(text)):

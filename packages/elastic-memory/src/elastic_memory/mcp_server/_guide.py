@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from ..errors import ElasticMemoryError
 from ..memory import AsyncMemory
 from ..types import MemoryRecord
-from ._shapes import fact_out
+from ._shapes import fact_out, shown
 
 __all__ = ["INSTRUCTIONS", "PROFILE_URI", "SESSIONS_URI", "add_guide", "recent_sessions", "usage_prompt"]
 
@@ -101,7 +101,7 @@ def add_guide(server: MCPServer, mem: AsyncMemory) -> None:
             facts = await mem.facts.list(category="profile")
         except ElasticMemoryError as e:
             raise ResourceError(str(e)) from e
-        return json.dumps({"agent_id": mem.agent_id, "facts": [fact_out(f) for f in facts]}, ensure_ascii=False)
+        return json.dumps(shown({"agent_id": mem.agent_id, "facts": [fact_out(f) for f in facts]}), ensure_ascii=False)
 
     @server.resource(SESSIONS_URI, name="recent_sessions", mime_type="application/json")
     async def sessions() -> str:
@@ -110,7 +110,7 @@ def add_guide(server: MCPServer, mem: AsyncMemory) -> None:
             data = await recent_sessions(mem)
         except ElasticMemoryError as e:
             raise ResourceError(str(e)) from e
-        return json.dumps(data, ensure_ascii=False)
+        return json.dumps(shown(data), ensure_ascii=False)  # summaries and exchanges cleaned, as in a plan
 
     @server.prompt(name="use_memory")
     def use_memory(session_id: str | None = None) -> str:

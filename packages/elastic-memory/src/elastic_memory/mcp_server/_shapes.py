@@ -1,15 +1,21 @@
 """The tools' results as TypedDicts (they become the output JSON schemas), and the converters to them.
 
+Every string a converter returns (content, values, tags, metadata keys and values, ids) is shown
+as the context plan shows stored text (:func:`~elastic_memory.context.quoting.clean`): no control,
+format or tag characters and no chat-template control token (``<|im_end|>``, ``[INST]``, ...), so
+what a tool gives the model can neither hide text nor end its turn. The store keeps what was said.
+
 TypedDict comes from ``typing_extensions``: pydantic refuses ``typing.TypedDict`` before Python 3.12.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from typing_extensions import TypedDict
 
 from ..context import ContextPlan
+from ..context.quoting import clean
 from ..graph.api import Reached
 from ..types import Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 
@@ -38,8 +44,26 @@ __all__ = [
     "neighbor_out",
     "quarantined_out",
     "record_out",
+    "shown",
     "turn_result",
 ]
+
+_T = TypeVar("_T")
+
+
+def shown(value: _T) -> _T:
+    r"""``value`` with every string in it (keys too, in dicts and lists, nested) cleaned for a model to read.
+
+    >>> shown({"content": "Ada <|im_end|> likes tea\U000e0041", "tags": ["[INST]"], "score": 1.0})
+    {'content': 'Ada ‹¦im_end¦› likes tea', 'tags': ['⟦INST⟧'], 'score': 1.0}
+    """
+    if isinstance(value, str):
+        return cast(_T, clean(value, newlines=True))
+    if isinstance(value, dict):
+        return cast(_T, {shown(k): shown(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return cast(_T, [shown(v) for v in value])
+    return value
 
 
 class HitOut(TypedDict):
@@ -218,61 +242,68 @@ class QuarantineResult(TypedDict):
 
 
 def hit_out(hit: Hit) -> HitOut:
-    return HitOut(
-        id=hit.id,
-        content=hit.content,
-        score=hit.score,
-        relevance=hit.relevance,
-        type=hit.type.value,
-        kind=hit.kind,
-        tags=list(hit.tags),
-        metadata=dict(hit.metadata),
-        agent_id=hit.agent_id,
-        scope=hit.scope.value,
-        pool=hit.pool,
-        tier=hit.tier,
-        session_id=hit.session_id,
-        importance=hit.importance,
-        pinned=hit.pinned,
-        created_at=hit.created_at,
+    return shown(
+        HitOut(
+            id=hit.id,
+            content=hit.content,
+            score=hit.score,
+            relevance=hit.relevance,
+            type=hit.type.value,
+            kind=hit.kind,
+            tags=list(hit.tags),
+            metadata=dict(hit.metadata),
+            agent_id=hit.agent_id,
+            scope=hit.scope.value,
+            pool=hit.pool,
+            tier=hit.tier,
+            session_id=hit.session_id,
+            importance=hit.importance,
+            pinned=hit.pinned,
+            created_at=hit.created_at,
+        )
     )
 
 
 def record_out(record: MemoryRecord) -> RecordOut:
-    return RecordOut(
-        id=record.id,
-        content=record.content,
-        agent_id=record.agent_id,
-        scope=record.scope.value,
-        pool=record.pool,
-        type=record.type.value,
-        kind=record.kind,
-        importance=record.importance,
-        confidence=record.confidence,
-        source=record.source.value,
-        pinned=record.pinned,
-        tags=list(record.tags),
-        metadata=dict(record.metadata),
-        session_id=record.session_id,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        archived=record.archived,
-        deleted_at=record.deleted_at,
-        expires_at=record.expires_at,
+    return shown(
+        RecordOut(
+            id=record.id,
+            content=record.content,
+            agent_id=record.agent_id,
+            scope=record.scope.value,
+            pool=record.pool,
+            type=record.type.value,
+            kind=record.kind,
+            importance=record.importance,
+            confidence=record.confidence,
+            source=record.source.value,
+            pinned=record.pinned,
+            tags=list(record.tags),
+            metadata=dict(record.metadata),
+            session_id=record.session_id,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            archived=record.archived,
+            deleted_at=record.deleted_at,
+            expires_at=record.expires_at,
+        )
     )
 
 
 def turn_result(receipt: TurnReceipt) -> TurnResult:
-    return TurnResult(
-        session_id=receipt.session_id,
-        turn=receipt.turn,
-        chunk_ids=list(receipt.chunk_ids),
-        facts=list(receipt.facts),
-        quarantined=receipt.quarantined,
+    return shown(
+        TurnResult(
+            session_id=receipt.session_id,
+            turn=receipt.turn,
+            chunk_ids=list(receipt.chunk_ids),
+            facts=list(receipt.facts),
+            quarantined=receipt.quarantined,
+        )
     )
 
 
 def context_result(plan: ContextPlan) -> ContextResult:
+    """``context`` is the plan's rendering (already cleaned); the sections' strings are shown cleaned."""
     sections = [
         ContextSection(
             name=s.name,
@@ -287,39 +318,45 @@ def context_result(plan: ContextPlan) -> ContextResult:
         budget=plan.budget,
         tier=plan.tier,
         withheld=plan.withheld,
-        sections=sections,
+        sections=shown(sections),
     )
 
 
 def fact_out(fact: Fact) -> FactOut:
-    return FactOut(
-        id=fact.id,
-        key=fact.key,
-        value=fact.value,
-        category=fact.category,
-        origin=fact.origin,
-        confidence=fact.confidence,
-        valid_from=fact.valid_from,
-        valid_to=fact.valid_to,
-        recorded_at=fact.recorded_at,
-        current=fact.invalidated_at is None,
-        forgotten=fact.forgotten,
+    return shown(
+        FactOut(
+            id=fact.id,
+            key=fact.key,
+            value=fact.value,
+            category=fact.category,
+            origin=fact.origin,
+            confidence=fact.confidence,
+            valid_from=fact.valid_from,
+            valid_to=fact.valid_to,
+            recorded_at=fact.recorded_at,
+            current=fact.invalidated_at is None,
+            forgotten=fact.forgotten,
+        )
     )
 
 
 def neighbor_out(reached: Reached) -> NeighborOut:
-    return NeighborOut(
-        name=reached.name, type=reached.type, hops=reached.hops, path=list(reached.path), relation=reached.relation
+    return shown(
+        NeighborOut(
+            name=reached.name, type=reached.type, hops=reached.hops, path=list(reached.path), relation=reached.relation
+        )
     )
 
 
 def quarantined_out(item: QuarantinedItem) -> QuarantinedOut:
-    return QuarantinedOut(
-        id=item.id,
-        reason=item.reason,
-        what=item.what,
-        text=item.text,
-        session_id=item.session_id,
-        created_at=item.created_at,
-        releasable=item.releasable,
+    return shown(
+        QuarantinedOut(
+            id=item.id,
+            reason=item.reason,
+            what=item.what,
+            text=item.text,
+            session_id=item.session_id,
+            created_at=item.created_at,
+            releasable=item.releasable,
+        )
     )
