@@ -89,13 +89,14 @@ def _may_open(text: str) -> bool:
     return "<" in decomposed or "[" in decomposed
 
 
-def _is_variation_selector(ch: str) -> bool:
+def _is_invisible(ch: str) -> bool:
+    """A variation selector, or anything in the tags block (its unassigned code points too)."""
     code = ord(ch)
-    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+    return 0xFE00 <= code <= 0xFE0F or 0xE0000 <= code <= 0xE01EF
 
 
 def clean(text: str, *, newlines: bool) -> str:
-    r"""Drop control, format (bidi, zero-width, tag) and variation-selector characters; :func:`defuse` tokens.
+    r"""Drop control, format (bidi, zero-width), tag and variation-selector characters; :func:`defuse` tokens.
 
     Lone surrogates become U+FFFD; line and paragraph separators become ``\n``; ``\r\n`` and
     ``\r`` become ``\n``. With ``newlines=False``, ``\n`` and ``\t`` become spaces too. Control
@@ -123,7 +124,7 @@ def _visible(text: str, *, newlines: bool) -> str:
             out.append("\ufffd")
         elif category in ("Zl", "Zp"):
             out.append("\n" if newlines else " ")
-        elif category not in ("Cc", "Cf") and not _is_variation_selector(ch):
+        elif category not in ("Cc", "Cf") and not _is_invisible(ch):
             out.append(ch)
     return "".join(out)
 
