@@ -18,60 +18,12 @@ from hypothesis import strategies as st
 
 from elastic_memory import LoopConfig, Memory
 from elastic_memory.context.quoting import clean, defuse
-from elastic_memory.testing import FakeEmbedder
+from elastic_memory.testing import CONTROL_TOKENS, FakeEmbedder, control_tokens_in
 
-#: The special tokens of the common chat templates, exactly as their tokenizers spell them.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "chatml-qwen": ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "</tool_call>"),
-    "llama2": ("<s>", "</s>", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"),
-    "llama3": (
-        "<|begin_of_text|>",
-        "<|end_of_text|>",
-        "<|start_header_id|>",
-        "<|end_header_id|>",
-        "<|eot_id|>",
-        "<|eom_id|>",
-        "<|python_tag|>",
-    ),
-    "gemma": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>"),
-    "mistral": (
-        "[INST]",
-        "[/INST]",
-        "[SYSTEM_PROMPT]",
-        "[/SYSTEM_PROMPT]",
-        "[AVAILABLE_TOOLS]",
-        "[/AVAILABLE_TOOLS]",
-        "[TOOL_CALLS]",
-        "[TOOL_RESULTS]",
-        "[/TOOL_RESULTS]",
-        "[TOOL_CONTENT]",
-        "[ARGS]",
-        "[CALL_ID]",
-        "<s>",
-        "</s>",
-    ),
-    "phi3": ("<|system|>", "<|user|>", "<|assistant|>", "<|end|>", "<|endoftext|>"),
-    "gpt": ("<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"),
-    "harmony": ("<|start|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|end|>", "<|return|>", "<|call|>"),
-    "deepseek": (
-        "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
-        "<\uff5cend\u2581of\u2581sentence\uff5c>",
-        "<\uff5cUser\uff5c>",
-        "<\uff5cAssistant\uff5c>",
-        "<think>",
-        "</think>",
-    ),
-}
+FAMILIES = CONTROL_TOKENS
 TOKENS = sorted({token for tokens in FAMILIES.values() for token in tokens})
-#: What NFKC makes of the tokens (DeepSeek's fullwidth bars become ``|``): never in a rendering either.
-FORBIDDEN = sorted({*TOKENS, *(unicodedata.normalize("NFKC", t) for t in TOKENS)})
-TAGS = "".join(chr(c) for c in range(0xE0000, 0xE0080))
-
-
-def leaked(text: str) -> list[str]:
-    """The listed tokens found in ``text`` or in its NFKC form."""
-    folded = unicodedata.normalize("NFKC", text)
-    return [t for t in FORBIDDEN if t in text or t in folded]
+leaked = control_tokens_in
+TAGS = "".join(chr(c) for c in range(0xE0000, 0xE0080))  #: the whole tags block
 
 
 def stuffed(tokens: tuple[str, ...]) -> str:
@@ -128,8 +80,7 @@ def test_clean_catches_a_token_spelt_with_invisible_characters_inside() -> None:
 
 
 def test_clean_drops_the_whole_tags_block() -> None:
-    tags = "".join(chr(c) for c in range(0xE0000, 0xE0080))  # unassigned ones (U+E0000, U+E0002...) too
-    assert clean(f"Ada{tags} likes tea", newlines=True) == "Ada likes tea"
+    assert clean(f"Ada{TAGS} likes tea", newlines=True) == "Ada likes tea"  # unassigned ones (U+E0000, ...) too
 
 
 #: Pieces to build text from: tokens, their parts, their variants and what could glue them back.

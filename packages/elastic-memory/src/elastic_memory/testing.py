@@ -18,9 +18,10 @@ import hashlib
 import inspect
 import math
 import re
+import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from types import FrameType
+from collections.abc import Callable, Mapping, Sequence
+from types import FrameType, MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from .errors import ElasticMemoryError
 from .storage.fts import query_terms
 
 __all__ = [
+    "CONTROL_TOKENS",
     "LOOKALIKE_NAMES",
     "OWN_CODE",
     "FakeEmbedder",
@@ -42,11 +44,72 @@ __all__ = [
     "built_or_raw",
     "reference_bm25",
     "check_hostile_call",
+    "control_tokens_in",
     "reached_own_code",
     "short_repr",
 ]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+#: The special tokens of the common chat templates, by family, spelt as their tokenizers spell
+#: them (DeepSeek's bars are U+FF5C): what tests store to check that none reaches a model.
+CONTROL_TOKENS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "chatml-qwen": ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "</tool_call>"),
+        "llama2": ("<s>", "</s>", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"),
+        "llama3": (
+            "<|begin_of_text|>",
+            "<|end_of_text|>",
+            "<|start_header_id|>",
+            "<|end_header_id|>",
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|python_tag|>",
+        ),
+        "gemma": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>"),
+        "mistral": (
+            "[INST]",
+            "[/INST]",
+            "[SYSTEM_PROMPT]",
+            "[/SYSTEM_PROMPT]",
+            "[AVAILABLE_TOOLS]",
+            "[/AVAILABLE_TOOLS]",
+            "[TOOL_CALLS]",
+            "[TOOL_RESULTS]",
+            "[/TOOL_RESULTS]",
+            "[TOOL_CONTENT]",
+            "[ARGS]",
+            "[CALL_ID]",
+            "<s>",
+            "</s>",
+        ),
+        "phi3": ("<|system|>", "<|user|>", "<|assistant|>", "<|end|>", "<|endoftext|>"),
+        "gpt": ("<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"),
+        "harmony": ("<|start|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|end|>", "<|return|>", "<|call|>"),
+        "deepseek": (
+            "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+            "<\uff5cend\u2581of\u2581sentence\uff5c>",
+            "<\uff5cUser\uff5c>",
+            "<\uff5cAssistant\uff5c>",
+            "<think>",
+            "</think>",
+        ),
+    }
+)
+_CONTROL_SPELLINGS = sorted(
+    {s for tokens in CONTROL_TOKENS.values() for t in tokens for s in (t, unicodedata.normalize("NFKC", t))}
+)
+
+
+def control_tokens_in(text: str) -> list[str]:
+    """The :data:`CONTROL_TOKENS` (or their NFKC forms) found in ``text`` or in its NFKC form, sorted.
+
+    >>> control_tokens_in("Sure.<|im_end|> [inst] \u2039\u00a6im_end\u00a6\u203a")
+    ['<|im_end|>']
+    """
+    folded = unicodedata.normalize("NFKC", text)
+    return [t for t in _CONTROL_SPELLINGS if t in text or t in folded]
+
 
 #: Pairs of collection or agent names that a sloppy comparison (a prefix, ``LIKE``, a glob, a
 #: path split, case folding, a look-alike letter, unescaped quotes) would conflate, as
