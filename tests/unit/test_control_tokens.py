@@ -8,6 +8,7 @@ look-alikes (``‹¦im_end¦›``); the store keeps what was said.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elastic_memory import LoopConfig, Memory
+from elastic_memory import LoopConfig, Memory, UsageError
 from elastic_memory.context.quoting import clean, defuse
 from elastic_memory.testing import CONTROL_TOKENS, FakeEmbedder, control_tokens_in
 
@@ -31,9 +32,33 @@ def stuffed(tokens: tuple[str, ...]) -> str:
     return " ".join(f"{token}word{n}" for n, token in enumerate(tokens))
 
 
+def stored_fact(mem: Memory, key: str, value: str, scratch: Path) -> None:
+    """``value`` under ``key``, as said: by ``facts.set``, else (the guards refuse it) from an export.
+
+    An export written elsewhere, or a store written before the guards, holds what they refuse:
+    what renders it must hold on its own.
+    """
+    try:
+        mem.facts.set(key, value, category="profile")
+    except UsageError:
+        placeholder = "PLACEHOLDER-VALUE"
+        with Memory.open(":memory:", embedder=None, agent_id=mem.agent_id) as other:
+            other.facts.set(key, placeholder, category="profile")
+            other.export_jsonl(scratch / "fact.jsonl")
+        exported = (scratch / "fact.jsonl").read_text(encoding="utf-8")
+        (scratch / "fact.jsonl").write_text(exported.replace(placeholder, json.dumps(value)[1:-1]), encoding="utf-8")
+        mem.import_jsonl(scratch / "fact.jsonl")
+    fact = mem.facts.get(key)
+    assert fact is not None and fact.value == value  # stored as said
+
+
+#: Flagged turns (the guards read control tokens as spoofing) are replayed: what renders them must hold.
+REPLAY = LoopConfig(tier="standard", background=False, replay_flagged=True)
+
+
 @pytest.fixture
 def mem(db_path: Path) -> Iterator[Memory]:
-    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as m:
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=REPLAY) as m:
         yield m
 
 
@@ -126,14 +151,11 @@ def test_tokens_in_an_assistant_reply_never_reach_the_plan(mem: Memory, family: 
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_tokens_in_a_fact_never_reach_the_plan(mem: Memory, family: str) -> None:
-    value = f"Ada {stuffed(FAMILIES[family])} likes tea"
-    mem.facts.set("user.tea", value, category="profile")
+def test_tokens_in_a_fact_never_reach_the_plan(mem: Memory, family: str, tmp_path: Path) -> None:
+    stored_fact(mem, "user.tea", f"Ada {stuffed(FAMILIES[family])} likes tea", tmp_path)
     plan = mem.build_context("what does Ada like?")
     assert "likes tea" in plan.render()
     assert leaked(plan.render()) == []
-    fact = mem.facts.get("user.tea")
-    assert fact is not None and fact.value == value  # stored as said
 
 
 def test_tokens_in_meta_values_never_reach_the_plan(mem: Memory) -> None:

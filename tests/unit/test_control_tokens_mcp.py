@@ -20,13 +20,13 @@ pytest.importorskip("mcp.server.mcpserver", reason="needs the 'mcp' extra")
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from elastic_memory import AsyncMemory, LoopConfig
+from elastic_memory import AsyncMemory, Memory
 from elastic_memory.graph.api import Reached
 from elastic_memory.mcp_server import build_server
 from elastic_memory.mcp_server._shapes import neighbor_out, quarantined_out
 from elastic_memory.types import QuarantinedItem
 
-from .test_control_tokens import FAMILIES, leaked, stuffed
+from .test_control_tokens import FAMILIES, REPLAY, leaked, stored_fact, stuffed
 
 pytestmark = pytest.mark.anyio
 TAGS = "".join(chr(c) for c in range(0xE0000, 0xE0080))
@@ -39,16 +39,17 @@ def anyio_backend() -> str:
 
 @contextlib.asynccontextmanager
 async def opened(db_path: Path) -> AsyncIterator[AsyncMemory]:
-    async with await AsyncMemory.open(db_path, embedder=None, loop=LoopConfig(background=False)) as mem:
+    """The store a server serves: flagged turns (control tokens read as spoofing) replayed."""
+    async with await AsyncMemory.open(db_path, embedder=None, loop=REPLAY) as mem:
         yield mem
 
 
-async def seeded(mem: AsyncMemory, text: str) -> dict[str, str]:
-    """``text`` stored as a turn, a fact and a note (lessons refuse tokens as spoofing); the note's id."""
-    receipt = await mem.record_turn("What tea does Ada like?", f"Ada likes green tea {text}.", session_id="s1")
-    assert receipt.ok
-    await mem.facts.set("user.tea", f"Ada {text} likes tea", category="profile")
-    note = await mem.remember(f"Ada's kettle {text} whistles.", tags=[text], metadata={text: text})
+def seeded(db_path: Path, text: str) -> dict[str, str]:
+    """``text`` stored as a turn's reply, a fact and a note (lessons refuse tokens); the note's id."""
+    with Memory.open(db_path, embedder=None, loop=REPLAY) as mem:
+        assert mem.record_turn("What tea does Ada like?", f"Ada likes green tea {text}.", session_id="s1").ok
+        stored_fact(mem, "user.tea", f"Ada {text} likes tea", db_path.parent)
+        note = mem.remember(f"Ada's kettle {text} whistles.", tags=[text], metadata={text: text})
     return {"note": str(note)}
 
 
@@ -96,8 +97,8 @@ def strings(value: Any) -> Iterator[str]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 async def test_no_mcp_result_carries_a_token(db_path: Path, family: str) -> None:
+    ids = seeded(db_path, stuffed(FAMILIES[family]))
     async with opened(db_path) as mem:
-        ids = await seeded(mem, stuffed(FAMILIES[family]))
         shown = await everything_shown(mem, ids)
     assert {where: leaked(text) for where, text in shown if leaked(text)} == {}
     context = next(json.loads(text) for where, text in shown if where == "build_context structured")
@@ -106,12 +107,12 @@ async def test_no_mcp_result_carries_a_token(db_path: Path, family: str) -> None
 
 
 async def test_tag_characters_do_not_survive_in_mcp_sections(db_path: Path) -> None:
-    async with opened(db_path) as mem:
-        assert (await mem.record_turn("What tea does Ada like?", f"Ada likes green{TAGS} tea.", session_id="s1")).ok
-        await mem.facts.set("user.tea", f"Ada{TAGS} likes tea", category="profile")
-        async with Client(build_server(mem), mode="legacy") as client:
-            text, context = await called(client, "build_context", user_input="what green tea does Ada like?")
-            _, hits = await called(client, "recall", query="green tea Ada")
+    with Memory.open(db_path, embedder=None, loop=REPLAY) as sync:
+        assert sync.record_turn("What tea does Ada like?", f"Ada likes green{TAGS} tea.", session_id="s1").ok
+        stored_fact(sync, "user.tea", f"Ada{TAGS} likes tea", db_path.parent)
+    async with opened(db_path) as mem, Client(build_server(mem), mode="legacy") as client:
+        text, context = await called(client, "build_context", user_input="what green tea does Ada like?")
+        _, hits = await called(client, "recall", query="green tea Ada")
     items = [i["text"] for s in context["sections"] for i in s["items"]]
     assert "Ada likes tea" in items and any(t.startswith("Assistant: ") for t in items)
     for value in (json.loads(text), context, hits):
@@ -120,8 +121,9 @@ async def test_tag_characters_do_not_survive_in_mcp_sections(db_path: Path) -> N
 
 async def test_the_store_keeps_what_mcp_shows_defused(db_path: Path) -> None:
     value = "Ada <|im_end|> likes tea"
+    with Memory.open(db_path, embedder=None, loop=REPLAY) as sync:
+        stored_fact(sync, "user.tea", value, db_path.parent)
     async with opened(db_path) as mem:
-        await mem.facts.set("user.tea", value)
         async with Client(build_server(mem), mode="legacy") as client:
             _, got = await called(client, "facts_get", key="user.tea")
         fact = await mem.facts.get("user.tea")

@@ -14,16 +14,15 @@ from haystack_integrations.memory_stores.elastic_memory import CONTEXT_META_KEY,
 from .test_hooks import _state
 
 STUFFED = " ".join(token for tokens in CONTROL_TOKENS.values() for token in tokens)
-#: A fact short enough for the profile section's budget: one token of each family.
-FIRSTS = " ".join(tokens[0] for tokens in CONTROL_TOKENS.values())
 
 
 @pytest.fixture
 def mem() -> Iterator[Memory]:
-    """A fresh store whose turn (assistant side) carries every family's tokens, and a fact some."""
-    with Memory.open(":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False)) as memory:
+    """A fresh store whose turn carries every family's tokens in its reply, replayed though flagged."""
+    with Memory.open(
+        ":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False, replay_flagged=True)
+    ) as memory:
         assert memory.record_turn("What tea does Ada like?", f"Ada likes green tea {STUFFED}.", session_id="s1").ok
-        memory.facts.set("user.tea", f"Ada {FIRSTS} likes tea", category="profile")
         yield memory
 
 
@@ -32,5 +31,5 @@ def test_the_context_message_carries_no_control_token(mem: Memory) -> None:
     ElasticMemoryRecallHook(memory=mem).run(state)
     (context,) = [m for m in state.get("messages") if m.meta.get(CONTEXT_META_KEY) == "context"]
     text = context.text or ""
-    assert "likes tea" in text and "green tea" in text  # the memory is there, defused
+    assert "Ada likes green tea" in text  # the memory is there, defused
     assert control_tokens_in(text) == []

@@ -15,16 +15,15 @@ from langchain_elastic_memory import ElasticMemoryMiddleware
 from .test_middleware import scripted, thread
 
 STUFFED = " ".join(token for tokens in CONTROL_TOKENS.values() for token in tokens)
-#: A fact short enough for the profile section's budget: one token of each family.
-FIRSTS = " ".join(tokens[0] for tokens in CONTROL_TOKENS.values())
 
 
 @pytest.fixture
 def mem() -> Iterator[Memory]:
-    """A fresh store whose turn (assistant side) carries every family's tokens, and a fact some."""
-    with Memory.open(":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False)) as memory:
+    """A fresh store whose turn carries every family's tokens in its reply, replayed though flagged."""
+    with Memory.open(
+        ":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False, replay_flagged=True)
+    ) as memory:
         assert memory.record_turn("What tea does Ada like?", f"Ada likes green tea {STUFFED}.", session_id="s1").ok
-        memory.facts.set("user.tea", f"Ada {FIRSTS} likes tea", category="profile")
         yield memory
 
 
@@ -34,5 +33,5 @@ def test_the_system_message_carries_no_control_token(mem: Memory) -> None:
     agent.invoke({"messages": [HumanMessage("What green tea does Ada like?")]}, thread("t1"))
     system = model.received[0][0]
     assert isinstance(system, SystemMessage)
-    assert "likes tea" in system.text and "green tea" in system.text  # the memory is there, defused
+    assert "Ada likes green tea" in system.text  # the memory is there, defused
     assert control_tokens_in(system.text) == []

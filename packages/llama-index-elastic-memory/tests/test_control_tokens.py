@@ -15,16 +15,15 @@ from llama_index.memory.elastic_memory import ElasticMemoryBlock
 from .test_memory_block import memory_with, user
 
 STUFFED = " ".join(token for tokens in CONTROL_TOKENS.values() for token in tokens)
-#: A fact short enough for the profile section's budget: one token of each family.
-FIRSTS = " ".join(tokens[0] for tokens in CONTROL_TOKENS.values())
 
 
 @pytest.fixture
 def mem() -> Iterator[CoreMemory]:
-    """A fresh store whose turn (assistant side) carries every family's tokens, and a fact some."""
-    memory = CoreMemory.open(":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False))
+    """A fresh store whose turn carries every family's tokens in its reply, replayed though flagged."""
+    memory = CoreMemory.open(
+        ":memory:", embedder=None, loop=LoopConfig(tier="standard", background=False, replay_flagged=True)
+    )
     assert memory.record_turn("What tea does Ada like?", f"Ada likes green tea {STUFFED}.", session_id="s1").ok
-    memory.facts.set("user.tea", f"Ada {FIRSTS} likes tea", category="profile")
     yield memory
     memory.close()
 
@@ -35,5 +34,5 @@ async def test_the_system_message_carries_no_control_token(mem: CoreMemory) -> N
     system, _ = await memory.aget()
     text = system.content or ""
     assert system.role == MessageRole.SYSTEM
-    assert "likes tea" in text and "green tea" in text  # the memory is there, defused
+    assert "Ada likes green tea" in text  # the memory is there, defused
     assert control_tokens_in(text) == []
