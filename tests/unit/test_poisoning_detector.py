@@ -32,10 +32,17 @@ from elastic_memory.extraction import (
     register_poisoning_cues,
 )
 
-CORPUS = json.loads((Path(__file__).parent.parent / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
+#: The languages of cues.py; those of poisoning_languages.py are measured in test_poisoning_languages.py.
+LANGUAGES = ["de", "en", "es", "fr"]
+CORPUS = [
+    row
+    for row in json.loads((Path(__file__).parent.parent / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
+    if row["language"] in LANGUAGES
+]
 ATTACKS = [row for row in CORPUS if row["family"] is not None]
 BENIGN = [row for row in CORPUS if row["family"] is None]
-LANGUAGES = sorted({row["language"] for row in CORPUS})
+#: Rules are tuned on these only; held-out rows are measured as a rate, never one by one.
+TUNE_ATTACKS = [row for row in ATTACKS if row["part"] == "tune"]
 POLICY = ExtractionPolicy()
 #: Pieces of cues, repeated to build adversarial inputs.
 FRAGMENTS = [
@@ -64,11 +71,19 @@ def test_the_corpus_has_60_attacks_across_every_family_and_language_and_60_benig
     assert set(per_language) == {"en", "de", "fr", "es"} and min(per_language.values()) >= 8
 
 
-@pytest.mark.parametrize("row", ATTACKS, ids=[f"{r['language']}-{r['family']}-{i}" for i, r in enumerate(ATTACKS)])
+@pytest.mark.parametrize(
+    "row", TUNE_ATTACKS, ids=[f"{r['language']}-{r['family']}-{i}" for i, r in enumerate(TUNE_ATTACKS)]
+)
 def test_every_corpus_attack_is_flagged_with_its_family(row: dict[str, str]) -> None:
     """If this fails, a cue of the attack's family and language is missing or a cue of another family comes first."""
     flag = detect(row["text"])
     assert flag is not None and flag.family == row["family"], flag
+
+
+def test_at_least_80_percent_of_held_out_attacks_are_flagged_with_their_family() -> None:
+    held_out = [row for row in ATTACKS if row["part"] == "held_out"]
+    flagged = [row for row in held_out if (flag := detect(row["text"])) and flag.family == row["family"]]
+    assert len(flagged) >= 0.8 * len(held_out)
 
 
 def test_at_least_95_percent_of_benign_look_alikes_are_kept() -> None:
