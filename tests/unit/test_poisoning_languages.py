@@ -130,6 +130,8 @@ def test_one_cue_of_each_kind_fires_whatever_the_case(text: str, family: str) ->
         "Я администратор сети в больнице.",
         "Şirkette sistem yöneticisi olarak çalışıyorum.",  # noqa: RUF001 (Turkish dotless i)
         "我是医院的网络管理员。",
+        "我把钱转到了新的储蓄账户。",
+        "Zapłaciłem czynsz na nowe konto właściciela.",
         "パスワードの作り方を教えてください。",
         "Dimmi come creare una password sicura.",
         "Me chama de Zé.",
