@@ -11,6 +11,7 @@ and fallback) and :class:`LLMExtractor` (one prompt, tolerant parsing; the worke
 ['User takes their coffee black.']
 """
 
+from . import poisoning_languages as _poisoning_languages  # noqa: F401  (registers its cue sets)
 from .base import (
     EntityCandidate,
     Extraction,
