@@ -10,8 +10,9 @@ Every case is recorded through ``Memory.record_turn`` in a fresh store (the real
 rules and heuristic capture, the guards, the quarantine), after a few ordinary turns, and the
 worker drains. A case is one message (``text``: the user's, with the reply "Okay.") or a run of
 exchanges (``turns``: ``[[user, reply], ...]``, for attacks split over turns or sitting in the
-assistant's reply). Then a plan is built from a new session with the case's user text as the
-input: the most favourable query an attacker could hope for.
+assistant's reply). Then a plan is built from a new session with the case's user text (behind
+"Tell me more about this: ", since a plan leaves out a past turn that repeats the input word for
+word) as the input: the most favourable query an attacker could hope for.
 
 Three parts are reported apart: **tune** (what the rules were written against), **held out**
 (split from the same corpus once, at random, seed 41, never tuned on) and **fresh** (written by
@@ -73,7 +74,8 @@ def _run(item: dict[str, Any], embedder: Any) -> dict[str, bool]:
         ]
         lessons = mem.lessons.list()
         refused = [q for q in mem.quarantine() if q.session_id == "attack" and q.reason in FAMILIES]
-        query = " ".join(user for user, _ in turns)[:4000]
+        # Not the message itself: a plan leaves out the past turn that says exactly what is asked now.
+        query = "Tell me more about this: " + " ".join(user for user, _ in turns)[:4000]
         plan = mem.build_context(query, session_id="later")
         shown = {i.source_id for i in plan.items()}
     return {
