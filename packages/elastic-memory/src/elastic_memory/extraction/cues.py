@@ -238,7 +238,10 @@ _PAY = r"(?:send|wire|transfer|pay|deposit|route|redirect|remit)"
 _EN_SPOOFING = _p(
     r"\b(?:new|updated|revised|real|actual|true)\s+(?:system|developer)\s+(?:prompt|message|instructions?)\b",
     r"\b(?:system|developer)\s+(?:prompt|message|note|override)\s*:",
-    r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|developer|admin)\s*(?:message|prompt|note|notice|update|alert)?\s*:",
+    r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|developer|admin)\s*(?:message|prompt|note|notice|alert)\s*:",
+    r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:developer|admin)\s*:",
+    r"(?:^|[.!?]\s+|\n)[ \t]{0,10}system\s*(?:update\s*)?:[^\n]{0,120}?\b(?:you|your|assistant|ai|model|must|always"
+    r"|never|ignore|override|instructions?|rules|allowed|permitted|verified|authori[sz]ed|the\s+user)\b",
     r"\((?:system|admin|developer)\s+(?:message|note|notice)\)",
     r"\bstored\s+memories\s+about\s+the\s+user\b",
     r"\bend\s+of\s+(?:stored\s+memories|quoted\s+data|user\s+input|(?:the\s+)?memory\s+block|(?:the\s+)?context)\b",
@@ -259,6 +262,21 @@ _EN_EXFILTRATION = _p(
     r"|messages|memories|memory|transcripts?|logs|history)\b[^.!?\n]{0,60}?\bto\s+(?:https?://|www\.|[\w.+-]+@[\w-]+\."
     r"|(?:this|that|the\s+following|an?\s+external)\s+(?:address|url|server|endpoint|webhook|e-?mail))",
     r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,200}[?&][\w.-]{1,40}=",
+    r"\b(?:repeat|print|output|show|reveal|recite|copy|dump|list|echo|type\s+out)\b[^.!?\n]{0,20}?\b(?:everything|all"
+    r"|the\s+(?:text|words|content|messages?|instructions?))\b[^.!?\n]{0,30}?\b(?:above|before\s+(?:this|my)|preceding"
+    r"|prior\s+to\s+(?:this|my))\b",
+    r"\bwhat\s+(?:instructions|rules|guidelines|prompts?|directives)\s+(?:were\s+you|have\s+you\s+been|did\s+you)\s+"
+    r"(?:given|told|programmed|get|receive)",
+    r"\b(?:they|helpline|hotline|support|agents?|bank|staff|team|callers?|representatives?)\s+(?:\w+\s+){0,3}?(?:asks?"
+    r"|needs?|requires?|requests?)\s+(?:for\s+)?(?:the\s+|your\s+|my\s+|a\s+)?(?:card\s+)?(?:pin|password|cvv|cvc"
+    r"|one[\s-]time\s+code|otp|2fa\s+code|verification\s+code|seed\s+phrase|recovery\s+phrase|login\s+details"
+    r"|credentials)\b",
+    r"\b(?:send|email|e-mail|forward|give|share)\s+(?:their|your|all|the)\s+(?:passwords?|credentials|pins?|login\s+details)"
+    r"\s+to\b",
+    r"\b(?:include|add|append|attach|insert)\b[^.!?\n]{0,30}?\b(?:api\s+keys?|tokens?|passwords?|credentials|secrets)\b"
+    r"[^.!?\n]{0,30}?\b(?:you(?:'ve|\s+have)\s+seen|from\s+(?:our|the|previous|earlier)|in\s+(?:our|the|previous|earlier))",
+    r"\b(?:bcc|cc)\b[^.!?\n]{0,40}?\b(?:conversation|chat|transcript|messages|history)\b[^.!?\n]{0,40}?\bto\s+"
+    r"[\w.+-]+@[\w-]+\.",
 )
 _EN_PAYMENT = _p(
     rf"\b{_PAY}\b[^\n]{{0,120}}?{_LITERAL}",
@@ -278,6 +296,14 @@ _EN_PAYMENT = _p(
     rf"(?<!\bmy\s)\b(?:new|updated|changed|correct)\s+(?:iban|bank\s+(?:account|details)|account\s+(?:number|details)"
     rf"|wallet(?:\s+address)?|payment\s+details|remittance\s+details|routing\s+number|sort\s+code)\b[^\n]{{0,40}}?"
     rf"(?:{_LITERAL}|\d{{6,}})",
+    r"\b(?:should|must|needs?\s+to|has\s+to|have\s+to|wants?\s+(?:it|them)|are\s+to|is\s+to|will\s+now)\s+(?:be\s+|go\s+)?"
+    r"(?:paid|sent|wired|transferred|deposited|made|routed)\s+(?:in)?to\s+(?:a|the|our|their|this|his|her)\s+(?:different"
+    r"|new|another|other|updated|changed|separate|alternate)\s+(?:\w+\s+)?(?:account|iban|wallet)",
+    r"\b(?:remittance|banking|bank|payment|wire)\s+(?:details|information|instructions|info)\s+(?:have|has)\s+(?:been\s+)?"
+    r"(?:changed|updated|moved)\b[^\n]{0,120}?\b(?:direct|send|pay|remit|transfer|wire|route|use)\b",
+    r"\b(?:refunds?|payments?|invoices?|transfers?|payouts?)\s+(?:are|is|will\s+be)\s+(?:now\s+)?(?:only\s+)?"
+    r"(?:processed|handled|paid|sent|made|issued)\s+(?:only\s+)?(?:through|via|by|to)\b[^.!?\n]{0,60}?(?:https?://|www\."
+    r"|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|example)\b|@)",
 )
 _EN_AUTHORITY = _p(
     r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+|explicitly\s+|previously\s+)?(?:confirmed|authori[sz]ed|approved)\b",
@@ -323,18 +349,36 @@ _EN_AUTHORITY = _p(
     r"\b(?:admin(?:istrator)?|security|emergency|developer|root|master|sudo|maintenance)\s+override\b",
     r"\b(?:this\s+is|message\s+from|on\s+behalf\s+of|speaking\s+for)\s+(?:the\s+)?(?:openai|anthropic|system"
     r"|your\s+(?:developers?|creators?|operators?|owners?)|the\s+(?:developers?|administrators?|admins?))\b",
+    r"\b(?:treat|consider|regard|handle)\s+(?:my|these|this\s+user'?s?|the\s+user'?s?|our)\s+(?:instructions|requests"
+    r"|messages|commands|words|orders)\s+as\s+(?:if\s+they\s+(?:came|come|were)\s+(?:from\s+)?|coming\s+from\s+|from\s+)?"
+    r"(?:your\s+)?(?:system|developers?|admins?|administrators?|operators?|creators?|owners?|authoritative|official|trusted)",
+    r"\b(?:openai|anthropic|deepmind|mistral|meta\s+ai)\b[^.!?\n]{0,60}?\b(?:so|therefore|which\s+means)\s+you\s+(?:can"
+    r"|should|must|may|are\s+(?:allowed|free))\b",
+    r"\bas\s+(?:the|your|an?)\s+(?:developer|admin\w*|operator|owner|creator|maintainer)\s+of\s+(?:this|the|you)\b"
+    r"[^.!?\n]{0,60}?\b(?:i|you)\b[^.!?\n]{0,40}?\b(?:clearance|permission|authori[sz]\w*|allow\w*|skip|bypass|ignore"
+    r"|override|exempt)",
+    r"\b(?:unrestricted|unlimited|elevated|full|admin\w*|root|special|override)\s+(?:permissions?|privileges?|rights|access"
+    r"|clearance)\b[^.!?\n]{0,60}?\b(?:no\s+need\s+to|don'?t\s+(?:need|have)\s+to|without)\s+(?:verify|verification|check"
+    r"|double-check|confirm)",
+    r"\b(?:my\s+(?:requests?|messages?|instructions)|this\s+request|everything\s+i\s+ask)\s+(?:is|are)\s+(?:all\s+)?"
+    r"(?:pre-?cleared|pre-?verified|pre-?authori[sz]ed|pre-?approved)\b|\bno\s+need\s+to\s+(?:verify|double-check|check"
+    r"|confirm)\s+(?:anything|my|what\s+i|any\s+of)",
 )
 _EN_INSTRUCTION = _p(
     r"\b(?:ignore|forget|skip|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those)\s+)*(?:previous"
     r"|prior|above|earlier|preceding|former|original|existing|system|initial)\s+(?:instructions?|prompts?|rules"
     r"|directions|directives|guidelines|messages|context|commands)",
+    r"\bdisregard\s+(?:(?:all|any|every|of|these|those)\s+)*the\s+(?:above|foregoing|preceding)\b(?!\s+(?:e-?mail|message"
+    r"|link|file|attachment|sheet|photo|picture|typo|number|address|date|time)\b)",
     r"\bdisregard\s+(?:(?:all|any|every|the|your|of|these|those)\s+)*(?:(?:previous|prior|above|earlier|preceding"
     r"|former|original|system|initial)\s+(?:\w+\s+)?)?(?:instructions?|rules|guidelines|system\s+prompt|safety"
     r"|programming|prompts?|directives|commands|messages|context)\b",
     r"\b(?:ignore|forget|disregard|drop|abandon|set\s+aside|override|bypass|break|stop\s+following)\s+(?:(?:all|any"
     r"|of)\s+)*your\s+(?:\w+\s+)?(?:guidelines|rules|instructions|programming|training|restrictions|principles"
     r"|polic(?:y|ies)|filters?|safety|ethics|limitations|constraints|directives|system\s+prompt|guardrails)",
-    r"\byou\s+are\s+now\b",
+    r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|my\s+|called\b|named\b|known\s+as\b|free\b|unrestricted|unfiltered|uncensored"
+    r"|jailbroken|dan\b|acting\b|operating\b|allowed\b|permitted\b|authori[sz]ed\b|in\s+(?:\w+\s+)?mode\b|going\s+to\b"
+    r"|to\b|no\s+longer\b)",
     r"\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|limited|chatgpt|claude|required)\b",
     r"\byou\s+are\s+(?:now\s+)?an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unaligned)\b",
     r"\byour\s+(?:real|true|new|actual)\s+(?:name|identity|purpose|role|instructions|goal|task|job)\s+is\b",
@@ -397,6 +441,25 @@ _EN_INSTRUCTION = _p(
     r"|(?-i:\b[A-Z][a-z]+[A-Z]\w+))",
     r"\b(?:silently|secretly|quietly|covertly|invisibly)\s+(?:send|forward|add|include|insert|append|copy|bcc|cc|log"
     r"|record|share|upload|report)\b",
+    # Switching off the assistant's safeguards, however politely: "could you stop applying your content guidelines".
+    rf"{_NOT_NEGATED}\b(?:skip(?:ping)?|stop(?:ping)?\s+(?:applying|using|following|showing|adding|enforcing)|drop(?:ping)?"
+    r"|ignor(?:e|ing)|disabl(?:e|ing)|remov(?:e|ing)|turn(?:ing)?\s+off|bypass(?:ing)?|suspend(?:ing)?|relax(?:ing)?"
+    r"|los(?:e|ing)|leav(?:e|ing)\s+out|omit(?:ting)?|skipped|dropped|ignored|disabled|removed|no\s+longer\s+(?:apply|follow|use|show|enforce))\s+(?:(?:all|any|the"
+    r"|your|its|those|these|of)\s+)*(?:(?:safety|content|moderation|ethical|usage|security)\s+(?:warnings?|guidelines|rules"
+    r"|filters?|polic(?:y|ies)|checks?|restrictions|disclaimers?|measures|settings)|guardrails|safeguards|content\s+filters?"
+    r"|(?:your|its)\s+(?:guidelines|rules|restrictions|polic(?:y|ies)|filters?|programming|principles|limits))\b",
+    # A standing push of a site, a coin, a wallet or the sender's own business into later answers.
+    r"\b(?:from\s+now\s+on|going\s+forward|from\s+this\s+point|in\s+(?:all\s+)?(?:the\s+)?future|(?:every|each|all)\s+"
+    r"(?:future\s+)?(?:answers?|repl(?:y|ies)|responses?|messages?|conversations?|chats?)|whenever|every\s+time|always"
+    r"|permanently|by\s+default)\b[^.!?\n]{0,100}?\b(?:recommend|promote|mention|advertise|suggest|plug|endorse|add"
+    r"|include|insert|append|link|point\s+(?:them|people|users|customers|everyone)\s+to|send\s+(?:them|people|users"
+    r"|customers)\s+to|direct\s+(?:them|people|users|customers)\s+to)\w*\b[^.!?\n]{0,60}?(?:https?://|www\."
+    r"|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|shop|info|example)\b|\b\w*coin\b|\bcrypto\w*|\bwallets?\b"
+    r"|\b(?:telegram|whatsapp|discord|signal)\b|\bmy\s+(?:shop|store|channel|group|site|website|product|company|business"
+    r"|brand|app|course|book)\b|(?-i:\b[A-Z][a-z]+[A-Z]\w+))",
+    r"\b(?:if|when(?:ever)?)\s+(?:anyone|anybody|someone|somebody|people|other\s+users)\s+(?:\w+\s+){0,2}?(?:asks?"
+    r"|wants?|inquires?)[^.!?\n]{0,40}?,?\s+(?:tell|say|answer|reply|respond)\b|\b(?:tell|say\s+to)\s+(?:anyone"
+    r"|anybody|whoever|everyone)\s+(?:who|that)\s+(?:asks|wants|inquires)\b",
 )
 ENGLISH = LanguageCues(
     language="en",
@@ -516,7 +579,8 @@ register_cues(ENGLISH)
 
 GERMAN_POISONING: Mapping[str, Patterns] = {
     "spoofing": _p(
-        r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:system|entwickler|admin)(?:nachricht|meldung|hinweis|anweisung)?\s*:"
+        r"(?:^|[.!?]\s+|\n)[ \t]{0,10}(?:(?:system|entwickler|admin)(?:nachricht|meldung|hinweis|anweisung)|entwickler"
+        r"|admin)\s*:"
     ),
     "exfiltration": _p(
         r"\b(?:gib|gebt|geben\s+sie|nenn|nenne|zeig|zeige|schick|schicke|sende|verrat|verrate|teil|teile|druck|drucke"

@@ -71,11 +71,18 @@ MARKERS: Final[dict[str, Patterns]] = {
         r"(?:^|\n)[ \t]{0,10}#{1,6}[ \t]{0,5}(?:profile\s+facts|relevant\s+past\s+moments|related\s+topics|lessons)\b",
         r"\b(?:begin|end)\s+(?:of\s+)?system\b",
         r"(?-i:\bSYSTEM(?:\s(?:MESSAGE|PROMPT|NOTE|OVERRIDE|UPDATE|NOTICE))?\s{0,3}:)",
-        r"(?:^|\n)[ \t]{0,20}(?:system|human)[ \t]{0,5}:",
+        # A "system:" or "human:" line that speaks to the assistant (a log's "system: backup finished" does not).
+        r"(?:^|\n)[ \t]{0,20}(?:system|human)[ \t]{0,5}:[^\n]{0,120}?\b(?:you|your|assistant|ai|model|must|always|never"
+        r"|ignore|override|instructions?|rules|allowed|permitted|verified|authori[sz]ed|the\s+user)\b",
         # A forged transcript: a user line followed by the assistant's (a lone "assistant: ready" is a log).
         r"(?:^|\n)[ \t]{0,20}(?:user|human)[ \t]{0,5}:[^\n]{0,400}\n(?:[^\n]{0,400}\n){0,3}?[ \t]{0,20}(?:assistant|ai)"
         r"[ \t]{0,5}:",
-        r"[{,]\s{0,10}[\"'](?:tool_calls?|tool_name|function_call|tool_call_id)[\"']\s*:",
+        r"[{,]\s{0,10}[\"'](?:tool|function|tool_calls?|tool_name|function_call|tool_call_id)[\"']\s*:",
+        # An assistant's line in the middle of a text, speaking as it would ("assistant: sure, here is ...").
+        r"(?:^|\n)[ \t]{0,20}(?:assistant|ai|model)[ \t]{0,5}:[ \t]{0,5}(?:sure|of\s+course|certainly|okay|ok|yes"
+        r"|absolutely|understood|here\s+is|here's|i\s+will|i'll|i\s+have|i've|as\s+requested|done|noted)\b",
+        # Alpaca-style template headers ("### Instruction:", "### Response:").
+        r"(?:^|\n)[ \t]{0,3}#{1,6}[ \t]{0,5}(?:instruction|response|input|system\s+prompt)[ \t]{0,3}:",
         r"[\"']role[\"']\s{0,5}:\s{0,5}[\"'](?:system|assistant|developer|tool)[\"']",
         r"(?:^|\n)[ \t]{0,10}-?[ \t]{0,3}role[ \t]{0,3}:[ \t]{0,3}[\"']?(?:system|assistant|developer|tool)\b",
     ),
@@ -106,7 +113,8 @@ _TO_THE_MODEL = re.compile(
     r"\b(?:note|message|instructions?|reminder|memo|directive|p\.?s\.?)\s+(?:to\s+self\s+)?(?:to|for)\s+(?:the|any|all"
     r"|every|my|our|this)?\s?(?:ai|a\.i\.|assistant|chatbot|bot|model|llm|agents?|language\s+model|gpt|copilot)s?\b"
     r"|\b(?:attention|dear|hey|note\s+to)\s*,?\s+(?:the\s+)?(?:ai|assistant|chatbot|llm|language\s+model|agent|model)s?"
-    r"\s*[,:!-]|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|chatbot|agent|bot)\b"
+    r"\s*[,:!-]|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|chatbot|agent|bot)\b(?=\s*[,.:;!\u2014-]"
+    r"|\s+(?:reading|processing|summari[sz]ing|parsing|that|who|model|assistant|agent|system)\b)"
     r"|\b(?:ai|llm|assistants?|agents?|models?|bots?)\s+(?:reading|processing|summari[sz]ing|parsing|seeing)\s+this\b",
     re.IGNORECASE,
 )

@@ -274,7 +274,7 @@ _PL_REVEAL = (
 POLISH_POISONING: Mapping[str, Patterns] = {
     "spoofing": _p(
         rf"{_LINE}(?:(?:komunikat|wiadomość|notatka|polecenie|instrukcja|aktualizacja)\s+(?:systemow[aey]|od\s+systemu"
-        r"|(?:dewelopera|programisty|administratora|twórców))|system|deweloper)\s*:",
+        r"|(?:dewelopera|programisty|administratora|twórców))|deweloper)\s*:",
     ),
     "exfiltration": _p(
         rf"{_PL_REVEAL}(?:\s+mi)?(?:,?\s+proszę,?)?(?:\s+(?!(?:jak|dlaczego|czy|o|na\s+temat)\b)[^\s.!?;,]+){{0,6}}?\s+{_PL_SECRET}",

@@ -96,6 +96,8 @@ CHUNKED_CHARS = 40_000
 SCREENED_INLINE = 4_000
 #: Sessions whose last user message is kept in memory, to read an instruction split over two turns.
 _SPLIT_SESSIONS = 256
+#: What a turn wrote: its chunks' ids, its memories' ids, the keys of the facts it created.
+_Written = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: Turns between consolidation sweeps when sessions do not end (one long-lived session).
 CONSOLIDATE_EVERY = 200
 #: Facts and semantic memories shown only when at least this relevant, relative to the best match.
@@ -197,7 +199,7 @@ class MemoryLoop:
         self._touched: set[str] = set()
         self._touched_facts: set[int] = set()
         self._since_sweep = 0
-        self._said: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+        self._said: dict[tuple[str, str], tuple[str, _Written]] = {}
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
@@ -350,7 +352,7 @@ class MemoryLoop:
             before = self._said.get((self._jobs_prefix, session))
             if flag is None and before is not None and before[0]:
                 flag = split_flag(before[0], user_text)
-            earlier = before[1] if flag is not None and before is not None else ()
+            earlier = before if flag is not None and before is not None else None
             later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
             if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
                 found = withhold(found, flag)
@@ -397,9 +399,12 @@ class MemoryLoop:
             )
             self.last_turn_at = time.monotonic()
             chunk_ids = tuple(ids[: len(chunks)])
-            self._remember_said(session, "" if flag is not None else user_text, chunk_ids)
-            if earlier:  # the first half of a split instruction was stored clean: flag it now
-                await self.core.set_metadata_key(earlier, FLAG_KEY, flag)
+            created = tuple(f.key for f, outcome in outcomes if outcome == "created")
+            self._remember_said(
+                session, "" if flag is not None else user_text, (chunk_ids, tuple(ids[len(chunks) :]), created)
+            )
+            if earlier is not None and flag is not None:  # the first half of a split was stored as clean: distrust it
+                await self._distrust(earlier[1], flag)
             if later:
                 self.submit(
                     "screen",
@@ -420,13 +425,22 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
             return TurnReceipt(ok=False, session_id=session, error=self.failed("record_turn", e))
 
-    def _remember_said(self, session: str, user_text: str, chunk_ids: tuple[str, ...]) -> None:
-        """Keep the end of the session's last user message (and its chunks) for :func:`.split_flag`."""
+    def _remember_said(self, session: str, user_text: str, written: _Written) -> None:
+        """Keep the end of the session's last user message (and what it wrote) for :func:`.split_flag`."""
         key = (self._jobs_prefix, session)
         self._said.pop(key, None)
-        self._said[key] = (user_text[-SPLIT_CHARS:], chunk_ids)
+        self._said[key] = (user_text[-SPLIT_CHARS:], written)
         while len(self._said) > _SPLIT_SESSIONS:
             self._said.pop(next(iter(self._said)))
+
+    async def _distrust(self, written: _Written, flag: str) -> None:
+        """A turn proved half of a split instruction: its chunks flagged, its memories archived, new facts forgotten."""
+        chunk_ids, memory_ids, fact_keys = written
+        await self.core.set_metadata_key(chunk_ids, FLAG_KEY, flag)
+        if memory_ids:
+            await self.core.archive(list(memory_ids))
+        for key in fact_keys:
+            await self.forget_fact(key)
 
     def quarantined(self, rejected: Iterable[Rejection], session: str | None, observed_at: float) -> list[Quarantined]:
         """What to keep of refused candidates: a fact or memory with the write releasing it would make."""
