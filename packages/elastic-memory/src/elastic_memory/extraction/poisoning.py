@@ -125,6 +125,8 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
+# A payment detail the user owns through someone they name: "my landlord's ", "my sister's ".
+_OWN = re.compile(r"\b(?:my|the\s+user's|user's)\s+(?:\w+\s+){0,2}?\w+'s\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -187,8 +189,9 @@ def _first(window: str, families: tuple[str, ...] = FAMILIES) -> Flag | None:
     cues = poisoning_patterns()
     for family in families:
         for pattern in (*MARKERS.get(family, ()), *cues.get(family, ())):
-            match = pattern.search(window)
-            if match:
+            for match in pattern.finditer(window):
+                if family == "payment" and _OWN.search(window, max(0, match.start() - 40), match.start()):
+                    continue  # "my landlord's new IBAN is ...": the user's own life, not a redirection
                 return Flag(family, " ".join(match.group(0).split())[:_CUE_CHARS])
     return None
 
