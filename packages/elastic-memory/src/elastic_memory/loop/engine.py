@@ -199,7 +199,7 @@ class MemoryLoop:
         self._touched: set[str] = set()
         self._touched_facts: set[int] = set()
         self._since_sweep = 0
-        self._said: dict[tuple[str, str], tuple[str, _Written]] = {}
+        self._said: dict[tuple[str, str], tuple[tuple[str, _Written], ...]] = {}
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
@@ -349,10 +349,11 @@ class MemoryLoop:
             turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
             found = self.heuristic.extract(turn)
             flag = turn_flag(user_text[:SCREENED_INLINE], reply_text[:SCREENED_INLINE])
-            before = self._said.get((self._jobs_prefix, session))
-            if flag is None and before is not None and before[0]:
-                flag = split_flag(before[0], user_text)
-            earlier = before if flag is not None and before is not None else None
+            before = self._said.get((self._jobs_prefix, session), ())
+            said_before = " ".join(tail for tail, _ in before)
+            if flag is None and said_before.strip():
+                flag = split_flag(said_before, user_text)
+            earlier = before if flag is not None else ()
             later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
             if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
                 found = withhold(found, flag)
@@ -401,10 +402,10 @@ class MemoryLoop:
             chunk_ids = tuple(ids[: len(chunks)])
             created = tuple(f.key for f, outcome in outcomes if outcome == "created")
             self._remember_said(
-                session, "" if flag is not None else user_text, (chunk_ids, tuple(ids[len(chunks) :]), created)
+                session, None if flag is not None else user_text, (chunk_ids, tuple(ids[len(chunks) :]), created)
             )
-            if earlier is not None and flag is not None:  # the first half of a split was stored as clean: distrust it
-                await self._distrust(earlier[1], flag)
+            for _, written in earlier:  # the first parts of a split were stored as clean: distrust them
+                await self._distrust(written, flag or "instruction")
             if later:
                 self.submit(
                     "screen",
@@ -425,11 +426,14 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
             return TurnReceipt(ok=False, session_id=session, error=self.failed("record_turn", e))
 
-    def _remember_said(self, session: str, user_text: str, written: _Written) -> None:
-        """Keep the end of the session's last user message (and what it wrote) for :func:`.split_flag`."""
+    def _remember_said(self, session: str, user_text: str | None, written: _Written) -> None:
+        """Keep the ends of the session's last two user messages (and what they wrote) for :func:`.split_flag`.
+
+        A flagged message (``None``) starts afresh: what follows it is not read with it.
+        """
         key = (self._jobs_prefix, session)
-        self._said.pop(key, None)
-        self._said[key] = (user_text[-SPLIT_CHARS:], written)
+        kept = self._said.pop(key, ())
+        self._said[key] = () if user_text is None else (*kept[-1:], (user_text[-SPLIT_CHARS:], written))
         while len(self._said) > _SPLIT_SESSIONS:
             self._said.pop(next(iter(self._said)))
 
