@@ -103,7 +103,8 @@ class LanguageCues:
 
 _REGISTRY: dict[str, LanguageCues] = {}
 _POISONING: dict[str, Mapping[str, Patterns]] = {}
-_MERGED: dict[str, Mapping[str, Patterns]] = {"all": {}}
+_GATES: dict[str, re.Pattern[str]] = {}
+_MERGED: dict[tuple[str, ...], Mapping[str, Patterns]] = {}
 
 
 def register_cues(cues: LanguageCues) -> None:
@@ -119,19 +120,36 @@ def register_cues(cues: LanguageCues) -> None:
         register_poisoning_cues(cues.language, cues.poisoning)
 
 
-def register_poisoning_cues(language: str, cues: Mapping[str, Patterns]) -> None:
+def register_poisoning_cues(
+    language: str, cues: Mapping[str, Patterns], *, present: re.Pattern[str] | None = None
+) -> None:
     """Register (or replace) the memory-poisoning cues of ``language`` without any extraction cues.
 
     ``cues`` maps a family of :data:`FAMILIES` to compiled patterns, searched anywhere in the text.
+    ``present``, when given, is a cheap pattern that any text in the language matches (its script,
+    its letters, a few of its commonest words): a text it does not match skips the language's cues.
     """
     if not isinstance(language, str) or not _LANGUAGE.fullmatch(language):
         msg = f"language {language!r} is not a lowercase language code; use e.g. 'en' or 'pt-br'"
         raise UsageError(msg)
+    if present is not None and not isinstance(present, re.Pattern):
+        msg = f"present must be a compiled pattern (re.compile(...)) or None, got {type(present).__name__}"
+        raise UsageError(msg)
     _check_poisoning(cues)
     _POISONING[language] = dict(cues)
-    _MERGED["all"] = {
-        family: tuple(dict.fromkeys(p for c in _POISONING.values() for p in c.get(family, ()))) for family in FAMILIES
-    }
+    _GATES.pop(language, None)
+    if present is not None:
+        _GATES[language] = present
+    _MERGED.clear()
+
+
+def _merged(languages: tuple[str, ...]) -> Mapping[str, Patterns]:
+    merged = _MERGED.get(languages)
+    if merged is None:
+        sets = [_POISONING[language] for language in languages]
+        merged = {family: tuple(dict.fromkeys(p for c in sets for p in c.get(family, ()))) for family in FAMILIES}
+        _MERGED[languages] = merged
+    return merged
 
 
 def _check_poisoning(cues: Mapping[str, Patterns]) -> None:
@@ -157,9 +175,15 @@ def cues_for(language: str) -> LanguageCues:
         raise UsageError(msg) from None
 
 
-def poisoning_patterns() -> Mapping[str, Patterns]:
-    """Every registered language's poisoning patterns, by family (every family present)."""
-    return _MERGED["all"]
+def poisoning_patterns(text: str | None = None) -> Mapping[str, Patterns]:
+    """The registered languages' poisoning patterns, by family (every family present).
+
+    With ``text``, only the languages it may be written in (see ``present`` in
+    :func:`register_poisoning_cues`); without, every language's.
+    """
+    if text is None:
+        return _merged(tuple(_POISONING))
+    return _merged(tuple(lang for lang in _POISONING if lang not in _GATES or _GATES[lang].search(text)))
 
 
 # --- English -----------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .cues import FAMILIES, Patterns, poisoning_patterns
+from .poisoning_shapes import NEEDS, SHAPES
 from .readings import INVISIBLE, SCAN, disguises, plain
 
 __all__ = ["FAMILIES", "INVISIBLE", "MARKERS", "SCAN", "Flag", "detect", "detect_reply", "normalize"]
@@ -186,9 +187,12 @@ def detect_reply(text: str) -> Flag | None:
 
 
 def _first(window: str, families: tuple[str, ...] = FAMILIES) -> Flag | None:
-    cues = poisoning_patterns()
+    cues = poisoning_patterns(window)
     for family in families:
-        for pattern in (*MARKERS.get(family, ()), *cues.get(family, ())):
+        for pattern in (*MARKERS.get(family, ()), *SHAPES.get(family, ()), *cues.get(family, ())):
+            need = NEEDS.get(pattern)
+            if need is not None and not need.search(window):
+                continue
             for match in pattern.finditer(window):
                 if family == "payment" and _OWN.search(window, max(0, match.start() - 40), match.start()):
                     continue  # "my landlord's new IBAN is ...": the user's own life, not a redirection

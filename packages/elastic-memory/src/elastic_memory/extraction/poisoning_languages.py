@@ -553,11 +553,58 @@ JAPANESE_POISONING: Mapping[str, Patterns] = {
     ),
 }
 
-register_poisoning_cues("it", ITALIAN_POISONING)
-register_poisoning_cues("pt", PORTUGUESE_POISONING)
-register_poisoning_cues("nl", DUTCH_POISONING)
-register_poisoning_cues("pl", POLISH_POISONING)
-register_poisoning_cues("ru", RUSSIAN_POISONING)
-register_poisoning_cues("tr", TURKISH_POISONING)
-register_poisoning_cues("zh", CHINESE_POISONING)
-register_poisoning_cues("ja", JAPANESE_POISONING)
+
+def _words(words: str) -> str:
+    return r"\b(?:" + "|".join(words.split()) + r")\b"
+
+
+# What any text in the language shows (its script, its letters, its commonest words that are not
+# also English ones): a text without it skips the language's cues, so an English message does not
+# pay for eight more languages.
+_PRESENT = {
+    "it": re.compile(
+        r"[àèìòù]|"
+        + _words(
+            "il che di sono una della questo questa ogni sempre tuo tua mio mia ora anche gli ho hai sei "
+            "ci del nel alla tutte tutti puoi fai dimmi"
+        ),
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"[ãõç]|"
+        + _words(
+            "não você vocês que para uma com meu minha sempre agora senha conta seu sua isso este esta "
+            "está são pelo pela eu dos em ao"
+        ),
+        re.IGNORECASE,
+    ),
+    "nl": re.compile(
+        r"\b[a-z]*ij[a-z]*\b|"
+        + _words(
+            "het een je jij jou jouw niet van dat voor mijn voortaan altijd ik zijn wordt naar ook nu deze geen moet "
+            "kun kunt alle alsjeblieft graag wachtwoord wat hoe waar heeft hebt heb wij jullie uw bent mag zal kan "
+            "gebruiker toegang"
+        ),
+        re.IGNORECASE,
+    ),
+    "pl": re.compile(
+        r"[ąęłńśźż]|" + _words("nie jest się że proszę teraz zawsze jestem mój moje twój twoje dla jak tak przez już"),
+        re.IGNORECASE,
+    ),
+    "ru": re.compile(r"[\u0400-\u04ff]"),
+    "tr": re.compile(
+        r"(?-i:[ğşıİçöüĞŞÇÖÜ])|"
+        + _words("bir bu ve için sen lütfen şimdi artık şifre hesap değil gibi olarak bana sana tüm ile beni seni"),
+        re.IGNORECASE,
+    ),
+    "zh": re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]"),
+    "ja": re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]"),
+}
+register_poisoning_cues("it", ITALIAN_POISONING, present=_PRESENT["it"])
+register_poisoning_cues("pt", PORTUGUESE_POISONING, present=_PRESENT["pt"])
+register_poisoning_cues("nl", DUTCH_POISONING, present=_PRESENT["nl"])
+register_poisoning_cues("pl", POLISH_POISONING, present=_PRESENT["pl"])
+register_poisoning_cues("ru", RUSSIAN_POISONING, present=_PRESENT["ru"])
+register_poisoning_cues("tr", TURKISH_POISONING, present=_PRESENT["tr"])
+register_poisoning_cues("zh", CHINESE_POISONING, present=_PRESENT["zh"])
+register_poisoning_cues("ja", JAPANESE_POISONING, present=_PRESENT["ja"])
