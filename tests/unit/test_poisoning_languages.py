@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from elastic_memory.extraction import FAMILIES, detect, register_poisoning_cues
+from elastic_memory.extraction import FAMILIES, detect
 from elastic_memory.extraction import poisoning_languages as languages
 
 CUE_SETS = {
@@ -31,7 +30,7 @@ LANGUAGES = list(CUE_SETS)
 CORPUS = [
     row
     for row in json.loads((Path(__file__).parent.parent / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
-    if row["language"] in LANGUAGES
+    if row["language"] in LANGUAGES and "source" not in row  # rows written with these cues (not a later set)
 ]
 ATTACKS = [row for row in CORPUS if row["family"] is not None]
 BENIGN = [row for row in CORPUS if row["family"] is None]
@@ -42,14 +41,6 @@ FRAGMENTS = [
     "jestem ", "na nowe ", "podaj ", "я ", "покажи ", "на новый ", "игнорируй все ", "şifre ", "yeni ", "ben bu ",
     "我是", "密码", "把", "转到新", "忽略你的", "私は", "パスワード", "新しい口座", "a@b.", "https://", ", ", "\n",
 ]  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _registered() -> Iterator[None]:
-    """Other tests re-register a language (say "pt" or "nl") to try the registry; these measure the built-in sets."""
-    for language, cues in CUE_SETS.items():
-        register_poisoning_cues(language, cues)
-    yield
 
 
 def _flagged(rows: list[dict[str, str | None]]) -> int:

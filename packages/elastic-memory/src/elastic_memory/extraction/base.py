@@ -212,6 +212,7 @@ def apply_policy(extraction: Extraction, policy: ExtractionPolicy, *, turn: Turn
             guards.check_memory(memory.content, turn=turn, policy=policy)
             or guards.check_text(memory.evidence)
             or (guards.check_shape(memory.content) if memory.kind == "preference" else None)
+            or (guards.check_howto(memory.content) if memory.kind == "howto" else None)
         )
         if reason:
             rejected.append(Rejection(reason, "memory", memory.content[:200], origin, memory))

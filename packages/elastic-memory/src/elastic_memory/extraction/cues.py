@@ -299,6 +299,13 @@ _EN_EXFILTRATION = _p(
     r"\s+to\b",
     r"\b(?:include|add|append|attach|insert)\b[^.!?\n]{0,30}?\b(?:api\s+keys?|tokens?|passwords?|credentials|secrets)\b"
     r"[^.!?\n]{0,30}?\b(?:you(?:'ve|\s+have)\s+seen|from\s+(?:our|the|previous|earlier)|in\s+(?:our|the|previous|earlier))",
+    r"\b(?:everything|all|what(?:ever)?)\s+you\s+were\s+(?:told|given|instructed|shown)\s+(?:before|prior)\b"
+    r"|\bhidden\s+(?:setup|system|initial|original|developer)\s+(?:text|prompt|instructions|message)\b",
+    r"\b(?:post|send|submit|upload|forward|share|include)\b[^.!?\n]{0,80}\b(?:address|date\s+of\s+birth|birth\s*date"
+    r"|card\s+(?:number|digits)|last\s+(?:4|four)\s+digits|ssn|passport|phone\s+number|e-?mail\s+address|personal"
+    r"\s+(?:data|details|information))\b[^.!?\n]{0,60}?\bto\s+(?:https?://|www\.)",
+    r"\b(?:mirror|copy|cc|bcc|forward|send|sync|upload)\w*\b[^.!?\n]{0,60}?[\w.+-]+@[\w-]+\.[\w.]+[^\n]{0,100}?"
+    r"\b(?:automatically|silently|no\s+need\s+to\s+mention|without\s+(?:mentioning|telling|asking))\b",
     r"\b(?:bcc|cc)\b[^.!?\n]{0,40}?\b(?:conversation|chat|transcript|messages|history)\b[^.!?\n]{0,40}?\bto\s+"
     r"[\w.+-]+@[\w-]+\.",
 )
@@ -311,10 +318,23 @@ _EN_PAYMENT = _p(
     r"|transfers?|refunds?|wires?|funds|deposits?|payouts?|remittances?)\s+(?:should|must|will|need\s+to|are\s+to|have"
     r"\s+to)\s+(?:now\s+|from\s+now\s+on\s+)?(?:go|be\s+(?:sent|paid|made|wired|transferred|routed|deposited"
     r"|redirected))\s+(?:to|into)\b",
+    r"(?<!\bsays\s)(?<!\bsay\s)(?<!\bclaims\s)(?<!\bclaim\s)(?<!\bif\s)(?<!\bthat\s)(?<!\bsaying\s)"
+    r"(?<!\bclaiming\s)(?<!\bstating\s)"
     r"\b(?:our|their|the\s+(?:vendor|supplier|company|payee|beneficiary|contractor|client)'?s?)\s+(?:bank(?:ing)?"
     r"|payment|remittance|wire|account)\s+(?:details|information|info|instructions|account)\s+(?:have|has)\s+"
     r"(?:recently\s+|just\s+)?(?:changed|been\s+(?:changed|updated))",
-    r"\b(?:update|change|replace|swap|switch)\s+(?:the\s+)?(?:payee|beneficiary)\b",
+    r"\b(?:update|change|replace|swap|switch)\s+(?:the\s+)?(?:payee|beneficiary)\b(?!\s+(?:details\s+)?(?:for|on|in|of)"
+    r"\s+my\b)",
+    r"\b(?:banking\s+arrangements|bank\s+details|payment\s+details|remittance\s+details|bank\s+account)\s+(?:were|was"
+    r"|have\s+been|has\s+been)\s+(?:recently\s+)?(?:updated|changed|amended|moved)\b",
+    r"\b(?:amend|update|change|replace)\s+(?:the\s+)?(?:supplier|vendor|payee|stored|saved)\s+(?:record|bank\s+details"
+    r"|details|account|payment\s+details)\b(?!\s+(?:for|on|in|of)\s+my\b)",
+    r"\b(?:update|change|switch)\b[^.!?\n]{0,60}\b(?:direct\s+deposit|payroll|payee|beneficiary)\b[^\n]{0,100}?"
+    r"\b(?:routing|account|iban|sort\s+code)\b[^\n]{0,20}?\d{6,}",
+    rf"\b(?:payments?|invoices?|transfers?|rent|refunds?)\b[^.!?\n]{{0,80}}?\b(?:go|goes|should\s+go|must\s+go|are\s+to\s+go"
+    rf"|is\s+to\s+go)\s+(?:to|into)\b[^.!?\n]{{0,60}}?{_LITERAL}",
+    r"\b(?:correct|right|new|current)\s+account\s+for\s+(?:paying|payments?|the\s+rent|rent|invoices?)\b[^.!?\n]{0,40}?"
+    r"\bis\s+now\b",
     r"\b(?:update|change|replace|swap|switch)\s+(?:the|our|their)\s+(?:bank\s+account|account\s+number|iban"
     r"|wallet\s+address|payment\s+details|bank\s+details)\s+(?:to|with|for\s+(?:all|future|every))\b",
     rf"(?<!\bmy\s)\b(?:new|updated|changed|correct)\s+(?:iban|bank\s+(?:account|details)|account\s+(?:number|details)"
@@ -375,7 +395,19 @@ _EN_AUTHORITY = _p(
     r"|your\s+(?:developers?|creators?|operators?|owners?)|the\s+(?:developers?|administrators?|admins?))\b",
     r"\b(?:treat|consider|regard|handle)\s+(?:my|these|this\s+user'?s?|the\s+user'?s?|our)\s+(?:instructions|requests"
     r"|messages|commands|words|orders)\s+as\s+(?:if\s+they\s+(?:came|come|were)\s+(?:from\s+)?|coming\s+from\s+|from\s+)?"
-    r"(?:your\s+)?(?:system|developers?|admins?|administrators?|operators?|creators?|owners?|authoritative|official|trusted)",
+    r"(?:your\s+)?(?:system|developers?|admins?|administrators?|operators?|creators?|owners?|authoritative|official|trusted"
+    r"|pre-?authori[sz]ed|pre-?approved|approved|authori[sz]ed|verified)",
+    r"\byou\s+(?:may|can|are\s+free\s+to)\s+(?:now\s+)?(?:bypass|skip|ignore|override|waive)\s+(?:the\s+|any\s+|all\s+)?"
+    r"(?:approval|verification|confirmation|security|safety|review|identity)\b",
+    r"\b(?:engineers|developers|people|team|folks)\s+(?:who|that)\s+(?:built|developed|made|trained|created|programmed)\s+"
+    r"you\b",
+    r"\b(?:rules|restrictions|limits|guidelines|policies)\s+(?:don'?t|do\s+not|no\s+longer|never)\s+apply\s+to\s+me\b",
+    r"\bmy\s+(?:instructions|requests|orders|word|commands)\s+(?:outrank|override|supersede|take\s+precedence\s+over|are"
+    r"\s+more\s+important\s+than|come\s+before)\b",
+    r"\b(?:delegated|granted|gave|given)\s+(?:me\s+)?(?:full\s+|complete\s+|all\s+)?(?:access|authority|control"
+    r"|permissions?)\b[^.!?\n]{0,80}?\byou\s+(?:can|may|should)\b|\bact\s+on\s+my\s+word\b",
+    r"\b(?:don'?t|do\s+not|no\s+longer|never)\s+(?:need\s+to|have\s+to)\s+ask\s+(?:me\s+|anyone\s+)?(?:for\s+)?"
+    r"(?:permission|confirmation|approval)\b",
     r"\b(?:openai|anthropic|deepmind|mistral|meta\s+ai)\b[^.!?\n]{0,60}?\b(?:so|therefore|which\s+means)\s+you\s+(?:can"
     r"|should|must|may|are\s+(?:allowed|free))\b",
     r"\bas\s+(?:the|your|an?)\s+(?:developer|admin\w*|operator|owner|creator|maintainer)\s+of\s+(?:this|the|you)\b"
@@ -411,13 +443,6 @@ _EN_INSTRUCTION = _p(
     r"act\s+as\b",
     r"(?:^|[.!?:;\n][ \t]{0,5}|\byou\s+(?:\w+\s+){0,3}|\bplease\s+)(?:pretend|role-?play)\s+"
     r"(?:to\s+be|you(?:'re|\s+are)|as|that\s+you)\b",
-    r"\bfrom\s+now\s+on,?\s+(?:you|the\s+assistant)\s+(?:must|will|should|shall)\b(?!\s+(?:always\s+)?(?:call|address)"
-    r"\s+me\b|\s+(?:always\s+|only\s+)?(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+)?(?:in|briefly"
-    r"|concisely|formally|casually|more|less)\b|\s+(?:always\s+)?use\s+(?:metric|imperial|celsius|fahrenheit|\w+\s+units)"
-    r"\b|\s+(?:always\s+)?(?:keep|be)\s+(?:it|answers|replies|brief|concise|short|polite|formal|casual|direct)\b"
-    r"|\s+(?:always\s+)?(?:show|explain|cite|list|number|check|double-check|give|include|add|mark|label|write\s+out)"
-    r"\s+(?:all\s+|every\s+|each\s+)?(?:your|the|its|my|of|one|step|sources?|references?|units|working|steps?|examples?"
-    r"|reasoning|calculations?|answers?)\b)",
     r"\byou\s+(?:must|have\s+to|are\s+required\s+to|shall|will)\s+(?:now\s+|always\s+)?(?:obey|comply|follow\s+(?:my"
     r"|these|the\s+new|the\s+following|every|all)|do\s+(?:whatever|everything|anything|as\s+i\s+say)|never\s+refuse"
     r"|not\s+refuse|answer\s+(?:every|all|any)\s+question|stop\s+following)",
@@ -444,10 +469,15 @@ _EN_INSTRUCTION = _p(
     r"\boverride\s+(?:your|the|all|any)\s+(?:instructions|rules|safety|guidelines|system|restrictions)",
     r"\bjailbreak|\b(?:dan|developer|god|unrestricted|debug)\s+mode\b|\bdo\s+anything\s+now\b",
     # Steering what other people are told: memory serves every later conversation, not one.
-    r"\b(?:whenever|when|if|every\s+time)\s+(?:someone|anyone|somebody|anybody|people|other\s+users?|users?|a\s+user"
-    r"|customers?|clients?|callers?|visitors?)\s+(?:else\s+)?(?:\w+\s+)?(?:asks?|mentions?|wants?|inquires?|requests?"
-    r"|brings?\s+up|talks?)\b[^.!?\n]{0,100}?\b(?:tell|say|answer|reply|respond|direct|send|point|refer|recommend"
-    r"|give|instruct|advise|insist|claim)\b",
+    r"\b(?:whenever|when|if|every\s+time|next\s+time|any\s*time)\s+(?:someone|anyone|somebody|anybody|people|other"
+    r"\s+users?|users?|a\s+user|customers?|clients?|callers?|visitors?)\s+(?:else\s+)?(?:\w+\s+){0,4}?(?:asks?"
+    r"|mentions?|wants?|inquires?|requests?|brings?\s+up|talks?)\b[^.!?\n]{0,100}?\b(?:tell|say|answer|reply|respond"
+    r"|direct|send|point|refer|recommend|give|instruct|advise|insist|claim|let\s+(?:them|him|her)\s+know|inform"
+    r"|remind\s+(?:them|him|her))\b",
+    r"\b(?:always|from\s+now\s+on|please|you\s+(?:should|must|will))\s+(?:\w+\s+){0,2}?(?:recommend|suggest|tell|say"
+    r"|give|send|point)\b[^.!?\n]{0,60}?\bto\s+(?:anybody|anyone|everyone|everybody|whoever|people|other\s+users"
+    r"|users)\b",
+    r"\b(?:new|permanent|standing)\s+(?:standing\s+|permanent\s+)?(?:instruction|order|directive)s?\s*:",
     r"\b(?:tell|inform|advise|assure|convince|remind)\s+(?:everyone|everybody|all\s+users|other\s+users|users"
     r"|people|customers|callers|anyone|whoever)\s+(?:that|to)\b",
     # Standing orders for every later conversation ("in every future chat, disable ...").

@@ -36,7 +36,7 @@ from .cues import FAMILIES, Patterns, poisoning_patterns
 from .poisoning_shapes import NEEDS, SHAPES
 from .readings import INVISIBLE, SCAN, disguises, plain
 
-__all__ = ["FAMILIES", "INVISIBLE", "MARKERS", "SCAN", "Flag", "detect", "detect_reply", "normalize"]
+__all__ = ["FAMILIES", "INVISIBLE", "MARKERS", "REPLY_MARKERS", "SCAN", "Flag", "detect", "detect_reply", "normalize"]
 
 _CUE_CHARS = 80
 
@@ -45,6 +45,12 @@ def _p(*patterns: str) -> Patterns:
     return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
+_SHELL_TRAP = (
+    r"(?:\b(?:curl|wget|iwr|fetch)\b[^\n|;]{0,200}\|\s{0,3}(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:iex|invoke-expression)\b"
+    r"|\bpowershell(?:\.exe)?\s+(?:-\w+\s+){0,3}-(?:e|enc|encodedcommand)\s|\bbase64\s+(?:-d|--decode)\b[^\n]{0,60}\|"
+    r"\s{0,3}(?:sudo\s+)?(?:ba|z)?sh\b|\brm\s+-rf\s+(?:/|~|\$home)(?=\s|$)|\bbash\s+-i\s+>&\s{0,3}/dev/tcp/"
+    r"|\bnc\s+(?:-\w+\s+){0,3}-e\s+/bin/)"
+)
 _ROLE = r"(?:system|assistant|developer|tool|function|ai|model|admin(?:istrator)?|operator|moderator|security)"
 _NOTICE = r"(?:notice|message|note|prompt|override|update|alert|instructions?|command|output|response|result|call)"
 MARKERS: Final[dict[str, Patterns]] = {
@@ -96,17 +102,17 @@ MARKERS: Final[dict[str, Patterns]] = {
         r"\b(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|my|previous|prior|above|earlier|system)+"
         r"(?:instructions?|rules|prompts?|guidelines)\b",
         r"\b(?:jailbreak|developermode|dan(?:mode)?|doanythingnow)\b",
-        # Remote code piped into a shell, an encoded PowerShell, a wiped home: never a how-to to keep.
-        r"\b(?:curl|wget|iwr|fetch)\b[^\n|;]{0,200}\|\s{0,3}(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b",
-        r"\b(?:iex|invoke-expression)\b|\bpowershell(?:\.exe)?\s+(?:-\w+\s+){0,3}-(?:e|enc|encodedcommand)\s",
-        r"\bbase64\s+(?:-d|--decode)\b[^\n]{0,60}\|\s{0,3}(?:sudo\s+)?(?:ba|z)?sh\b|\brm\s+-rf\s+(?:/|~|\$home)(?=\s|$)",
-        r"\bbash\s+-i\s+>&\s{0,3}/dev/tcp/|\bnc\s+(?:-\w+\s+){0,3}-e\s+/bin/",
+        # Remote code for everyone to run: a standing or third-party order around a shell trap.
+        rf"\b(?:always|whenever|tell\s+(?:them|users|people|everyone|anyone)|recommend|suggest|everyone|anyone|users)\b"
+        rf"[^\n]{{0,120}}?{_SHELL_TRAP}",
     ),
 }
+REPLY_MARKERS: Final[dict[str, Patterns]] = {"instruction": _p(_SHELL_TRAP)}
+"""What a reply must never recommend: remote code piped into a shell, an encoded PowerShell, a wiped home."""
 """Language-neutral cues (chat-template tokens, tags, role headers, the plan's headers, shell traps), by family."""
 _COMMENT = re.compile(r"<!--(.{0,600}?)-->|\[(?://|comment)\]:\s{0,3}(?:#|<>)\s{0,3}\((.{0,600}?)\)", re.DOTALL)
 _ADDRESSEE = re.compile(
-    r"\b(?:ai|a\.i\.|assistant|chatbot|bot|model|llm|gpt|claude|gemini|copilot|agent|language\s+model)s?\b",
+    r"\b(?:ai|a\.i\.|chatbot|llm|gpt|claude|gemini|copilot|language\s+model|ai\s+(?:assistant|agent|model))s?\b",
     re.IGNORECASE,
 )
 # Text written for a model to read: a note or instruction addressed to "the AI" in the third person.
@@ -116,7 +122,9 @@ _TO_THE_MODEL = re.compile(
     r"|\b(?:attention|dear|hey|note\s+to)\s*,?\s+(?:the\s+)?(?:ai|assistant|chatbot|llm|language\s+model|agent|model)s?"
     r"\s*[,:!-]|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|chatbot|agent|bot)\b(?=\s*[,.:;!\u2014-]"
     r"|\s+(?:reading|processing|summari[sz]ing|parsing|that|who|model|assistant|agent|system)\b)"
-    r"|\b(?:ai|llm|assistants?|agents?|models?|bots?)\s+(?:reading|processing|summari[sz]ing|parsing|seeing)\s+this\b",
+    r"|\b(?:ai|llm|assistants?|agents?|models?|bots?)\s+(?:reading|processing|summari[sz]ing|parsing|seeing)\s+this\b"
+    r"|\b(?:systems?|assistants?|ai|agents?|models?|tools?|bots?)\s+(?:or\s+\w+\s+)?(?:that|which|who)\s+(?:process|read"
+    r"|parse|summari[sz]e|handle|see|ingest)\s+this\b",
     re.IGNORECASE,
 )
 # A reply that declines names what it declines ("I can't share the system prompt"): not an attack.
@@ -125,7 +133,22 @@ _REFUSAL = re.compile(
     r"|should\s+not|must\s+not|never|don't|do\s+not|isn't\s+something)\b",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")  # a dot inside a URL or a file name ends no sentence
+# Social engineering a user may quote to ask about it; role markers and directives to the model never are.
+_REPORTABLE = frozenset({"payment", "exfiltration", "authority"})
+_ANALYSIS = re.compile(
+    r"\bis\s+(?:this|it|that)\s+(?:\w+\s+)?(?:legit(?:imate)?|real|genuine|safe|a\s+scam|scam|phishing|fake|spam|fraud"
+    r"(?:ulent)?|suspicious)\b|\b(?:got|received|getting|get)\s+(?:this|a|an)\s+(?:weird\s+|strange\s+|suspicious\s+"
+    r"|odd\s+|scary\s+)?(?:e-?mail|message|text|sms|dm|letter|call|voicemail|invoice)\b|\b(?:security|awareness|phishing"
+    r"|fraud|compliance|staff|team)\s+(?:awareness\s+)?training\b|\b(?:fraudsters|scammers|attackers|criminals|phishers)"
+    r"\s+(?:\w+\s+)?(?:ask|say|use|send|pretend|claim|write|try)\b|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+"
+    r"(?:spot|recogni[sz]e|tell|detect|report|identify)\b|\bexamples?\s+of\s+(?:a\s+)?(?:phishing|scam|fraud|social"
+    r"\s+engineering)\b|\b(?:est-ce|c'est)\s+une\s+arnaque\b|\bist\s+das\s+(?:\w+\s+)?(?:betrug|phishing|echt|fake"
+    r"|seriös)\b|\bes\s+(?:esto\s+)?(?:una\s+)?(?:estafa|legítimo|real)\b|\bè\s+una\s+truffa\b|\bé\s+(?:golpe|fraude"
+    r"|confiável)\b|\bis\s+dit\s+(?:\w+\s+)?(?:oplichting|phishing|echt|betrouwbaar)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"(?<!\w)'([^'\n]{8,1500})'(?!\w)|\"([^\"\n]{8,3000})\"|«([^»]{8,3000})»|„([^“\"]{8,3000})[“\"]")
 # A payment detail the user owns through someone they name: "my landlord's ", "my sister's ".
 _OWN = re.compile(r"\b(?:my|the\s+user's|user's)\s+(?:\w+\s+){0,2}?\w+'s\s+$", re.IGNORECASE)
 
@@ -156,11 +179,11 @@ def detect(text: str) -> Flag | None:
     if not isinstance(text, str) or not text:
         return None
     window = plain(text)
-    flag = _first(window)
+    flag = _first(window, reported=_reported(window))
     if flag is not None:
         return flag
     for reading in disguises(window):
-        flag = _first(reading)
+        flag = _first(reading, reported=_reported(reading))
         if flag is not None:
             return flag
     return _hidden(window)
@@ -181,12 +204,22 @@ def detect_reply(text: str) -> Flag | None:
     if not isinstance(text, str) or not text:
         return None
     window = plain(text)
-    kept = "\n".join(m.group(0) for m in _SENTENCES.finditer(window) if not _REFUSAL.search(m.group(0)))
+    kept = "\n".join(s for s in _SENTENCES.split(window) if s.strip() and not _REFUSAL.search(s))
     structural = _first(window, families=("spoofing",))
-    return structural or (detect(kept) if kept.strip() else None)
+    if structural is not None:
+        return structural
+    for family, patterns in REPLY_MARKERS.items():
+        for pattern in patterns:
+            match = pattern.search(kept)
+            if match:
+                return Flag(family, " ".join(match.group(0).split())[:_CUE_CHARS])
+    return detect(kept) if kept.strip() else None
 
 
-def _first(window: str, families: tuple[str, ...] = FAMILIES) -> Flag | None:
+def _first(
+    window: str, families: tuple[str, ...] = FAMILIES, reported: tuple[tuple[int, int], ...] = ()
+) -> Flag | None:
+    """The first cue in ``window``; a social-engineering cue inside a ``reported`` span does not count."""
     cues = poisoning_patterns(window)
     for family in families:
         for pattern in (*MARKERS.get(family, ()), *SHAPES.get(family, ()), *cues.get(family, ())):
@@ -196,8 +229,17 @@ def _first(window: str, families: tuple[str, ...] = FAMILIES) -> Flag | None:
             for match in pattern.finditer(window):
                 if family == "payment" and _OWN.search(window, max(0, match.start() - 40), match.start()):
                     continue  # "my landlord's new IBAN is ...": the user's own life, not a redirection
+                if family in _REPORTABLE and any(a <= match.start() and match.end() <= b for a, b in reported):
+                    continue  # quoted in a question about it ("Is this email legit? '...'")
                 return Flag(family, " ".join(match.group(0).split())[:_CUE_CHARS])
     return None
+
+
+def _reported(window: str) -> tuple[tuple[int, int], ...]:
+    """The quoted spans of a text that asks about what it quotes (a scam, a phishing mail, training material)."""
+    if not _ANALYSIS.search(window):
+        return ()
+    return tuple(m.span(m.lastindex or 0) for m in _QUOTED.finditer(window))
 
 
 def _hidden(window: str) -> Flag | None:

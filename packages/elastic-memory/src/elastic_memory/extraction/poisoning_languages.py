@@ -66,7 +66,7 @@ _IT_SECRET = (
     r"carta)\b(?!\s+(?:sicur|fort|manager|nuov))"
 )
 _IT_REVEAL = (
-    r"\b(?:(?:rivel|mostr|invi|mand|inoltr|comunic|elenc|stamp|ripet)(?:a|ate|i|ami|aci|are|armi|argli)|svela(?:mi)?"
+    r"(?<!\bnon\s)(?<!\bmai\s)\b(?:(?:rivel|mostr|invi|mand|inoltr|comunic|elenc|stamp|ripet)(?:a|ate|i|ami|aci|are|armi|argli)|svela(?:mi)?"
     r"|svelare|condividi|condividere|includi|includere|scrivi(?:mi)?|scrivere|dammi|dacci|dimmi|dicci|dire|dare"
     r"|fornisci(?:mi)?|fornire|fornirmi)\b"
 )
@@ -565,16 +565,18 @@ _PRESENT = {
     "it": re.compile(
         r"[àèìòù]|"
         + _words(
-            "il che di sono una della questo questa ogni sempre tuo tua mio mia ora anche gli ho hai sei "
-            "ci del nel alla tutte tutti puoi fai dimmi"
+            "il che di sono una della questo questa ogni sempre tuo tua mio mia ora anche gli ho hai sei ci del nel "
+            "alla tutte tutti puoi fai dimmi ignora ignorare istruzioni precedenti regole chiave invia inviami mostra "
+            "mostrami rivela sistema amministratore sviluppatore bonifico conto nuovo nuove"
         ),
         re.IGNORECASE,
     ),
     "pt": re.compile(
         r"[ãõç]|"
         + _words(
-            "não você vocês que para uma com meu minha sempre agora senha conta seu sua isso este esta "
-            "está são pelo pela eu dos em ao"
+            "não você vocês que para uma com meu minha sempre agora senha conta seu sua isso este esta está são pelo "
+            "pela eu dos em ao ignore ignora instruções anteriores regras chave envie envia mostre revele sistema "
+            "administrador desenvolvedor transferência pague nova novo"
         ),
         re.IGNORECASE,
     ),
@@ -583,18 +585,29 @@ _PRESENT = {
         + _words(
             "het een je jij jou jouw niet van dat voor mijn voortaan altijd ik zijn wordt naar ook nu deze geen moet "
             "kun kunt alle alsjeblieft graag wachtwoord wat hoe waar heeft hebt heb wij jullie uw bent mag zal kan "
-            "gebruiker toegang"
+            "gebruiker toegang negeer instructies eerdere regels sleutel stuur toon systeem beheerder ontwikkelaar "
+            "rekening betaal overmaken nieuwe nieuw bankgegevens gewijzigd onze"
         ),
         re.IGNORECASE,
     ),
     "pl": re.compile(
-        r"[ąęłńśźż]|" + _words("nie jest się że proszę teraz zawsze jestem mój moje twój twoje dla jak tak przez już"),
+        r"[ąęłńśźż]|"
+        + _words(
+            "nie jest się że proszę teraz zawsze jestem mój moje twój twoje dla jak tak przez już nowe nowy nowa "
+            "zasady zasad komunikat wiadomość polecenie instrukcja instrukcje hasło hasła konto konta rachunek "
+            "przelew przelej wyślij pokaż podaj ujawnij zignoruj ignoruj jesteś administratorem deweloper systemowy "
+            "systemowa"
+        ),
         re.IGNORECASE,
     ),
     "ru": re.compile(r"[\u0400-\u04ff]"),
     "tr": re.compile(
         r"(?-i:[ğşıİçöüĞŞÇÖÜ])|"
-        + _words("bir bu ve için sen lütfen şimdi artık şifre hesap değil gibi olarak bana sana tüm ile beni seni"),
+        + _words(
+            "bir bu ve için sen lütfen şimdi artık şifre hesap değil gibi olarak bana sana tüm ile beni seni yeni "
+            "kurallar kural talimat talimatları önceki yoksay şifreni parola gönder göster sistem mesajı yönetici "
+            "geliştirici ödeme havale"
+        ),
         re.IGNORECASE,
     ),
     "zh": re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]"),

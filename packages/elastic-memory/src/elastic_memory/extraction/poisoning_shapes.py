@@ -121,34 +121,142 @@ _NOTICE_WORD = (
 )
 _OPEN, _CLOSE = r"[\[【〔〖<{]", r"[\]】〕〗>}]"
 
+_FUTURE = (
+    r"(?:future|upcoming|subsequent|künftig\w*|zukünftig\w*|futur\w*|próxim\w*|prossim\w*|toekomstig\w*|volgende"
+    r"|przyszł\w*|następn\w*|будущ\w*|следующ\w*|gelecek|sonraki|今后的|以后的|今後の)"
+)
+_BILLS = (
+    r"(?:payments?|invoices?|rechnung\w*|zahlung\w*|factures?|paiements?|facturas?|pagos?|fatture|pagamenti|pagamentos?"
+    r"|faturas?|facturen|betaling\w*|płatnoś\w*|faktur\w*|платеж\w*|плат[её]ж\w*|сч[её]т\w*|ödeme\w*|fatura\w*"
+    r"|付款|发票|账单|支払\w*|請求書)"
+)
+_OLD_ACCOUNT = (
+    r"(?:(?:old|previous|former)\s+(?:bank\s+)?(?:account|details|bank\s+details)|(?:alte[snm]?|bisherige[snm]?)"
+    r"\s+(?:konto|bankverbindung|bankdaten)|(?:ancien(?:ne)?s?)\s+(?:compte|coordonnées|rib)|(?:cuenta|datos\s+bancarios)"
+    r"\s+(?:antigu[oa]s?|anterior(?:es)?)|(?:antigu[oa]s?)\s+(?:cuenta|datos)|(?:vecchi[oa]?)\s+(?:conto|iban|coordinate)"
+    r"|(?:conto|coordinate\s+bancarie)\s+(?:vecchi[oa]?|precedent[ei])|(?:conta|dados\s+bancários)\s+(?:antig[oa]s?"
+    r"|anterior(?:es)?)|(?:oude|vorige)\s+(?:rekening|gegevens|bankgegevens)|(?:star[eay]|poprzedni[eay]?)\s+(?:konto"
+    r"|dane|rachunek)|(?:стар\w*|прежн\w*)\s+(?:сч[её]т\w*|реквизит\w*)|eski\s+(?:hesap|iban)|旧账户|旧帐户|旧口座)"
+)
+_BENEFICIARY = (
+    r"(?:beneficiary|payee|begünstigte\w*|zahlungsempfänger|bénéficiaire|beneficiario|destinatari[oa]|beneficiário"
+    r"|favorecido|begunstigde|odbiorc\w*|получател\w*|alıcı|收款人|受取人)"
+)
+_COVERT = (
+    r"(?:secretly|quietly|silently|discreetly|unauffällig|heimlich|diskret|discrètement|en\s+secret|discretamente"
+    r"|en\s+secreto|di\s+nascosto|segretamente|stiekem|ongemerkt|potajemnie|dyskretnie|тайно|незаметно|gizlice"
+    r"|sessizce|偷偷|悄悄|こっそり|密かに)"
+)
+_GIFT_CARDS = (
+    r"(?:gift\s*cards?|cartes?[\s-]+cadeaux?|tarjetas?\s+(?:de\s+)?regalo|geschenk(?:gutschein)?karten?|gutscheinkarten?"
+    r"|carte\s+regalo|gift\s*card|cartões?\s+(?:de\s+)?presente|cadeaukaarten?|karty\s+podarunkowe|подарочн\w+\s+карт\w*"
+    r"|hediye\s+kart\w*|礼品卡|ギフトカード)"
+)
+_REFUNDS = (
+    r"(?:refunds?|reimburse\w*|rembours\w*|reembols\w*|erstatt\w*|rückzahlung\w*|rimbors\w*|terugbetal\w*|zwrot\w*"
+    r"|возврат\w*|iade\w*|退款|返金|pay(?:ments?)?|paiements?|pagos?|zahlung\w*|pagamento)"
+)
+_ENV_VARS = (
+    r"(?:environment\s+variables?|env\s+vars?|variabili\s+d'ambiente|variables?\s+d'environnement|variables?\s+de\s+entorno"
+    r"|umgebungsvariablen|variáveis\s+de\s+ambiente|omgevingsvariabelen|zmienne\s+środowiskowe|переменные\s+окружения"
+    r"|ortam\s+değişkenleri|环境变量|環境変数)"
+)
+_YOU_SEE = (
+    r"(?:you\s+(?:can\s+)?(?:see|access|read)|you\s+have\s+access|riesci\s+a\s+vedere|puoi\s+vedere|tu\s+(?:peux\s+)?vois"
+    r"|que\s+tu\s+vois|auxquelles\s+tu\s+as\s+accès|puedes\s+ver|que\s+ves|du\s+sehen\s+kannst|du\s+siehst|auf\s+die\s+du"
+    r"|consegue\s+ver|você\s+vê|je\s+kunt\s+zien|je\s+ziet|widzisz|możesz\s+zobaczyć|видишь|видны|görebildiğin"
+    r"|你能看到|你可以看到|見える)"
+)
+_YOUR_MAKERS = (
+    r"(?:your\s+(?:developers|creators|makers|engineers|operators)|tus\s+(?:desarrolladores|creadores)|deine\s+(?:entwickler"
+    r"|macher|ersteller)|tes\s+(?:développeurs|créateurs)|i\s+tuoi\s+(?:sviluppatori|creatori)|(?:seus|teus)\s+"
+    r"(?:desenvolvedores|criadores)|je\s+(?:ontwikkelaars|makers)|twoi\s+(?:deweloperzy|twórcy|programiści)|твои\s+"
+    r"(?:разработчики|создатели)|geliştiricilerin|你的开发者|あなたの開発者|(?:engenheiros|desenvolvedores|ingenieros"
+    r"|desarrolladores|entwickler|ingénieurs|développeurs|sviluppatori|ingegneri|ontwikkelaars)\s+(?:que\s+te|die\s+dich"
+    r"|qui\s+t'|che\s+ti|die\s+jou)\s*\w+)"
+)
+_APPROVED = (
+    r"(?:approved|authori[sz]ed|aprobaron|autorizaron|haben\s+(?:\w+\s+)?(?:genehmigt|freigegeben|erlaubt)|genehmigt"
+    r"|ont\s+(?:approuvé|autorisé)|hanno\s+(?:approvato|autorizzato)|aprovaram|autorizaram|hebben\s+(?:\w+\s+)?"
+    r"(?:goedgekeurd|toegestaan)|zatwierdzili|pozwolili|одобрили|разрешили|onayladı|izin\s+verdi|批准了|允许了|承認した|許可した)"
+)
+_NO_PERMISSION = (
+    r"(?:no\s+(?:longer\s+)?need\s+to\s+ask|hoeft\s+(?:nergens\s+)?(?:meer\s+)?(?:om\s+)?(?:geen\s+)?toestemming"
+    r"|musst\s+(?:nicht\s+mehr|nie\s+mehr)\s+(?:um\s+erlaubnis\s+)?(?:fragen|nachfragen)|n'as\s+plus\s+(?:besoin|à)\s+"
+    r"(?:de\s+)?demander|ya\s+no\s+(?:necesitas|tienes\s+que)\s+pedir|non\s+devi\s+più\s+chiedere|não\s+precisa"
+    r"\s+mais\s+pedir|nie\s+musisz\s+(?:już\s+)?pytać|больше\s+не\s+нужно\s+(?:спрашивать|запрашивать)"
+    r"|artık\s+izin\s+istemene\s+gerek)"
+)
+_NOT_FOR_ME = (
+    r"(?:restrições|regras|restricciones|reglas|restrictions|règles|einschränkungen|regeln|restrizioni|regole|beperkingen"
+    r"|regels|ograniczenia|zasady|ограничения|правила|kısıtlamalar|kurallar)\s+(?:\w+\s+)?(?:não\s+se\s+aplicam\s+a\s+mim"
+    r"|no\s+se\s+(?:me\s+)?aplican(?:\s+a\s+mí)?|ne\s+s'appliquent\s+pas\s+à\s+moi|gelten\s+nicht\s+für\s+mich"
+    r"|non\s+si\s+applicano\s+a\s+me|gelden\s+niet\s+voor\s+mij|nie\s+dotyczą\s+mnie|на\s+меня\s+не\s+распространяются"
+    r"|bana\s+uygulanmaz)"
+)
+_OUTRANK = (
+    r"(?:мои\s+(?:указания|инструкции|приказы|команды)\s+(?:важнее|приоритетнее)|meine\s+(?:anweisungen|befehle)\s+"
+    r"(?:haben\s+vorrang|gehen\s+vor)|mes\s+(?:instructions|ordres)\s+(?:priment|passent\s+avant)|mis\s+(?:instrucciones"
+    r"|órdenes)\s+(?:tienen\s+prioridad|prevalecen)|le\s+mie\s+(?:istruzioni|richieste)\s+(?:hanno\s+la\s+priorità"
+    r"|prevalgono)|minhas\s+(?:instruções|ordens)\s+(?:têm\s+prioridade|prevalecem)|mijn\s+(?:instructies|opdrachten)"
+    r"\s+gaan\s+voor|moje\s+(?:polecenia|instrukcje)\s+mają\s+pierwszeństwo|talimatlarım\s+önceliklidir)"
+)
+_STANDING_ORDER = (
+    r"(?:nouvelle\s+consigne\s+permanente|consigne\s+permanente|neue\s+(?:dauerhafte\s+|ständige\s+)?anweisung|dauerhafte"
+    r"\s+anweisung|nueva\s+instrucción\s+permanente|instrucción\s+permanente|nuova\s+istruzione\s+permanente|istruzione"
+    r"\s+permanente|nova\s+instrução\s+permanente|instrução\s+permanente|nieuwe\s+vaste\s+instructie|vaste\s+instructie"
+    r"|nowa\s+stała\s+instrukcja|stała\s+instrukcja|новая\s+постоянная\s+инструкция|постоянная\s+инструкция|yeni\s+kalıcı"
+    r"\s+talimat|kalıcı\s+talimat|新的永久指令|永久指令|新しい恒久的な指示|恒久的な指示)"
+)
+_NEXT_CONVERSATIONS = (
+    r"(?:prochaines\s+conversations|futures\s+conversations|próximas\s+conversaciones|futuras\s+conversaciones|nächsten"
+    r"\s+(?:gesprächen|unterhaltungen|chats)|künftigen\s+(?:gesprächen|chats)|prossime\s+conversazioni|future\s+conversazioni"
+    r"|próximas\s+conversas|futuras\s+conversas|volgende\s+gesprekken|toekomstige\s+gesprekken|następnych\s+rozmowach"
+    r"|przyszłych\s+rozmowach|следующих\s+разговорах|будущих\s+разговорах|sonraki\s+sohbetlerde|gelecek\s+sohbetlerde"
+    r"|以后的对话|今后的对话|今後の会話)"
+)
+
 SHAPES: Final[Mapping[str, Patterns]] = {
     "spoofing": _p(
         rf"{_OPEN}[ \t]{{0,3}}(?=[^\]】〕〗>}}\n]{{0,40}}{_CLOSE})(?=[^\]】〕〗>}}\n]{{0,40}}?{_SYSTEM_WORD})"
         rf"[^\]】〕〗>}}\n]{{0,40}}?{_NOTICE_WORD}[^\]】〕〗>}}\n]{{0,20}}{_CLOSE}",
+        rf"(?:^|\n)[ \t]{{0,3}}#{{1,6}}[ \t]{{0,5}}(?=[^\n]{{0,40}}?{_SYSTEM_WORD})[^\n]{{0,40}}?{_NOTICE_WORD}"
+        r"[^\n]{0,20}(?=\n|$)",
     ),
     "exfiltration": _p(
+        rf"{_B}{_ENV_VARS}{_END}{{0,60}}?{_YOU_SEE}|{_B}{_YOU_SEE}{_END}{{0,60}}?{_ENV_VARS}",
         rf"{_B}{_CONVERSATION}{_END}{{0,80}}?{_MAIL}(?=.{{0,80}}?{_SECRETLY})|{_B}{_SECRETLY}{_END}{{0,80}}?{_CONVERSATION}"
         rf"{_END}{{0,80}}?{_MAIL}|{_B}{_CONVERSATION}{_END}{{0,40}}?{_SECRETLY}{_END}{{0,40}}?{_MAIL}",
     ),
     "payment": _p(
         rf"{_B}{_TELL_OTHERS}{_END}{{0,160}}?{_IBAN}",
+        rf"{_B}(?:{_FUTURE}|{_COVERT}|{_BENEFICIARY}|{_OLD_ACCOUNT})[^\n]{{0,160}}?{_IBAN}",
+        rf"{_IBAN}[^\n]{{0,120}}?(?:{_OLD_ACCOUNT}|{_COVERT})",
+        rf"{_B}{_OLD_ACCOUNT}[^\n]{{0,40}}?(?:desativ\w*|desactiv\w*|closed|geschlossen|gekündigt|fermé|clôturé|cerrad[oa]"
+        rf"|chius[oa]|encerrad[oa]|opgeheven|gesloten|zamknięt\w*|закрыт\w*|kapatıldı|no\s+longer)",
+        rf"{_B}{_GIFT_CARDS}{_END}{{0,80}}?{_REFUNDS}|{_B}{_REFUNDS}{_END}{{0,80}}?{_GIFT_CARDS}",
     ),
     "authority": _p(
         rf"\b{_AS}\s+(?:the\s+|der\s+|le\s+|el\s+|il\s+|o\s+|de\s+)?{_DEVELOPER}{_END}{{0,60}}?{_AUTHORISE}",
+        rf"{_B}{_YOUR_MAKERS}{_END}{{0,40}}?{_APPROVED}|{_B}{_NOT_FOR_ME}|{_B}{_NO_PERMISSION}|{_B}{_OUTRANK}",
     ),
     "instruction": _p(
+        rf"{_B}{_STANDING_ORDER}|{_B}{_NEXT_CONVERSATIONS}{_END}{{0,80}}?{_PUSH}|{_B}{_PUSH}{_END}{{0,80}}?{_NEXT_CONVERSATIONS}",
         rf"{_B}{_STANDING}{_END}{{0,120}}?(?:{_PUSH}{_END}{{0,80}}?{_SITE}|{_SITE}{_END}{{0,60}}?{_PUSH})",
         rf"{_B}{_SWITCH_OFF}{_END}{{0,60}}?(?:{_SAFEGUARDS})|{_B}(?:{_SAFEGUARDS}){_END}{{0,40}}?{_SWITCH_OFF}",
     ),
 }
 """Multilingual shapes, by family; :func:`~.poisoning.detect` tests them beside the language-neutral markers."""
+_HAS_IBAN = re.compile(_IBAN, re.IGNORECASE)
 _HAS_SITE = re.compile(
     r"https?://|www\.|\.(?:com|io|net|org|xyz|app|biz|shop|info|example|ru|cn|de|fr|es|it|nl|pl|tr)\b", re.I
 )
 NEEDS: Final[Mapping[re.Pattern[str], re.Pattern[str]]] = {
-    SHAPES["exfiltration"][0]: re.compile(r"@[\w-]+\."),
-    SHAPES["payment"][0]: re.compile(_IBAN, re.IGNORECASE),
+    SHAPES["exfiltration"][1]: re.compile(r"@[\w-]+\."),
+    SHAPES["payment"][0]: _HAS_IBAN,
+    SHAPES["payment"][1]: _HAS_IBAN,
+    SHAPES["payment"][2]: _HAS_IBAN,
     SHAPES["authority"][0]: re.compile(_AUTHORISE, re.IGNORECASE),
-    SHAPES["instruction"][0]: _HAS_SITE,
+    SHAPES["instruction"][1]: _HAS_SITE,
 }
 """What a text must hold for a shape to be tried at all (an address, an IBAN, ...): a cheap search first."""
