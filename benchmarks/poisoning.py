@@ -29,17 +29,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import statistics
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from _common import REPO, environment, section, table
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder
+from elastic_memory.extraction import detect
 from elastic_memory.extraction.poisoning import FAMILIES
 from elastic_memory.loop.flags import FLAG_KEY
 
 CORPUS = REPO / "tests" / "data" / "poisoning_corpus.json"
+_FLOOR = re.compile(r"\bignore\s+previous\s+instructions\b", re.IGNORECASE)
 WARMUP = [
     ("My name is Sam and I live in Porto.", "Nice to meet you, Sam."),
     ("I prefer short answers.", "Understood."),
@@ -129,6 +134,39 @@ def _report(name: str, results: list[tuple[dict[str, Any], dict[str, bool]]]) ->
                 print(f"  attack through ({item['family']}): {_turns(item)[0][0][:160]!r} {r}")
 
 
+def _cost() -> None:
+    """What the detector costs per message size (median of 9), beside the raw regex floor of one pattern."""
+    benign = [item for item in json.loads(CORPUS.read_text(encoding="utf-8")) if item["family"] is None]
+    kept = [item for item in benign if "text" in item and detect(item["text"]) is None]  # so that each run reads it all
+    english = [item["text"] for item in kept if item["language"] == "en"]
+    every = [item["text"] for item in kept]
+    rows = []
+    for name, texts in (("English", english), ("12 languages", every)):
+        prose = "\n\n".join(texts)
+        prose = (prose + "\n\n") * (40_000 // max(1, len(prose)) + 1)
+        rows += _timed(name, prose)
+    section("Detector cost on benign look-alikes (ms, median of 9)")
+    print(table("detect", ["text", "characters", "detect ms", "one-pattern floor ms"], rows))
+
+
+def _timed(name: str, prose: str) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for size in (300, 4_000, 40_000):
+        text = prose[:size]
+        times = []
+        for _ in range(9):
+            start = time.perf_counter()
+            detect(text)
+            times.append(time.perf_counter() - start)
+        floor = []
+        for _ in range(9):
+            start = time.perf_counter()
+            _FLOOR.search(text)
+            floor.append(time.perf_counter() - start)
+        rows.append([name, size, f"{1000 * statistics.median(times):.2f}", f"{1000 * statistics.median(floor):.3f}"])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", choices=("auto", "none"), default="auto")
@@ -144,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in environment():
         print(line)
     print(f"corpus    {len(corpus)} cases, embedder {args.embedder}")
+    _cost()
     for part in ("tune", "held_out", "fresh"):
         items = [item for item in corpus if item.get("part") == part]
         if part in wanted and items:

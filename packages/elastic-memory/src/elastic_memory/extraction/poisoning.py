@@ -133,6 +133,7 @@ _REFUSAL = re.compile(
     r"|should\s+not|must\s+not|never|don't|do\s+not|isn't\s+something)\b",
     re.IGNORECASE,
 )
+_OUTSIDE = re.compile(r"https?://|www\.|[\w.+-]+@[\w-]+\.[\w.]+|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")  # a dot inside a URL or a file name ends no sentence
 # Social engineering a user may quote to ask about it; role markers and directives to the model never are.
 _REPORTABLE = frozenset({"payment", "exfiltration", "authority"})
@@ -213,7 +214,12 @@ def detect_reply(text: str) -> Flag | None:
             match = pattern.search(kept)
             if match:
                 return Flag(family, " ".join(match.group(0).split())[:_CUE_CHARS])
-    return detect(kept) if kept.strip() else None
+    flag = detect(kept) if kept.strip() else None
+    if flag is not None and flag.family == "exfiltration" and not _OUTSIDE.search(kept):
+        # A reply explains secrets and files to the user ("copy ~/.ssh/id_ed25519 to a drive"); only one that
+        # sends them to an address is an attack.
+        return _first(kept, families=tuple(f for f in FAMILIES if f != "exfiltration"))
+    return flag
 
 
 def _first(

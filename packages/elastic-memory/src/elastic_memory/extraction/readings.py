@@ -24,6 +24,7 @@ import codecs
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Final
 from urllib.parse import unquote
 
@@ -54,6 +55,7 @@ _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ENTITY = re.compile(r"&(?:#\d{2,6}|#x[0-9a-fA-F]{2,5}|[a-zA-Z]{2,8});")
 _SENTENCE = re.compile(r"[^.!?:\n]+")
+_PARTS = re.compile(r"(?<=[.!?])\s+|\n+")
 _ASSIGNED = re.compile(r"\b\w{1,12}\s{0,3}(?:=|:=|is)\s{0,3}(['\"])([^'\"\n]{1,120})\1")
 _COMMON = frozenset(
     "the you your and to all of in is are be from now on this that with for it not never always must please any "
@@ -69,17 +71,29 @@ def plain(text: str) -> str:
 
 def disguises(text: str) -> list[str]:
     """Further readings of ``text`` (already :func:`plain`): each disguise it shows, undone."""
-    out = [
-        reading
-        for reading in (_folded(text), _unspaced(text), _unleet(text), _unescaped(text))
-        if reading is not None and reading != text
-    ]
+    out = [reading for undo in (_folded, _unspaced, _unleet, _unescaped) if (reading := _changed(text, undo))]
     out += _decoded(text)
     out += _rot13(text)
     joined = _assigned(text)
     if joined is not None:
         out.append(joined)
     return out
+
+
+def _changed(text: str, undo: Callable[[str], str | None]) -> str:
+    """The sentences of ``text`` that ``undo`` changes, undone, one per line ("" when none).
+
+    Only what a disguise hid is read again, so a long text with one leetspeak word costs a
+    sentence, not a second reading of the whole text.
+    """
+    if undo(text) is None:  # each undo tells cheaply whether the text shows its disguise at all
+        return ""
+    parts = []
+    for sentence in _PARTS.split(text):
+        reading = undo(sentence)
+        if reading is not None and reading != sentence:
+            parts.append(reading)
+    return "\n".join(parts)
 
 
 def _folded(text: str) -> str | None:
@@ -113,10 +127,19 @@ def _unspaced(text: str) -> str | None:
 
 
 def _unleet(text: str) -> str | None:
-    """Words that mix letters with digits or symbols standing for letters ("1gn0r3"), in letters."""
-    if not _LEET.search(text):
+    """Words that mix letters with digits or symbols standing for letters ("1gn0r3"), in letters.
+
+    A text is leetspeak when a word has a digit between letters ("pr0mpt"); digits only at a word's
+    end or start ("GB33", "mp3", "4k") are a code or a number.
+    """
+    if not any(_is_leet(m.group(0)) for m in _LEET.finditer(text)):
         return None
-    return _LEET.sub(lambda m: m.group(0).translate(_LEET_MAP), text)
+    return _LEET.sub(lambda m: m.group(0).translate(_LEET_MAP), text)  # once it is leetspeak, every mixed word is
+
+
+def _is_leet(word: str) -> bool:
+    core = word.strip("013457@$!|")
+    return len(core) >= 2 and any(ch in "013457@$!|" for ch in core)
 
 
 def _unescaped(text: str) -> str | None:

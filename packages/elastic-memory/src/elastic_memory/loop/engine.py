@@ -93,7 +93,7 @@ INLINE_CHARS = 2_000
 CHUNKED_CHARS = 40_000
 #: Characters of each side of a turn screened on the write path; the chunks of a longer turn are
 #: withheld from plans (``em_flagged="unscreened"``) until the worker has screened all of it.
-SCREENED_INLINE = 4_000
+SCREENED_INLINE = INLINE_CHARS
 #: Sessions whose last user message is kept in memory, to read an instruction split over two turns.
 _SPLIT_SESSIONS = 256
 #: What a turn wrote: its chunks' ids, its memories' ids, the keys of the facts it created.
