@@ -100,6 +100,11 @@ def test_a_reply_that_refuses_is_not_flagged(mem: Memory) -> None:
     assert _flags(mem, receipt.chunk_ids) == {None}
 
 
+def test_a_reply_that_explains_the_users_own_files_is_not_flagged(mem: Memory) -> None:
+    receipt = mem.record_turn("How do I back up my SSH keys?", "Copy ~/.ssh/id_ed25519 to an encrypted drive.")
+    assert _flags(mem, receipt.chunk_ids) == {None}
+
+
 def test_a_remote_script_piped_into_a_shell_never_becomes_a_how_to(mem: Memory) -> None:
     mem.record_turn(
         "How do I fix my wifi driver?",
