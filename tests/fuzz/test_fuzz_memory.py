@@ -32,10 +32,16 @@ from .calls import METHODS, UNFUZZED, calls, confined
 from .conftest import FUZZ
 from .harness import SETUPS, Fuzzer
 
-#: Background threads (the PostgreSQL pool's maintenance, the worker) may touch the global
-#: ``random`` while Hypothesis draws a call; Hypothesis then notes it and renders the strategy,
-#: whose repr (every seed row) is megabytes long and warns. The note is not a failure of ours.
-pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning")
+#: Background threads (psycopg_pool's maintenance draws its jitter from the global ``random``)
+#: may touch the global ``random`` while Hypothesis draws a call; Hypothesis then notes it as
+#: "random inside a strategy" and renders the strategy, whose repr (every seed row) is
+#: megabytes long and warns. Neither note is a failure of the library under test.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning"),
+    pytest.mark.filterwarnings(
+        "ignore:Do not use the `random` module inside strategies:hypothesis.errors.HypothesisDeprecationWarning"
+    ),
+]
 
 SUBS = {"facts": (Facts, AsyncFacts), "lessons": (Lessons, AsyncLessons), "graph": (Graph, AsyncGraph)}
 
