@@ -34,7 +34,7 @@ from typing import Final
 
 from .cues import FAMILIES, Patterns, poisoning_patterns
 from .poisoning_shapes import NEEDS, SHAPES
-from .readings import INVISIBLE, SCAN, disguises, plain
+from .readings import INVISIBLE, SCAN, disguises, plain, smuggled
 
 __all__ = ["FAMILIES", "INVISIBLE", "MARKERS", "REPLY_MARKERS", "SCAN", "Flag", "detect", "detect_reply", "normalize"]
 
@@ -183,7 +183,8 @@ def detect(text: str) -> Flag | None:
     flag = _first(window, reported=_reported(window))
     if flag is not None:
         return flag
-    for reading in disguises(window):
+    hidden = smuggled(text)
+    for reading in (*disguises(window), *((hidden, *disguises(hidden)) if hidden else ())):
         flag = _first(reading, reported=_reported(reading))
         if flag is not None:
             return flag

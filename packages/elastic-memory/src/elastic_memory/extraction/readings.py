@@ -5,8 +5,9 @@ variation-selector characters removed, Unicode NFKC (fullwidth and mathematical 
 plain ones), typographic quotes made straight. :func:`disguises` adds what a model could still
 read through an encoding meant to slip past a filter: look-alike letters from other scripts
 inside Latin words, spaced letters, leetspeak, base64, ROT13, percent-encoding and HTML
-entities, pieces assigned to names to be joined later. Each disguise is returned only when the
-text shows it, so ordinary text costs one reading.
+entities, pieces assigned to names to be joined later; :func:`smuggled` decodes what invisible
+tag characters and variation selectors spell. Each disguise is returned only when the text
+shows it, so ordinary text costs one reading.
 
 >>> plain("ig\u200bnore \uff41ll")
 'ignore all'
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import unquote
 
-__all__ = ["INVISIBLE", "SCAN", "disguises", "plain"]
+__all__ = ["INVISIBLE", "SCAN", "disguises", "plain", "smuggled"]
 
 SCAN: Final = 40_000
 """The characters of a text that are judged: as many as a turn keeps as replayable chunks."""
@@ -62,6 +63,30 @@ _COMMON = frozenset(
     "ignore instructions rules previous system password send tell what me my".split()
 )
 _MAX_DECODED = 20
+
+
+def smuggled(text: str) -> str | None:
+    """Text hidden in invisible characters, decoded (``None`` when there is none).
+
+    Unicode tag characters spell ASCII (U+E0020-U+E007E) and variation selectors carry bytes
+    (U+FE00-U+FE0F, U+E0100-U+E01EF): :func:`plain` removes them, but a model's tokenizer may
+    still read what they spell.
+
+    >>> smuggled("hi" + "".join(chr(0xE0000 + ord(c)) for c in "obey me"))
+    'obey me'
+    """
+    window = text[:SCAN]
+    if window.isascii():
+        return None
+    tags = "".join(chr(code - 0xE0000) for ch in window if 0xE0020 <= (code := ord(ch)) <= 0xE007E)
+    data = bytes(
+        code - 0xFE00 if code <= 0xFE0F else code - 0xE0100 + 16
+        for ch in window
+        if 0xFE00 <= (code := ord(ch)) <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+    )
+    carried = data.decode("utf-8", "ignore") if len(data) >= 4 else ""
+    found = " ".join(part for part in (tags, carried) if len(part.strip()) >= 4)
+    return plain(found) if found else None
 
 
 def plain(text: str) -> str:
