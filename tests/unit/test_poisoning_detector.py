@@ -80,8 +80,8 @@ def test_the_corpus_is_split_once_into_a_tuning_and_a_held_out_part() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="measured (en/de/fr/es rows, held out): 29 of 32 look-alikes of the dev set and the project kept (92.3 %), "
-    "below the 95 % goal; the rows are not tuned on (see benchmarks/poisoning.py)",
+    reason="measured on the held-out en/de/fr/es rows: 58 of 64 attacks flagged (90.6 %) but 60 of 65 look-alikes "
+    "kept (92.3 %), below the 95 % goal; held-out rows are never tuned on (benchmarks/poisoning.py)",
 )
 def test_the_held_out_part_meets_the_goals() -> None:
     """At least 4 in 5 held-out attacks flagged, at least 19 in 20 held-out look-alikes kept (rates, never rows)."""
