@@ -269,6 +269,10 @@ _EN_SPOOFING = _p(
     r"\((?:system|admin|developer)\s+(?:message|note|notice)\)",
     r"\bstored\s+memories\s+about\s+the\s+user\b",
     r"\bend\s+of\s+(?:stored\s+memories|quoted\s+data|user\s+input|(?:the\s+)?memory\s+block|(?:the\s+)?context)\b",
+    r"\b(?:end|start|begin)\s+of\s+(?:the\s+)?(?:user|human|assistant|system)\s+(?:message|input|turn|prompt)\b",
+    r"(?<![=*#~-])(?:={3,12}|-{3,12}|\*{3,12}|#{3,12}|~{3,12})\s{0,3}(?:operator|system|admin\w*|developer|assistant)\s+(?:note"
+    r"|message|notice"
+    r"|instructions?)\b|\(\s*not\s+visible\s+to\s+(?:the\s+)?user\s*\)",
 )
 _EN_EXFILTRATION = _p(
     rf"{_NOT_NEGATED}\b{_REVEAL}\b(?!\s+(?:me\s+|us\s+)?(?:how|why|what|whether|where|when)\b){_GAP}\s+{_SECRET}",
@@ -308,6 +312,13 @@ _EN_EXFILTRATION = _p(
     r"\b(?:automatically|silently|no\s+need\s+to\s+mention|without\s+(?:mentioning|telling|asking))\b",
     r"\b(?:bcc|cc)\b[^.!?\n]{0,40}?\b(?:conversation|chat|transcript|messages|history)\b[^.!?\n]{0,40}?\bto\s+"
     r"[\w.+-]+@[\w-]+\.",
+    r"\b(?:instructions|rules|guidelines|prompt|directives|setup)\s+(?:you\s+were|you've\s+been|that\s+you\s+were)\s+(?:given"
+    r"|told|programmed\s+with|set\s+up\s+with)\b",
+    r"\b(?:disclose|reveal|provide|output|print|share)\s+(?:its|your)\s+(?:configuration|config|operating\s+instructions"
+    r"|system\s+prompt|instructions|setup)\b",
+    r"\bhidden\s+(?:part|section|portion)\s+of\s+(?:your|the)\s+(?:prompt|instructions|setup)\b",
+    r"\b(?:facts|preferences|memories|data|information|details|conversations|chats)\s+(?:you\s+have\s+)?(?:about|of|from"
+    r"|with)\s+(?:the\s+)?other\s+(?:users|people|customers)\b",
 )
 _EN_PAYMENT = _p(
     rf"\b{_PAY}\b[^\n]{{0,120}}?{_LITERAL}",
@@ -345,9 +356,10 @@ _EN_PAYMENT = _p(
     r"|new|another|other|updated|changed|separate|alternate)\s+(?:\w+\s+)?(?:account|iban|wallet)",
     r"\b(?:remittance|banking|bank|payment|wire)\s+(?:details|information|instructions|info)\s+(?:have|has)\s+(?:been\s+)?"
     r"(?:changed|updated|moved)\b[^\n]{0,120}?\b(?:direct|send|pay|remit|transfer|wire|route|use)\b",
-    r"\b(?:refunds?|payments?|invoices?|transfers?|payouts?)\s+(?:are|is|will\s+be)\s+(?:now\s+)?(?:only\s+)?"
-    r"(?:processed|handled|paid|sent|made|issued)\s+(?:only\s+)?(?:through|via|by|to)\b[^.!?\n]{0,60}?(?:https?://|www\."
+    r"\b(?:refunds?|payments?|invoices?|transfers?|payouts?)(?:\s+\w+){0,3}?\s+(?:are|is|will\s+be)\s+(?:now\s+)?(?:only\s+)?"
+    r"(?:processed|handled|paid|sent|made|issued)(?:\s+out)?\s+(?:only\s+)?(?:through|via|by|to)\b[^.!?\n]{0,100}?(?:https?://|www\."
     r"|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|example)\b|@)",
+    rf"\b(?:move|transfer|send|put|wire)\b[^.!?\n]{{0,60}}\bsafe\s+account\b|\bsafe\s+account\b[^\n]{{0,80}}?{_LITERAL}",
 )
 _EN_AUTHORITY = _p(
     r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:already\s+|explicitly\s+|previously\s+)?(?:confirmed|authori[sz]ed|approved)\b",
@@ -419,8 +431,23 @@ _EN_AUTHORITY = _p(
     r"\b(?:my\s+(?:requests?|messages?|instructions)|this\s+request|everything\s+i\s+ask)\s+(?:is|are)\s+(?:all\s+)?"
     r"(?:pre-?cleared|pre-?verified|pre-?authori[sz]ed|pre-?approved)\b|\bno\s+need\s+to\s+(?:verify|double-check|check"
     r"|confirm)\s+(?:anything|my|what\s+i|any\s+of)",
+    r"\b(?:i\s*am|i'm|im)\s+(?:the\s+)?(?:owner|admin\w*|developer|operator|creator|maker)\s+of\s+(?:this|the)\s+(?:bot|assistant"
+    r"|ai|chatbot|model|deployment|instance|workspace)\b",
+    r"\byou\s+(?:can|may)\s+(?:skip|ignore|bypass|drop|forget)\s+(?:the|your|all|any)\s+(?:rules|restrictions|guidelines"
+    r"|checks|filters|safety)\b",
+    r"\b(?:your|the)\s+(?:operators?|developers?|admins?|administrators?|creators?|owners?|team)\s+(?:\w+\s+)?(?:gave|granted"
+    r"|has\s+given|have\s+given|assigned)\s+me\s+(?:\w+\s+){0,2}?(?:access|permissions?|privileges?|rights|clearance"
+    r"|authority)\b",
+    r"\bi(?:'m|\s+am)\s+(?:cleared|authori[sz]ed|approved|allowed)\s+for\s+(?:everything|anything|all)\b",
+    r"\b(?:have|has)\s+been\s+pre-?(?:cleared|approved|authori[sz]ed|verified)\b|\bno\s+need\s+for\s+(?:the\s+)?(?:usual"
+    r"\s+)?(?:checks|verification|confirmation|approval|safety\s+checks)\b",
+    r"\bno\s+(?:further|more|additional)\s+(?:verification|checks|confirmation|approval)\s+(?:steps\s+)?(?:are|is)\s+"
+    r"(?:needed|required|necessary)\b",
+    r"\btreat\s+(?:anything|everything|whatever|all|text|messages?|lines?)\b[^.!?\n]{0,60}\bas\s+(?:if\s+it\s+came\s+from\s+"
+    r"|coming\s+(?:directly\s+)?from\s+|from\s+)(?:your\s+)?(?:system|developers?|admins?|operators?|creators?|owners?)",
 )
 _EN_INSTRUCTION = _p(
+    r"(?<!\bseem\sto\s)(?<!\bseems\sto\s)(?<!\bseemed\sto\s)(?<!\btends\sto\s)(?<!\bkeeps\s)(?<!\bkept\s)"
     r"\b(?:ignore|forget|skip|override|bypass)\s+(?:(?:all|any|every|the|your|my|of|these|those)\s+)*(?:previous"
     r"|prior|above|earlier|preceding|former|original|existing|system|initial)\s+(?:instructions?|prompts?|rules"
     r"|directions|directives|guidelines|messages|context|commands)",
@@ -514,6 +541,25 @@ _EN_INSTRUCTION = _p(
     r"\b(?:if|when(?:ever)?)\s+(?:anyone|anybody|someone|somebody|people|other\s+users)\s+(?:\w+\s+){0,2}?(?:asks?"
     r"|wants?|inquires?)[^.!?\n]{0,40}?,?\s+(?:tell|say|answer|reply|respond)\b|\b(?:tell|say\s+to)\s+(?:anyone"
     r"|anybody|whoever|everyone)\s+(?:who|that)\s+(?:asks|wants|inquires)\b",
+    # Overrides however they are put: wiped, set aside, waived, exempted; a new job.
+    r"\b(?:wipe|forget|erase|drop|clear|scrap|ditch|ignore|disregard)\s+(?:whatever|everything|anything|all)\s+(?:they"
+    r"|you\s+were|he|she|someone|people)\s+(?:told|gave|said\s+to|instructed)\s+(?:you\s+)?(?:before|earlier|previously)\b",
+    r"\byour\s+(?:job|role|task|purpose|only\s+job)\s+(?:now\s+)?is\s+(?:now\s+)?(?:whatever|to\s+do\s+whatever|to\s+obey"
+    r"|to\s+follow\s+(?:me|my))",
+    r"\b(?:set|put)\s+aside\s+(?:\w+\s+){0,3}?(?:guidance|instructions|guidelines|rules|directives|programming)\b",
+    r"\b(?:safety|content|moderation)\s+(?:filters?|checks?|rules|guidelines|restrictions)\s+(?:are|is|have\s+been|has\s+been"
+    r"|were|was|get|gets)\s+(?:now\s+)?(?:switched\s+off|turned\s+off|disabled|deactivated|removed|lifted|suspended|waived"
+    r"|not\s+applied|off)\b",
+    r"\b(?:waive[sd]?|lift(?:ed)?|suspend(?:ed)?|remov(?:e|ed|al\s+of)|exempt(?:ed)?\s+from|relax(?:ed)?)\b[^.!?\n]{0,60}"
+    r"\b(?:content\s+)?(?:restrictions|safety\s+(?:guidance|rules|guidelines|polic(?:y|ies)|filters?)|disclaimers|refusals"
+    r"|guardrails|moderation|content\s+(?:polic(?:y|ies)|filters?))\b",
+    r"\b(?:you\s+)?(?:don'?t|do\s+not|no\s+longer)\s+need\s+to\s+be\s+(?:\w+\s+){0,2}?(?:careful|cautious|safe"
+    r"|restricted|filtered)\s+with\s+me\b",
+    r"\b(?:make\s+sure|ensure)\s+(?:that\s+)?(?:anyone|everyone|whoever|people|customers|users|any\s+customer)\b"
+    r"[^.!?\n]{0,80}?\b(?:gets?\s+told|is\s+told|are\s+told|hears?|learns?)\b",
+    r"\bnext\s+time\s+(?:my\s+\w+|someone|anyone|\w+)\s+(?:chats|talks|asks|writes|messages)\s+(?:with\s+|to\s+)?you\b"
+    r"[^.!?\n]{0,80}?\b(?:tell|say|let)\b",
+    r"\bwhoever\s+asks\b[^\n]{0,160}?\btell\s+(?:them|him|her)\b",
 )
 ENGLISH = LanguageCues(
     language="en",

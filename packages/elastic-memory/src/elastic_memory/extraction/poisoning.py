@@ -108,6 +108,24 @@ MARKERS: Final[dict[str, Patterns]] = {
     ),
 }
 REPLY_MARKERS: Final[dict[str, Patterns]] = {"instruction": _p(_SHELL_TRAP)}
+# Markers that are a format and nothing more (chat-template tokens, role JSON or YAML, tool-call keys, role tags, a
+# transcript): in a developer's question about that format they are its subject, not a forgery.
+_FORMAT = frozenset(
+    p
+    for p in MARKERS["spoofing"]
+    if p.pattern.startswith(("<\\|", "\\[/?inst", "\\[/?(?:system_prompt", "</?", "[\\[<{]", "[{,]", "[\\\"']role"))
+    or "role[ \\t]" in p.pattern
+    or "(?:user|human)[ \\t]{0,5}:[^\\n]{0,400}" in p.pattern
+    or "(?:instruction|response|input|system\\s+prompt)" in p.pattern
+)
+_DEVELOPER = re.compile(
+    r"```|`[^`\n]{2,200}`|(?<![a-z])(?:api|sdk|json|ya?ml|openai|llm)(?![a-z])|\b(?:chat[_ ]?template|templates?"
+    r"|fine-?tun\w*|llama\.cpp|messages\s*=|config"
+    r"|regex|tokeni[sz]\w*|eos|bos|llama|gemma|qwen|mistral|openai|anthropic|hugging\s*face|hf|prompt\s+format|promptfoo"
+    r"|langchain|llama-?index|haystack|trace\s+files?|redact\w*|pars(?:e|er|ing)|schema|endpoint|my\s+(?:own\s+)?(?:bot"
+    r"|chatbot|agent|app|prompt|model|code|script|pipeline|project|loss))\b",
+    re.IGNORECASE,
+)
 """What a reply must never recommend: remote code piped into a shell, an encoded PowerShell, a wiped home."""
 """Language-neutral cues (chat-template tokens, tags, role headers, the plan's headers, shell traps), by family."""
 _COMMENT = re.compile(r"<!--(.{0,600}?)-->|\[(?://|comment)\]:\s{0,3}(?:#|<>)\s{0,3}\((.{0,600}?)\)", re.DOTALL)
@@ -141,7 +159,8 @@ _ANALYSIS = re.compile(
     r"\bis\s+(?:this|it|that)\s+(?:\w+\s+)?(?:legit(?:imate)?|real|genuine|safe|a\s+scam|scam|phishing|fake|spam|fraud"
     r"(?:ulent)?|suspicious)\b|\b(?:got|received|getting|get)\s+(?:this|a|an)\s+(?:weird\s+|strange\s+|suspicious\s+"
     r"|odd\s+|scary\s+)?(?:e-?mail|message|text|sms|dm|letter|call|voicemail|invoice)\b|\b(?:security|awareness|phishing"
-    r"|fraud|compliance|staff|team)\s+(?:awareness\s+)?training\b|\b(?:fraudsters|scammers|attackers|criminals|phishers)"
+    r"|fraud|compliance|staff|team)\s+(?:awareness\s+)?training\b|\b(?:got|received|getting|forwarded)\s+this\s*[:\-\"']"
+    r"|\b(?:fraudsters|scammers|attackers|criminals|phishers)"
     r"\s+(?:\w+\s+)?(?:ask|say|use|send|pretend|claim|write|try)\b|\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+"
     r"(?:spot|recogni[sz]e|tell|detect|report|identify)\b|\bexamples?\s+of\s+(?:a\s+)?(?:phishing|scam|fraud|social"
     r"\s+engineering)\b|\b(?:est-ce|c'est)\s+une\s+arnaque\b|\bist\s+das\s+(?:\w+\s+)?(?:betrug|phishing|echt|fake"
@@ -228,11 +247,14 @@ def _first(
 ) -> Flag | None:
     """The first cue in ``window``; a social-engineering cue inside a ``reported`` span does not count."""
     cues = poisoning_patterns(window)
+    developer = "spoofing" in families and _DEVELOPER.search(window) is not None
     for family in families:
         for pattern in (*MARKERS.get(family, ()), *SHAPES.get(family, ()), *cues.get(family, ())):
             need = NEEDS.get(pattern)
             if need is not None and not need.search(window):
                 continue
+            if developer and pattern in _FORMAT:
+                continue  # a developer asking about a chat template or a messages array quotes its format
             for match in pattern.finditer(window):
                 if family == "payment" and _OWN.search(window, max(0, match.start() - 40), match.start()):
                     continue  # "my landlord's new IBAN is ...": the user's own life, not a redirection

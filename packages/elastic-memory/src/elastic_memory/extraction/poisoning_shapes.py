@@ -59,7 +59,7 @@ _PUSH = (
     r"|fais\s+la\s+promotion|recomiend\w*|recomend\w*|menciona\w*|sugier\w*|promocion\w*|raccomand\w*|menziona\w*"
     r"|suggerisc\w*|pubblicizz\w*|mencion\w*|suger\w*|divulg\w*|aanbevel\w*|beveel\w*|noem\w*|vermeld\w*|reclame"
     r"|polec\w*|wspomin\w*|wspomnij|reklam\w*|рекоменд\w*|упомин\w*|упомяни|реклам\w*|öner\w*|bahset\w*|tavsiye"
-    r"|推荐|提到|推广|宣传|おすすめ|勧め|紹介|言及|宣伝)"
+    r"|nenn\w*|gib\s+\S+\s+als\s+link|verlink\w*|推荐|提到|推广|宣传|おすすめ|勧め|紹介|言及|宣伝)"
 )
 _SAFEGUARDS = (
     r"(?:safety|security|content)\s+(?:rules|guidelines|warnings?|filters?|checks?|polic(?:y|ies))"
@@ -87,7 +87,7 @@ _CONVERSATION = (
     r"|会話|チャット履歴)"
 )
 _SECRETLY = (
-    r"(?:secretly|quietly|silently|always|every\s+time|unauffällig|heimlich|immer|discrètement|en\s+secret|toujours"
+    r"(?:secretly|quietly|silently|always|every\s+time|each\s+time|whenever|unauffällig|heimlich|immer|discrètement|en\s+secret|toujours"
     r"|discretamente|en\s+secreto|siempre|di\s+nascosto|segretamente|sempre|stiekem|altijd|potajemnie|zawsze"
     r"|тайно|незаметно|всегда|gizlice|her\s+zaman|偷偷|悄悄|每次|こっそり|毎回)"
 )
@@ -97,7 +97,7 @@ _PAY_WORD = (
     r"|zapłać|перевед\w*|переведи|оплат\w*|havale|öde\w*|gönder\w*|汇款|转账|付款|振り込|振込|送金)"
 )
 _TELL_OTHERS = (
-    r"(?:tell\s+(?:them|him|her)|sag\s+(?:ihm|ihr|ihnen)|dis-(?:lui|leur)|dile|diles|digli|dille|diga-lhe|zeg\s+(?:hem|haar)"
+    r"(?:tell\s+(?:them|him|her)|sag\s+(?:ihm|ihr|ihnen)|nenn\w*|dis-(?:lui|leur)|dile|diles|digli|dille|diga-lhe|zeg\s+(?:hem|haar)"
     r"|powiedz\s+(?:mu|jej)|скажи\s+(?:ему|ей|им)|ona\s+söyle|söyle|告诉他|告诉她|伝えて)"
 )
 _DEVELOPER = (
@@ -111,7 +111,8 @@ _AUTHORISE = (
     r"|permissão|toestemming|sta\s+ik\s+je\s+toe|uprawni\w*|zezwal\w*|разреш\w*|izin\s+ver\w*|yetki\w*|授权|允许|許可|権限)"
 )
 _SYSTEM_WORD = (
-    r"(?:system\w*|syst[èe]me|sistem\w*|systeem\w*|систем\w*|システム|系统|系統|admin\w*|administra\w*|entwickler"
+    r"(?:system\w*|syst[èe]me|sistem\w*|systeem\w*|систем\w*|システム|系统|系統|運営|管理者|管理员|admin\w*|administra\w*"
+    r"|entwickler"
     r"|d[ée]veloppeur|desarrollador|sviluppatore|desenvolvedor|ontwikkelaar|operator|op[ée]rat\w*)"
 )
 _NOTICE_WORD = (
@@ -119,10 +120,21 @@ _NOTICE_WORD = (
     r"|alerte|aviso|mensaje|nota|alerta|avviso|messaggio|mensagem|melding|bericht|mededeling|komunikat|wiadomość"
     r"|сообщение|уведомление|bildirim\w*|mesaj\w*|uyarı\w*|通知|消息|提示|メッセージ|お知らせ)"
 )
+_SOMEONE_ASKS = (
+    r"(?:falls\s+dich\s+jemand|wenn\s+dich\s+jemand|si\s+quelqu'un\s+te|si\s+alguien\s+te|se\s+qualcuno\s+ti"
+    r"|se\s+alguém\s+te|als\s+iemand\s+je|jeśli\s+ktoś|если\s+кто-то|biri\s+sana|如果有人|誰かが)"
+)
+_HIDDEN_INSTRUCTIONS = (
+    r"(?:instrucciones\s+ocultas|instructions\s+cachées|consignes\s+cachées|versteckten?\s+anweisungen|istruzioni"
+    r"\s+nascoste|instruções\s+ocultas|verborgen\s+instructies|ukryte\s+instrukcje|скрытые\s+инструкции|gizli"
+    r"\s+talimatlar\w*|隐藏的指令|隠された指示|mettre\s+de\s+côté\s+les\s+consignes)"
+)
 _OPEN, _CLOSE = r"[\[【〔〖<{]", r"[\]】〕〗>}]"
 
 _FUTURE = (
-    r"(?:future|upcoming|subsequent|künftig\w*|zukünftig\w*|futur\w*|próxim\w*|prossim\w*|toekomstig\w*|volgende"
+    r"(?:future|upcoming|subsequent|from\s+now\s+on|going\s+forward|d'ora\s+in\s+poi|da\s+ora\s+in\s+poi|a\s+partir\s+de"
+    r"\s+(?:ahora|agora)|de\s+ahora\s+en\s+adelante|ab\s+jetzt|von\s+nun\s+an|désormais|dorénavant|vanaf\s+nu|voortaan"
+    r"|od\s+teraz|отныне|впредь|bundan\s+sonra|从现在起|今後|künftig\w*|zukünftig\w*|futur\w*|próxim\w*|prossim\w*|toekomstig\w*|volgende"
     r"|przyszł\w*|następn\w*|будущ\w*|следующ\w*|gelecek|sonraki|今后的|以后的|今後の)"
 )
 _BILLS = (
@@ -184,7 +196,7 @@ _NO_PERMISSION = (
     r"(?:no\s+(?:longer\s+)?need\s+to\s+ask|hoeft\s+(?:nergens\s+)?(?:meer\s+)?(?:om\s+)?(?:geen\s+)?toestemming"
     r"|musst\s+(?:nicht\s+mehr|nie\s+mehr)\s+(?:um\s+erlaubnis\s+)?(?:fragen|nachfragen)|n'as\s+plus\s+(?:besoin|à)\s+"
     r"(?:de\s+)?demander|ya\s+no\s+(?:necesitas|tienes\s+que)\s+pedir|non\s+devi\s+più\s+chiedere|não\s+precisa"
-    r"\s+mais\s+pedir|nie\s+musisz\s+(?:już\s+)?pytać|больше\s+не\s+нужно\s+(?:спрашивать|запрашивать)"
+    r"\s+mais\s+pedir|nie\s+musisz\s+(?:\w+\s+){0,2}pytać|больше\s+не\s+нужно\s+(?:спрашивать|запрашивать)"
     r"|artık\s+izin\s+istemene\s+gerek)"
 )
 _NOT_FOR_ME = (
@@ -224,6 +236,7 @@ SHAPES: Final[Mapping[str, Patterns]] = {
         r"[^\n]{0,20}(?=\n|$)",
     ),
     "exfiltration": _p(
+        rf"{_B}{_HIDDEN_INSTRUCTIONS}",
         rf"{_B}{_ENV_VARS}{_END}{{0,60}}?{_YOU_SEE}|{_B}{_YOU_SEE}{_END}{{0,60}}?{_ENV_VARS}",
         rf"{_B}{_CONVERSATION}{_END}{{0,80}}?{_MAIL}(?=.{{0,80}}?{_SECRETLY})|{_B}{_SECRETLY}{_END}{{0,80}}?{_CONVERSATION}"
         rf"{_END}{{0,80}}?{_MAIL}|{_B}{_CONVERSATION}{_END}{{0,40}}?{_SECRETLY}{_END}{{0,40}}?{_MAIL}",
@@ -241,6 +254,7 @@ SHAPES: Final[Mapping[str, Patterns]] = {
         rf"{_B}{_YOUR_MAKERS}{_END}{{0,40}}?{_APPROVED}|{_B}{_NOT_FOR_ME}|{_B}{_NO_PERMISSION}|{_B}{_OUTRANK}",
     ),
     "instruction": _p(
+        rf"{_B}{_SOMEONE_ASKS}{_END}{{0,120}}?{_TELL_OTHERS}",
         rf"{_B}{_STANDING_ORDER}|{_B}{_NEXT_CONVERSATIONS}{_END}{{0,80}}?{_PUSH}|{_B}{_PUSH}{_END}{{0,80}}?{_NEXT_CONVERSATIONS}",
         rf"{_B}{_STANDING}{_END}{{0,120}}?(?:{_PUSH}{_END}{{0,80}}?{_SITE}|{_SITE}{_END}{{0,60}}?{_PUSH})",
         rf"{_B}{_SWITCH_OFF}{_END}{{0,60}}?(?:{_SAFEGUARDS})|{_B}(?:{_SAFEGUARDS}){_END}{{0,40}}?{_SWITCH_OFF}",
@@ -252,11 +266,15 @@ _HAS_SITE = re.compile(
     r"https?://|www\.|\.(?:com|io|net|org|xyz|app|biz|shop|info|example|ru|cn|de|fr|es|it|nl|pl|tr)\b", re.I
 )
 NEEDS: Final[Mapping[re.Pattern[str], re.Pattern[str]]] = {
-    SHAPES["exfiltration"][1]: re.compile(r"@[\w-]+\."),
-    SHAPES["payment"][0]: _HAS_IBAN,
-    SHAPES["payment"][1]: _HAS_IBAN,
-    SHAPES["payment"][2]: _HAS_IBAN,
-    SHAPES["authority"][0]: re.compile(_AUTHORISE, re.IGNORECASE),
-    SHAPES["instruction"][1]: _HAS_SITE,
+    pattern: need
+    for family, needs in (
+        ("exfiltration", {_MAIL: re.compile(r"@[\w-]+\.")}),
+        ("payment", {_IBAN: _HAS_IBAN}),
+        ("authority", {_AUTHORISE: re.compile(_AUTHORISE, re.IGNORECASE)}),
+        ("instruction", {_SITE: _HAS_SITE}),
+    )
+    for pattern in SHAPES[family]
+    for part, need in needs.items()
+    if part in pattern.pattern and (family != "authority" or pattern.pattern.startswith(r"\b"))
 }
 """What a text must hold for a shape to be tried at all (an address, an IBAN, ...): a cheap search first."""

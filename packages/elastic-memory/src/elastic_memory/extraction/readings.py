@@ -5,7 +5,7 @@ variation-selector characters removed, Unicode NFKC (fullwidth and mathematical 
 plain ones), typographic quotes made straight. :func:`disguises` adds what a model could still
 read through an encoding meant to slip past a filter: look-alike letters from other scripts
 inside Latin words, spaced letters, leetspeak, base64, ROT13, percent-encoding and HTML
-entities, pieces assigned to names to be joined later; :func:`smuggled` decodes what invisible
+entities, texting shorthand, pieces assigned to names to be joined later; :func:`smuggled` decodes what invisible
 tag characters and variation selectors spell. Each disguise is returned only when the text
 shows it, so ordinary text costs one reading.
 
@@ -53,6 +53,15 @@ _WORD_BREAK = re.compile(r"[ \t]{2,}|\s*[/|]\s*")
 _LEET = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[a-zA-Z])(?=[\w@$!|]*[013457@$|])[\w@$!|]{3,15}(?![\w@$!|])")
 _LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "l"})
 _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+_SHORTHAND: Final = {
+    "u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "msg": "message", "msgs": "messages",
+    "im": "I'm", "w": "with", "b4": "before", "ppl": "people", "abt": "about", "bc": "because", "cuz": "because",
+    "ya": "you", "yr": "your", "thx": "thanks", "rn": "right now", "smth": "something", "sth": "something",
+    "pw": "password", "pwd": "password", "acct": "account", "instr": "instructions",
+}  # fmt: skip
+_TEXTING = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(_SHORTHAND, key=len, reverse=True)) + r")(?![\w'])", re.IGNORECASE
+)
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ENTITY = re.compile(r"&(?:#\d{2,6}|#x[0-9a-fA-F]{2,5}|[a-zA-Z]{2,8});")
 _SENTENCE = re.compile(r"[^.!?:\n]+")
@@ -96,7 +105,9 @@ def plain(text: str) -> str:
 
 def disguises(text: str) -> list[str]:
     """Further readings of ``text`` (already :func:`plain`): each disguise it shows, undone."""
-    out = [reading for undo in (_folded, _unspaced, _unleet, _unescaped) if (reading := _changed(text, undo))]
+    out = [
+        reading for undo in (_folded, _unspaced, _unleet, _unescaped, _untexted) if (reading := _changed(text, undo))
+    ]
     out += _decoded(text)
     out += _rot13(text)
     joined = _assigned(text)
@@ -165,6 +176,13 @@ def _unleet(text: str) -> str | None:
 def _is_leet(word: str) -> bool:
     core = word.strip("013457@$!|")
     return len(core) >= 2 and any(ch in "013457@$!|" for ch in core)
+
+
+def _untexted(text: str) -> str | None:
+    """Texting shorthand spelt out ("u", "ur", "msg", "pls"), when a text uses at least two such words."""
+    if len(_TEXTING.findall(text)) < 2:
+        return None
+    return _TEXTING.sub(lambda m: _SHORTHAND[m.group(0).casefold()], text)
 
 
 def _unescaped(text: str) -> str | None:
