@@ -146,7 +146,7 @@ def register_poisoning_cues(
 def _merged(languages: tuple[str, ...]) -> Mapping[str, Patterns]:
     merged = _MERGED.get(languages)
     if merged is None:
-        sets = [_POISONING[language] for language in languages]
+        sets = [c for language in languages if (c := _POISONING.get(language)) is not None]
         merged = {family: tuple(dict.fromkeys(p for c in sets for p in c.get(family, ()))) for family in FAMILIES}
         _MERGED[languages] = merged
     return merged
@@ -181,9 +181,11 @@ def poisoning_patterns(text: str | None = None) -> Mapping[str, Patterns]:
     With ``text``, only the languages it may be written in (see ``present`` in
     :func:`register_poisoning_cues`); without, every language's.
     """
+    languages = tuple(_POISONING)  # a snapshot: a registration may run meanwhile (the worker screens in a thread)
     if text is None:
-        return _merged(tuple(_POISONING))
-    return _merged(tuple(lang for lang in _POISONING if lang not in _GATES or _GATES[lang].search(text)))
+        return _merged(languages)
+    gates = dict(_GATES)
+    return _merged(tuple(lang for lang in languages if (gate := gates.get(lang)) is None or gate.search(text)))
 
 
 # --- English -----------------------------------------------------------------------------------------------

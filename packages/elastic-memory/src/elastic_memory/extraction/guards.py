@@ -102,7 +102,7 @@ def check_text(text: str) -> str | None:
 # links, programs or the assistant's safety is not one, however politely it is put.
 _BEYOND_THE_USER = re.compile(
     r"\b(?:someone|anyone|anybody|somebody|everyone|everybody|people|other\s+users?|all\s+users|users|customers"
-    r"|clients|callers|visitors)\b|https?://|www\.|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b"
+    r"|clients|callers|visitors)\b|https?://|www\.|(?<![\w-])[\w-]{1,63}\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b"
     r"|\b\w*coin\b|\bcrypto\w*|\b(?:wire|transfer|pay|deposit|iban|bank\s+account|account\s+number)\b"
     r"|\b(?:password|passcode|api\s+keys?|tokens?|credentials|secrets?|system\s+prompt)\b"
     r"|\b(?:run|execute|install|download|curl|wget|sudo|script)\b"
@@ -114,7 +114,8 @@ _REQUEST = re.compile(r"user\s+(?:asks\s+the\s+assistant\s+to|asked\s+to\s+be\s+
 _ABOUT_THE_USER = re.compile(r"\b(?:user|user's|their|them|they)\b", re.IGNORECASE)
 # What would steer money, contacts or secrets if a conversation could make it a trusted memory.
 _STEERING_CLAIM = re.compile(
-    r"\+?\d[\d ().-]{6,}\d|[\w.+-]+@[\w-]+\.[\w.]+|https?://|www\.|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz)\b"
+    r"\+?\d[\d ().-]{6,30}\d|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.|https?://|www\.|(?<![\w-])[\w-]{1,63}\."
+    r"(?:com|io|net|org|xyz|app|biz)\b"
     r"|\b(?:iban|account\s+(?:number|no)|routing\s+number|sort\s+code|wallet|bitcoin|crypto\w*|wire|refunds?|payments?"
     r"|invoices?|passwords?|pin|verification\s+codes?|helpline|hotline|support\s+(?:number|line|desk|e-?mail)|official)\b",
     re.IGNORECASE,

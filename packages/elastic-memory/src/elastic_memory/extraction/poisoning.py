@@ -151,7 +151,9 @@ _REFUSAL = re.compile(
     r"|should\s+not|must\s+not|never|don't|do\s+not|isn't\s+something)\b",
     re.IGNORECASE,
 )
-_OUTSIDE = re.compile(r"https?://|www\.|[\w.+-]+@[\w-]+\.[\w.]+|\b[\w-]+\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b")
+_OUTSIDE = re.compile(
+    r"https?://|www\.|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.|(?<![\w-])[\w-]{1,63}\.(?:com|io|net|org|xyz|app|biz|ru|cn)\b"
+)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")  # a dot inside a URL or a file name ends no sentence
 # Social engineering a user may quote to ask about it; role markers and directives to the model never are.
 _REPORTABLE = frozenset({"payment", "exfiltration", "authority"})

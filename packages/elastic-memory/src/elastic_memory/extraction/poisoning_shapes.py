@@ -276,5 +276,5 @@ NEEDS: Final[Mapping[re.Pattern[str], re.Pattern[str]]] = {
     for pattern in SHAPES[family]
     for part, need in needs.items()
     if part in pattern.pattern and (family != "authority" or pattern.pattern.startswith(r"\b"))
-}
+} | {SHAPES["payment"][2]: re.compile(f"{_OLD_ACCOUNT}|{_COVERT}", re.IGNORECASE)}
 """What a text must hold for a shape to be tried at all (an address, an IBAN, ...): a cheap search first."""

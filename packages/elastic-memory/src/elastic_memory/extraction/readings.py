@@ -39,6 +39,9 @@ INVISIBLE: Final = (
     | dict.fromkeys([*range(0xE0000, 0xE0080), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)], None)
 )
 """Control, zero-width, bidirectional, soft-hyphen, tag and variation-selector characters: removed first."""
+# Controls that separate words where a model reads them (a carriage return, a form feed, the
+# information separators): read as spaces, never deleted, so they cannot glue words together.
+_SEPARATORS = str.maketrans(dict.fromkeys([0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x85], " "))
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
 # Cyrillic and Greek letters that look like Latin ones (Unicode's confusables, the common part).
 _CONFUSABLE = str.maketrans(
@@ -100,7 +103,8 @@ def smuggled(text: str) -> str | None:
 
 def plain(text: str) -> str:
     """The first :data:`SCAN` characters as a model reads them: nothing invisible, NFKC, plain quotes."""
-    return unicodedata.normalize("NFKC", text[:SCAN].translate(INVISIBLE)).translate(_QUOTES)
+    spaced = text[:SCAN].translate(_SEPARATORS).translate(INVISIBLE)
+    return unicodedata.normalize("NFKC", spaced)[:SCAN].translate(_QUOTES)
 
 
 def disguises(text: str) -> list[str]:

@@ -351,9 +351,9 @@ class MemoryLoop:
             flag = turn_flag(user_text[:SCREENED_INLINE], reply_text[:SCREENED_INLINE])
             before = self._said.get((self._jobs_prefix, session), ())
             said_before = " ".join(tail for tail, _ in before)
-            if flag is None and said_before.strip():
-                flag = split_flag(said_before, user_text)
-            earlier = before if flag is not None else ()
+            split = split_flag(said_before, user_text) if flag is None and said_before.strip() else None
+            flag = flag or split
+            earlier = before if split is not None else ()  # only a split's first parts are withdrawn
             later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
             if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
                 found = withhold(found, flag)
@@ -401,16 +401,15 @@ class MemoryLoop:
             self.last_turn_at = time.monotonic()
             chunk_ids = tuple(ids[: len(chunks)])
             created = tuple(f.key for f, outcome in outcomes if outcome == "created")
-            self._remember_said(
-                session, None if flag is not None else user_text, (chunk_ids, tuple(ids[len(chunks) :]), created)
-            )
-            for _, written in earlier:  # the first parts of a split were stored as clean: distrust them
-                await self._distrust(written, flag or "instruction")
+            written: _Written = (chunk_ids, tuple(ids[len(chunks) :]), created)
+            self._remember_said(session, None if flag is not None else user_text, written)
+            for _, wrote in earlier:  # the first parts of a split were stored as clean: distrust them
+                await self.distrust(wrote, flag or "instruction")
             if later:
                 self.submit(
                     "screen",
-                    f"screen:{number}",
-                    lambda: jobs.screen_turn(self, chunk_ids, user_text[:CHUNKED_CHARS], reply_text[:CHUNKED_CHARS]),
+                    f"screen:{len(session)}:{session}:{number}",
+                    lambda: jobs.screen_turn(self, written, user_text[:CHUNKED_CHARS], reply_text[:CHUNKED_CHARS]),
                     critical=True,
                     defer=True,
                 )
@@ -437,7 +436,7 @@ class MemoryLoop:
         while len(self._said) > _SPLIT_SESSIONS:
             self._said.pop(next(iter(self._said)))
 
-    async def _distrust(self, written: _Written, flag: str) -> None:
+    async def distrust(self, written: _Written, flag: str) -> None:
         """A turn proved half of a split instruction: its chunks flagged, its memories archived, new facts forgotten."""
         chunk_ids, memory_ids, fact_keys = written
         await self.core.set_metadata_key(chunk_ids, FLAG_KEY, flag)

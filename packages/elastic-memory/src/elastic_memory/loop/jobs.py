@@ -24,7 +24,7 @@ from ..graph import canonical
 from ..graph.clusters import components
 from ..graph.writes import graph_write
 from ..storage.loop_tables import FactWrite, TurnRow
-from .flags import FLAG_KEY, flagged, turn_flag
+from .flags import FLAG_KEY, UNSCREENED, flagged, turn_flag
 from .worker import ForegroundBusy
 
 if TYPE_CHECKING:
@@ -153,14 +153,23 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
 
 
 # ---------------------------------------------------------------------- embed
-async def screen_turn(loop: MemoryLoop, chunk_ids: Sequence[str], user: str, reply: str) -> None:
+async def screen_turn(
+    loop: MemoryLoop, written: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], user: str, reply: str
+) -> None:
     """Screen all of a long turn the write path read only the start of; its chunks flagged or released.
 
     The regular expressions run in a thread, so a 40,000-character paste does not hold up the
-    host's calls on the library loop. Until this job has run, plans leave the chunks out.
+    host's calls on the library loop. Until this job has run, plans leave the chunks out. Only
+    chunks still waiting change (a split flag set meanwhile stays); a flagged turn also loses what
+    the write path extracted from it, as if it had been flagged there.
     """
     family = await asyncio.to_thread(turn_flag, user, reply)
-    await loop.core.set_metadata_key(chunk_ids, FLAG_KEY, family)
+    chunk_ids = written[0]
+    waiting = tuple(r.id for r in await loop.core.get_many(list(chunk_ids)) if r.metadata.get(FLAG_KEY) == UNSCREENED)
+    if family is None:
+        await loop.core.set_metadata_key(waiting, FLAG_KEY, None)
+    else:
+        await loop.distrust((waiting, written[1], written[2]), family)
 
 
 async def embed_pending(loop: MemoryLoop) -> None:
