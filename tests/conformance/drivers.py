@@ -376,6 +376,16 @@ class CoreSyncDriver(MemoryDriver):
         return await asyncio.to_thread(self.mem.graph.relations)
 
 
+#: Ten minutes for every read and write of every tier, and a breaker that never opens.
+_PATIENT_BUDGET = {
+    "read_timeout_ms": 600_000,
+    "semantic_timeout_ms": 600_000,
+    "write_timeout_ms": 600_000,
+    "fail_threshold": 1_000_000,
+}
+PATIENT = {"private": _PATIENT_BUDGET, "global": _PATIENT_BUDGET, "default_shared": _PATIENT_BUDGET}
+
+
 class FederatedDriver(CoreAsyncDriver):
     """``AsyncMemory.for_agent``: a federation (private file, pool ``team``, global tier) underneath.
 
@@ -399,6 +409,10 @@ class FederatedDriver(CoreAsyncDriver):
         if server is not None:
             options["server"] = server
         agent_id = options.pop("agent_id", "default")
+        # Timeouts no loaded machine hits: these cells test what a federation returns, not when it
+        # gives up (tests/unit/test_federation_faults.py injects slow tiers for that).
+        Path(home).mkdir(parents=True, exist_ok=True)
+        (Path(home) / "resilience.json").write_text(json.dumps(PATIENT))
         mem = await AsyncMemory.for_agent(agent_id, home=home, pools=["team"], embedder=embedder, **options)
         return cls(mem, scratch)
 

@@ -211,6 +211,28 @@ async def test_a_hanging_pool_read_is_flagged_degraded_everywhere(make_rig: Any)
     assert health.detail["recent_degraded"][-1]["reason"] == "timeout"
 
 
+async def test_a_recall_that_lost_a_tier_says_so_on_its_hits(make_rig: Any) -> None:
+    """recall()'s Hits name the tier that timed out and why; the hits are the other tiers'."""
+    rig = await make_rig()
+    rig.tiers["shared:flaky"].fault = "hang"
+    hits = await rig.ops.recall("zebra", mode="keyword")
+    assert (hits.degraded, rig.contents(hits)) == ({"shared:flaky": "timeout"}, OTHERS)
+
+
+async def test_explain_names_the_tier_lost_to_a_timeout(make_rig: Any) -> None:
+    """explain().degraded maps the timed-out tier to its reason."""
+    rig = await make_rig()
+    rig.tiers["shared:flaky"].fault = "hang"
+    assert (await rig.ops.explain("zebra", mode="keyword")).degraded == {"shared:flaky": "timeout"}
+
+
+async def test_a_recall_every_tier_answered_has_no_degraded_tier(make_rig: Any) -> None:
+    """With every tier answering, the Hits say nothing was lost."""
+    rig = await make_rig()
+    hits = await rig.ops.recall("zebra", mode="keyword")
+    assert (hits.degraded, rig.contents(hits)) == ({}, EVERYONE)
+
+
 async def test_a_concurrent_healthy_read_is_not_flagged_degraded(make_rig: Any) -> None:
     """Only the read that timed out says so: a read of the same tier that succeeded alongside it is clean.
 

@@ -352,7 +352,7 @@ class AsyncMemory(_Facade):
                 vector_weight=vector_weight,
             )
         )
-        return Hits(found)
+        return found if isinstance(found, Hits) else Hits(found)
 
     async def explain(
         self,
@@ -826,7 +826,7 @@ class Memory(_Facade):
             ),
             "recall",
         )
-        return Hits(found)
+        return found if isinstance(found, Hits) else Hits(found)
 
     def explain(
         self,

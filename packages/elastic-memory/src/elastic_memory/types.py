@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, SupportsIndex, overload
 
@@ -188,11 +189,19 @@ class Hits(list[Hit]):
     It is a list in every way (indexing, slicing, ``==`` with a plain list, JSON); a notebook
     shows it as a table of ranks, relevances, scores and contents, IPython as text columns.
 
-    >>> Hits() == [], isinstance(Hits(), list)
-    (True, True)
+    On a federation ``degraded`` names the tiers that did not answer this recall, each with
+    why (``"timeout"``, ``"breaker_open"``, ``"backend_error"``, ``"corruption"``): the hits
+    are what the other tiers had. It is empty when every tier answered, and on one file.
+
+    >>> Hits() == [], isinstance(Hits(), list), Hits().degraded
+    (True, True, {})
     """
 
-    __slots__ = ()
+    __slots__ = ("degraded",)
+
+    def __init__(self, hits: Iterable[Hit] = (), *, degraded: Mapping[str, str] | None = None) -> None:
+        super().__init__(hits)
+        self.degraded: dict[str, str] = dict(degraded or {})
 
     @overload
     def __getitem__(self, index: SupportsIndex, /) -> Hit: ...
@@ -201,7 +210,7 @@ class Hits(list[Hit]):
     def __getitem__(self, index: SupportsIndex | slice, /) -> Hit | Hits:
         """An item, or a slice as a Hits (still shown as a table)."""
         if isinstance(index, slice):
-            return Hits(super().__getitem__(index))
+            return Hits(super().__getitem__(index), degraded=self.degraded)
         return super().__getitem__(index)
 
     def _repr_html_(self) -> str:
@@ -270,6 +279,12 @@ class Explanation:
     effective_mode: RecallMode
     hits: list[Hit]
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def degraded(self) -> dict[str, str]:
+        """The tiers of a federation that did not answer this recall, each with why (empty when all did)."""
+        tiers = self.details.get("federation", {}).get("tiers", {})
+        return {name: str(tier.get("reason") or "degraded") for name, tier in tiers.items() if tier.get("degraded")}
 
     def _repr_html_(self) -> str:
         return display.explanation_html(self)

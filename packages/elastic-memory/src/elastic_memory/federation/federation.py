@@ -183,17 +183,41 @@ class MemoryFederation:
             )
             raise AccessDeniedError(msg)
 
-    async def _owned_elsewhere(self, ref: TierRef[ResilientTier], entries: Sequence[Entry]) -> list[str]:
-        """Ids among ``entries`` that ``ref`` already holds under an author this agent may not overwrite.
+    def _shared(self) -> list[TierRef[ResilientTier]]:
+        """The pools and the global tier: where an id belongs to the author who wrote it there first."""
+        return [ref for ref in self.router.tiers if ref.scope is not Scope.PRIVATE]
+
+    async def _taken(self, target: TierRef[ResilientTier], ids: Sequence[str]) -> list[str]:
+        """Ids among ``ids`` another author holds in a shared tier this agent reads, which it may not change.
+
+        An id written to ``target`` (a pool or the global tier) must be free in every shared tier:
+        a second author's row under the same id would stand beside the first one in merged reads
+        and let a squatter's text pass for the owner's. ``target`` is read first and must answer;
+        another tier that cannot be read now is skipped with a warning (it cannot be overwritten,
+        and merged reads keep one row per author).
 
         Raises:
-            TierWriteError: The tier could not be read (the write to it degrades: never written unchecked).
+            TierWriteError: ``target`` could not be read (the write to it degrades: never written unchecked).
         """
-        if self.agent_id is None or ref.scope is Scope.PRIVATE:
+        if self.agent_id is None or not ids:
             return []
-        ids = [e.id for e in entries]
-        held = await ref.store.call_write(lambda: ref.store.inner.get(ids), "check authors", len(ids))
-        return [r.id for r in held if not self.may_change(ref, r)]
+        wanted = list(dict.fromkeys(ids))
+        others = [ref for ref in self._shared() if ref.name != target.name]
+
+        async def read(ref: TierRef[ResilientTier]) -> list[MemoryRecord]:
+            return await ref.store.call_write(lambda: ref.store.inner.get(wanted), "check authors", len(wanted))
+
+        held = await read(target)
+        taken = {r.id for r in held if not self.may_change(target, r)}
+        found = await asyncio.gather(*(read(ref) for ref in others), return_exceptions=True)
+        for ref, records in zip(others, found, strict=True):
+            if isinstance(records, TierWriteError):
+                log.warning("the %s tier could not be read to check ids before a write: %s", ref.name, records)
+                continue
+            if isinstance(records, BaseException):
+                raise records
+            taken.update(r.id for r in records if not self.may_change(ref, r))
+        return [i for i in wanted if i in taken]
 
     def remove_pool(self, name: str) -> MemoryStore | None:
         """Unregister the pool ``name`` and return its store (not closed); ``None`` if unknown."""
@@ -286,7 +310,7 @@ class MemoryFederation:
         """
         shared = [n for n, (ref, _) in legs.items() if ref.scope is not Scope.PRIVATE and self.agent_id is not None]
         found = await asyncio.gather(
-            *(self._owned_elsewhere(legs[n][0], [entries[i] for i in legs[n][1]]) for n in shared),
+            *(self._taken(legs[n][0], [entries[i].id for i in legs[n][1]]) for n in shared),
             return_exceptions=True,
         )
         unreadable: dict[str, TierWriteError] = {}
@@ -304,17 +328,23 @@ class MemoryFederation:
         return unreadable
 
     async def promote(self, copies: list[Entry], ids: Sequence[MemoryId | None]) -> None:
-        """Write the global copies of promoted memories; a copy takes its original's id from ``ids`` (same order)."""
+        """Write the global copies of promoted memories; a copy takes its original's id from ``ids`` (same order).
+
+        A copy's author is this federation's agent, whatever the private row says (a row written
+        into the private file by other means cannot promote itself in another agent's name). A
+        copy whose id another author holds in a shared tier is not written (a degraded event says so).
+        """
         if not copies or not self.router.has_global:
             return
         ref = self.router.tier("global")
         final = [
-            replace(copy, id=str(mid), dedupe=False) if mid else copy for copy, mid in zip(copies, ids, strict=True)
+            replace(copy, id=str(mid) if mid else copy.id, dedupe=False, agent_id=self.agent_id or copy.agent_id)
+            for copy, mid in zip(copies, ids, strict=True)
         ]
         try:
-            taken = set(await self._owned_elsewhere(ref, final))
-            if taken:  # another author already holds these ids in the global tier: never overwritten
-                log.warning("promotion of %d memories skipped: global holds their ids by another author", len(taken))
+            taken = set(await self._taken(ref, [copy.id for copy in final]))
+            if taken:  # another author already holds these ids in a shared tier: never overwritten or shadowed
+                log.warning("promotion of %d memories skipped: their ids are another author's", len(taken))
                 self._record(DegradedEvent(ref.name, ref.scope, "promote", "access_denied", f"ids {sorted(taken)}"))
                 final = [copy for copy in final if copy.id not in taken]
             if final:
@@ -351,11 +381,18 @@ class MemoryFederation:
                 and this agent does not moderate it; nothing was changed.
         """
         self._check_open()
-        holders = await self._holders(ids)
-        denied = [r.id for ref, records in holders.values() for r in records if not self.may_change(ref, r)]
+        found = await self._holders(ids)
+        mine = {r.id for ref, records in found.values() for r in records if self.may_change(ref, r)}
+        denied = [r.id for ref, records in found.values() for r in records if r.id not in mine]
         if denied:
             error = self._deny(what, denied)
             raise error
+        # another author's copy under one of the caller's ids is left alone: it never blocks the call
+        holders = {
+            name: (ref, kept)
+            for name, (ref, records) in found.items()
+            if (kept := [r for r in records if self.may_change(ref, r)])
+        }
         names = list(holders)
 
         async def one(name: str) -> int:
@@ -414,7 +451,7 @@ class MemoryFederation:
         want = min(1000, max(k, 2 * k))
         started = time.perf_counter()
 
-        async def ask(ref: TierRef[ResilientTier]) -> tuple[list[Hit], float, int]:
+        async def ask(ref: TierRef[ResilientTier]) -> tuple[list[Hit], float, str | None]:
             t0 = time.perf_counter()
             seen: list[DegradedEvent] = []
             token = _call_events.set(seen)  # gather runs each ask in its own task and context
@@ -422,14 +459,14 @@ class MemoryFederation:
                 hits = await ref.store.search(query, k=want, mode=mode, filters=merged)
             finally:
                 _call_events.reset(token)
-            return hits, (time.perf_counter() - t0) * 1000, len(seen)
+            return hits, (time.perf_counter() - t0) * 1000, seen[-1].reason if seen else None
 
         answers = await asyncio.gather(*(ask(ref) for ref in refs))
         candidates = [(ref, hit) for ref, (hits, _, _) in zip(refs, answers, strict=True) for hit in hits]
         ranked = self.router.rank(candidates, query=query, k=k, mode=mode, vector_weight=self.vector_weight)
         details = {
             "tiers": {
-                ref.name: {"hits": len(hits), "ms": round(ms, 3), "degraded": bool(failed)}
+                ref.name: {"hits": len(hits), "ms": round(ms, 3), "degraded": bool(failed), "reason": failed}
                 for ref, (hits, ms, failed) in zip(refs, answers, strict=True)
             },
             "degraded": [ref.name for ref, (_, _, failed) in zip(refs, answers, strict=True) if failed],
@@ -457,17 +494,28 @@ class MemoryFederation:
         for hit in await self.search(query, k=k, mode=mode, filters=filters):
             yield hit
 
-    async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
-        """The records among ``ids`` in the order given, each from the most local tier holding it."""
+    async def copies(self, ids: Sequence[str]) -> list[tuple[TierRef[ResilientTier], MemoryRecord]]:
+        """Every tier's record of each of ``ids``, in read order (a tier that fails is left out)."""
         self._check_open()
         wanted = list(dict.fromkeys(ids))
         refs = self.router.tiers
         found = await asyncio.gather(*(ref.store.get(wanted) for ref in refs))
-        best: dict[str, MemoryRecord] = {}
-        for records in found:  # tiers come in read order: the first copy is the most local
-            for record in records:
-                best.setdefault(record.id, record)
-        return [best[i] for i in wanted if i in best]
+        return [(ref, record) for ref, records in zip(refs, found, strict=True) for record in records]
+
+    async def get(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records among ``ids`` in the order given, one per id.
+
+        Of several copies of an id, this agent's own comes first, then the id's first holder
+        (the oldest copy: a later row of another author under the same id never hides it),
+        then the most local tier (a promoted memory is read as private).
+        """
+        best: dict[str, tuple[tuple[bool, float, int], MemoryRecord]] = {}
+        for ref, record in await self.copies(ids):
+            rank = (record.agent_id != self.agent_id, record.created_at, ref.order)
+            held = best.get(record.id)
+            if held is None or rank < held[0]:
+                best[record.id] = (rank, record)
+        return [best[i][1] for i in dict.fromkeys(ids) if i in best]
 
     # ------------------------------------------------------------- maintenance
     async def health_check(self) -> TierHealth:

@@ -22,6 +22,7 @@ from ..filters import with_scope
 from ..types import (
     Explanation,
     Hit,
+    Hits,
     ImportReport,
     MemoryId,
     MemoryRecord,
@@ -215,7 +216,7 @@ class FederatedOps:
             vector=vector,
             vector_weight=vector_weight,
         )
-        return explanation.hits
+        return Hits(explanation.hits, degraded=explanation.degraded)
 
     async def explain(
         self,

@@ -330,9 +330,10 @@ class MemoryRouter(Generic[S]):
         mode: RecallMode | str = RecallMode.HYBRID,
         vector_weight: float = 0.5,
     ) -> list[Hit]:
-        """Merge per-tier hits: dedupe by id, drop the decayed, order, truncate to ``k``.
+        """Merge per-tier hits: dedupe by id and author, drop the decayed, order, truncate to ``k``.
 
-        The copy from the most local tier wins a duplicate id. Unpinned memories whose
+        The copy from the most local tier wins a duplicate id of one author (a promoted memory is
+        shown once); rows of different authors under one id are all kept. Unpinned memories whose
         retention fell below ``decay.consolidate_below`` drop out. Without query text the
         order is pinned first, then :meth:`score`, then newest. With text it is relevance
         (scaled by the type weight), then :meth:`score`, then newest; relevance is the
@@ -343,11 +344,12 @@ class MemoryRouter(Generic[S]):
         and, after such a re-fusion, that relevance as its ``score``.
         """
         now = self._clock()
-        best: dict[str, tuple[TierRef[Any], Hit]] = {}
+        best: dict[tuple[str, str, str | None], tuple[TierRef[Any], Hit]] = {}
         for ref, hit in candidates:
-            held = best.get(hit.id)
+            key = (hit.id, hit.agent_id, hit.user_id)  # one row per author: nobody's row hides another's
+            held = best.get(key)
             if held is None or ref.order < held[0].order:
-                best[hit.id] = (ref, hit)
+                best[key] = (ref, hit)
         kept = []
         for ref, hit in best.values():
             kept_retention = self.retention_of(hit, now)
