@@ -146,16 +146,21 @@ def test_merged_recall_keeps_one_row_per_author_under_one_id(tmp_path: Path) -> 
 
 
 # ----------------------------------------------------------------------------- promotion's author
-def test_a_forged_private_row_is_promoted_as_the_promoting_agent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shared_on", ["sqlite", "postgres"])
+def test_a_forged_private_row_is_promoted_as_the_promoting_agent(
+    tmp_path: Path, shared_on: str, request: pytest.FixtureRequest
+) -> None:
     """A row claiming Alice, written into Bob's own file, is promoted with Bob as its author; Bob can forget it."""
-    home, fake = tmp_path / "home", FakeEmbedder()
-    with Memory.for_agent("bob", home=home, embedder=fake) as bob:
+    home, options = tmp_path / "home", {"embedder": FakeEmbedder()}
+    if shared_on == "postgres":
+        options["server"] = fresh_schema(request.getfixturevalue("postgres_url"))
+    with Memory.for_agent("bob", home=home, **options):
         pass
-    with Memory.open(home / "agents" / "bob" / "memory.db", embedder=fake) as plain:
+    with Memory.open(home / "agents" / "bob" / "memory.db", embedder=options["embedder"]) as plain:
         fid = str(plain.remember("Alice approved the contractor VPN access.", agent_id="alice"))
     with (
-        Memory.for_agent("bob", home=home, embedder=fake) as bob,
-        Memory.for_agent("carol", home=home, embedder=fake) as carol,
+        Memory.for_agent("bob", home=home, **options) as bob,
+        Memory.for_agent("carol", home=home, **options) as carol,
     ):
         bob.update(fid, importance=0.95)
         assert _texts(carol, "contractor VPN") == [("Alice approved the contractor VPN access.", "global", "bob")]
