@@ -46,8 +46,9 @@ SMALL = TierBudget(
     fail_threshold=2,
     reset_after_s=30.0,
 )
-#: How long a read bounded by SMALL may take in all, slow CI machines included.
-WITHIN_BUDGET_S = 0.1 + 1.5
+#: A bound for a call that SMALL's 0.1 s budget cut short. The fault hangs forever, so any bound
+#: far below the test's own timeout tells a cut call from a hang; a loaded machine cannot reach it.
+WITHIN_BUDGET_S = 20.0
 
 
 class Monotonic:
