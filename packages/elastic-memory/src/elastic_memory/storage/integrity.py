@@ -37,6 +37,7 @@ __all__ = [
     "OPEN_CHECK_SECONDS",
     "check_connection",
     "check_file",
+    "clear_markers",
     "damage_note",
     "marker",
     "problems_of",
@@ -115,10 +116,18 @@ if sys.platform == "win32":
             kernel32.CloseHandle(handle)
 
 
+def clear_markers(conn: Any) -> None:
+    """Remove every open-store row from the file ``conn`` writes (a copy: its rows name the original's openers)."""
+    conn.execute("DELETE FROM store_state WHERE key >= ? AND key < ?", list(MARKERS))
+
+
 def problems_of(rows: Sequence[Sequence[Any]]) -> tuple[str, ...]:
-    """SQLite's findings from a check's rows (a single ``ok`` row: none)."""
-    found = tuple(str(r[0]) for r in rows)
-    return () if found == ("ok",) else found
+    """SQLite's findings from a check's rows (a single ``ok`` row: none), one line each.
+
+    SQLite puts a b-tree's findings in one row under a ``*** in database main ***`` line.
+    """
+    found = [line for r in rows for line in str(r[0]).splitlines() if line.strip() and not line.startswith("***")]
+    return () if found == ["ok"] else tuple(found)
 
 
 def damage_note(report: CheckReport) -> str:

@@ -226,8 +226,10 @@ class SQLiteStore(RecordReads):
         except Exception as e:  # noqa: BLE001 - a check that could not run is reported, the store still serves
             log.warning("elastic-memory: the check of %s after an unclean shutdown failed: %s", self.path, e)
             return
+        if not report.complete and self._check_stop.is_set():
+            return  # stopped by close: this open's row stays, so the next open checks again
         self.open_check = report
-        if not report.complete and not self._check_stop.is_set():
+        if not report.complete:
             log.warning(
                 "elastic-memory: the check of %s stopped after %.0f s without finding damage; "
                 "run `elastic-memory check --db %s` to finish it",
@@ -346,8 +348,11 @@ class SQLiteStore(RecordReads):
             await self._conn.close()
 
     async def _unmark_open(self) -> None:
-        """Remove this open's row (a damaged store keeps it: the next open checks the file again)."""
-        if self._marker is None or self.damaged is not None:
+        """Remove this open's row; a damaged store keeps it, as does one whose check at open did not end.
+
+        A row kept outlives this process: the next open takes it for a crash and checks the file.
+        """
+        if self._marker is None or self.damaged is not None or (self.unclean_shutdown and self.open_check is None):
             return
         with contextlib.suppress(self._driver.module.Error, StorageError):
             async with self._transaction(bump=False):
