@@ -348,6 +348,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "end_session": pos(session),
         "consolidate": no_args,
         "health": no_args,
+        "check": pos(full=hs.any_value()),
         "quarantine": pos(hs.limits()),
         "release_quarantined": pos(item),
         "discard_quarantined": pos(item),

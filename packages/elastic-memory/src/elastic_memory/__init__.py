@@ -37,6 +37,7 @@ from .loop import LoopConfig
 from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .memory import AsyncMemory, Memory
 from .types import (
+    CheckReport,
     Edge,
     Entity,
     Explanation,
@@ -70,6 +71,7 @@ __all__ = [
     "AsyncLessons",
     "AsyncMemory",
     "BackupReport",
+    "CheckReport",
     "Cluster",
     "ContextPlan",
     "CorruptDatabaseError",

@@ -25,7 +25,7 @@ from typing import Any
 from . import _runner
 from ._validate import check_path
 from .errors import CorruptDatabaseError, SchemaVersionError, StorageError, UsageError
-from .storage import migrations
+from .storage import integrity, migrations
 from .storage.driver import driver
 from .storage.postgres import is_url
 
@@ -251,6 +251,7 @@ def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
     finally:
         conn.close()
     try:
+        _clear_markers(partial)
         memories, version = _verify(partial)
         _fsync(partial)
         for suffix in _SIDECARS:  # another file's WAL beside the new one would be replayed into it
@@ -261,6 +262,15 @@ def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
         for leftover in (partial, *(partial + suffix for suffix in _SIDECARS)):
             _remove(leftover)
     return BackupReport(src, dst, os.path.getsize(dst), memories, version)
+
+
+def _clear_markers(path: str) -> None:
+    """The copy forgets the processes that had the source open (else its first open would take them for crashes)."""
+    conn = driver().connect(path, timeout=_TIMEOUT)
+    try:
+        integrity.clear_markers(conn)
+    finally:
+        conn.close()
 
 
 def _verify(path: str) -> tuple[int, int]:

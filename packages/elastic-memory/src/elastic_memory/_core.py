@@ -38,6 +38,7 @@ from .storage.queries import MAX_PARAMS, live_by_hash
 from .storage.sqlite import VectorTier, WriteMode
 from .storage.vectors import DEFAULT_ANN_THRESHOLD, chunks
 from .types import (
+    CheckReport,
     Explanation,
     Hit,
     ImportReport,
@@ -918,7 +919,20 @@ class MemoryCore:
         """The memory loop's state; see :meth:`AsyncMemory.health`."""
         out = await self.loop.health()
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
+        checked = self.store.open_check if isinstance(self.store, SQLiteStore) else None
+        out["unclean_shutdown"] = isinstance(self.store, SQLiteStore) and self.store.unclean_shutdown
+        out["open_check"] = None if checked is None else dataclasses.asdict(checked)
         return out
+
+    async def check(self, *, full: Any = False) -> CheckReport:
+        """Check the file for damage; see :meth:`AsyncMemory.check`."""
+        if not isinstance(full, bool):
+            msg = f"full must be True or False, got {full!r}"
+            raise UsageError(msg)
+        if not isinstance(self.store, SQLiteStore):
+            msg = "check() reads an SQLite file; a PostgreSQL server checks its own pages (see its amcheck module)"
+            raise UsageError(msg)
+        return await self.store.integrity_check(full=full)
 
     async def load_index(self) -> str:
         """Load the vector index now; see :meth:`AsyncMemory.load_index`."""

@@ -54,6 +54,7 @@ from rich.text import Text
 from . import (
     __version__,
     _cli_backup,
+    _cli_check,
     _cli_facts,
     _cli_graph,
     _cli_ingest,
@@ -943,6 +944,7 @@ _cli_graph.register(app)
 _cli_quarantine.register(app)
 _cli_backup.register(app)
 _cli_repair.register(app)
+_cli_check.register(app)
 _cli_mcp.register(app)
 _cli_ui.register(app)
 

@@ -35,6 +35,7 @@ from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
 from .storage.sqlite import VectorTier
 from .storage.vectors import DEFAULT_ANN_THRESHOLD
 from .types import (
+    CheckReport,
     Explanation,
     Hits,
     ImportReport,
@@ -559,6 +560,20 @@ class AsyncMemory(_Facade):
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
         return await _runner.arun(self._ops.health())
 
+    async def check(self, *, full: bool = False) -> CheckReport:
+        """Look for damage in the store's file: ``PRAGMA quick_check``, or with ``full`` ``integrity_check``.
+
+        The check reads the whole file through its own connection in a worker thread, so
+        reads and writes go on meanwhile; it takes about a second per few hundred MB (``full``:
+        several times longer). When it finds damage the store refuses writes from then on
+        (``health()["damaged"]`` says why): copy what is readable into a new file with
+        :func:`~elastic_memory.repair` (``elastic-memory repair``). A store opened after a
+        process ended without closing it runs the quick check by itself (see
+        ``health()["open_check"]``). In a federation (:meth:`for_agent`) it checks the
+        private tier; PostgreSQL raises :class:`~elastic_memory.UsageError`.
+        """
+        return await _runner.arun(self._core.root.check(full=full))
+
     async def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first (reason, source turn, whether releasable)."""
         return await _runner.arun(self._core.loop.quarantine(v_limit(limit)))
@@ -1029,6 +1044,20 @@ class Memory(_Facade):
     def health(self) -> dict[str, Any]:
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
         return _runner.run(self._ops.health(), "health")
+
+    def check(self, *, full: bool = False) -> CheckReport:
+        """Look for damage in the store's file: ``PRAGMA quick_check``, or with ``full`` ``integrity_check``.
+
+        The check reads the whole file through its own connection in a worker thread, so
+        reads and writes go on meanwhile; it takes about a second per few hundred MB (``full``:
+        several times longer). When it finds damage the store refuses writes from then on
+        (``health()["damaged"]`` says why): copy what is readable into a new file with
+        :func:`~elastic_memory.repair` (``elastic-memory repair``). A store opened after a
+        process ended without closing it runs the quick check by itself (see
+        ``health()["open_check"]``). In a federation (:meth:`for_agent`) it checks the
+        private tier; PostgreSQL raises :class:`~elastic_memory.UsageError`.
+        """
+        return _runner.run(self._core.root.check(full=full), "check")
 
     def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first (reason, source turn, whether releasable)."""

@@ -252,6 +252,26 @@ class PruneReport:
 
 
 @dataclass(frozen=True)
+class CheckReport:
+    """What an integrity check of a store's file found (:meth:`Memory.check`, ``elastic-memory check``).
+
+    ``ok`` is true when the check found no damage; ``problems`` are SQLite's findings (at
+    most 100), such as ``"Tree 12 page 345 cell 0: invalid page number 0"``. ``full`` tells
+    ``PRAGMA integrity_check`` (also compares every index with its table) from
+    ``PRAGMA quick_check`` (pages and records only, several times faster). ``complete`` is
+    false when the check was stopped before its end (a check at open past its time limit,
+    or a store closed meanwhile): then ``ok`` covers only what it read. ``seconds`` is how
+    long it took.
+    """
+
+    ok: bool
+    problems: tuple[str, ...]
+    seconds: float
+    full: bool
+    complete: bool = True
+
+
+@dataclass(frozen=True)
 class ImportReport:
     """What an import wrote: memories created, updated or deduplicated, and rows per record type.
 

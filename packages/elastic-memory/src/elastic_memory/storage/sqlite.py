@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -30,8 +31,8 @@ from ..errors import (
     UsageError,
 )
 from ..filters import Filters
-from ..types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
-from . import bm25, fts, migrations, readonly, write_plan
+from ..types import CheckReport, MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
+from . import bm25, fts, integrity, migrations, readonly, write_plan
 from . import keyword_queries as kq
 from . import queries as q
 from .backend import Capabilities, EmbeddingPin, Snapshot, Transaction
@@ -107,6 +108,13 @@ class SQLiteStore(RecordReads):
         self.read_only: str | None = None
         #: The first corruption a read or write met, or ``None``: writes then refuse (repair the file).
         self.damaged: str | None = None
+        #: True when the last process to have this file open ended without closing it (see :mod:`.integrity`).
+        self.unclean_shutdown = False
+        #: What the check after an unclean shutdown found (``None``: none ran, or it still runs).
+        self.open_check: CheckReport | None = None
+        self._marker: str | None = None
+        self._open_check: asyncio.Future[None] | None = None
+        self._check_stop = threading.Event()
         self._touch_warned = False
 
     def _reader(self) -> Callable[[], Any] | None:
@@ -169,6 +177,106 @@ class SQLiteStore(RecordReads):
             await self._load_pin()
             self._data_version = await self._scalar("PRAGMA data_version")
             self._generation = await self._scalar(_GENERATION)
+        await self._mark_open()
+
+    async def _mark_open(self) -> None:
+        """Note this open in the file; after another process's unclean shutdown, check the file.
+
+        See :mod:`.integrity`. Best effort: a file whose write lock stays taken past the busy
+        timeout opens without its row (a crash of this process then goes unnoticed).
+        """
+        if self.read_only is not None or self._reader() is None:
+            return
+        key = integrity.marker()
+        try:
+            with self._errors(f"note the open of {self.path!r}"):
+                async with self._transaction(bump=False):
+                    keys = await self._all(
+                        "SELECT key FROM store_state WHERE key >= ? AND key < ?", list(integrity.MARKERS)
+                    )
+                    gone = integrity.stale([str(k[0]) for k in keys])
+                    for old in gone:
+                        await self._conn.execute("DELETE FROM store_state WHERE key = ?", [old])
+                    await self._conn.execute(
+                        "INSERT INTO store_state (key, value) VALUES (?, ?)", [key, int(time.time())]
+                    )
+        except CorruptDatabaseError:
+            raise
+        except StorageError as e:
+            log.warning("elastic-memory: %s opened without noting it (%s); a crash will not be noticed", self.path, e)
+            return
+        self._marker = key
+        if not gone:
+            return
+        self.unclean_shutdown = True
+        size = sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+        log.warning(
+            "elastic-memory: %s was left open by a process that ended without closing it; checking it%s",
+            self.path,
+            " in the background" if size > integrity.BACKGROUND_BYTES else "",
+        )
+        if size > integrity.BACKGROUND_BYTES:
+            self._open_check = asyncio.ensure_future(self._check_after_crash())
+        else:
+            await self._check_after_crash()
+
+    async def _check_after_crash(self) -> None:
+        try:
+            report = await self._run_check(full=False, seconds=integrity.OPEN_CHECK_SECONDS, stop=self._check_stop)
+        except Exception as e:  # noqa: BLE001 - a check that could not run is reported, the store still serves
+            log.warning("elastic-memory: the check of %s after an unclean shutdown failed: %s", self.path, e)
+            return
+        if not report.complete and self._check_stop.is_set():
+            return  # stopped by close: this open's row stays, so the next open checks again
+        self.open_check = report
+        if not report.complete:
+            log.warning(
+                "elastic-memory: the check of %s stopped after %.0f s without finding damage; "
+                "run `elastic-memory check --db %s` to finish it",
+                self.path,
+                report.seconds,
+                self.path,
+            )
+
+    async def integrity_check(self, *, full: bool = False) -> CheckReport:
+        """``PRAGMA quick_check`` (``full``: ``integrity_check``) of the file; damage found makes writes refuse.
+
+        The check reads through its own connection in a worker thread, so this store's reads
+        and writes go on meanwhile (an in-memory or read-only store is checked on its own connection).
+        """
+        self._check_open()
+        return await self._run_check(full=full, seconds=None, stop=self._check_stop)
+
+    async def _run_check(self, *, full: bool, seconds: float | None, stop: threading.Event) -> CheckReport:
+        reader = self._reader()
+        if reader is None or self.read_only is not None:
+            async with self._lock:
+                started = time.monotonic()
+                try:
+                    rows = await self._all(f"PRAGMA {'integrity_check' if full else 'quick_check'}")
+                except self._driver.module.Error as e:
+                    if not isinstance(_storage_error(e, self.path, "check", at_open=False), CorruptDatabaseError):
+                        raise
+                    rows = [(str(e),)]
+                problems = integrity.problems_of(rows)
+                report = CheckReport(not problems, problems, time.monotonic() - started, full)
+        else:
+            drv = self._driver
+
+            def run() -> CheckReport:
+                conn = reader()
+                try:
+                    return integrity.check_connection(conn, drv, full=full, seconds=seconds, stop=stop)
+                finally:
+                    conn.close()
+
+            report = await asyncio.to_thread(run)
+        if not report.ok:
+            note = integrity.damage_note(report)
+            log.warning("elastic-memory: %s is damaged: %s", self.path, note)
+            if self.damaged is None:
+                self.damaged = note
+        return report
 
     async def _check_fts5(self) -> None:
         try:
@@ -228,12 +336,27 @@ class SQLiteStore(RecordReads):
         if self.closed:
             return
         self.closed = True
+        self._check_stop.set()  # a check in flight stops at its next look
+        if self._open_check is not None:
+            await asyncio.gather(self._open_check, return_exceptions=True)
         async with self._lock:  # after a search in flight: it may not start a build past this point
             await self._vectors.close()
             await self._frequent.close()
+            await self._unmark_open()
             with contextlib.suppress(self._driver.module.Error):
                 await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             await self._conn.close()
+
+    async def _unmark_open(self) -> None:
+        """Remove this open's row; a damaged store keeps it, as does one whose check at open did not end.
+
+        A row kept outlives this process: the next open takes it for a crash and checks the file.
+        """
+        if self._marker is None or self.damaged is not None or (self.unclean_shutdown and self.open_check is None):
+            return
+        with contextlib.suppress(self._driver.module.Error, StorageError):
+            async with self._transaction(bump=False):
+                await self._conn.execute("DELETE FROM store_state WHERE key = ?", [self._marker])
 
     # ------------------------------------------------------------------ helpers
     @contextlib.contextmanager
