@@ -114,6 +114,33 @@ def test_add_metadata_that_is_not_an_object_exits_2(db: Path) -> None:
     assert "must be a JSON object" in result.stderr
 
 
+def nested(depth: int) -> str:
+    """A JSON object ``depth`` levels deep."""
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def test_add_metadata_nested_too_deep_exits_2_like_the_api(db: Path) -> None:
+    result = invoke("add", "x", "--db", db, "--embedder", "none", "--metadata", nested(2000))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: --metadata nests deeper than 64 levels (MAX_METADATA_DEPTH); flatten it"
+    assert not db.exists()
+
+
+def test_add_metadata_at_the_depth_limit_is_stored(db: Path) -> None:
+    mid = add(db, "x", "--metadata", nested(64))
+    with Memory.open(db, embedder=None) as mem:
+        record = mem.get(mid)
+    assert record is not None
+    assert json.dumps(record.metadata).count("{") == 64
+
+
+def test_recall_filter_metadata_nested_too_deep_exits_2(db: Path) -> None:
+    add(db, "x")
+    result = invoke("recall", "x", "--db", db, "--embedder", "none", "-f", f"metadata.a={nested(2000)}")
+    assert result.exit_code == 2
+    assert "--filter metadata.a= nests deeper than 64 levels" in result.stderr
+
+
 def test_add_empty_text_exits_2_with_the_library_message(db: Path) -> None:
     result = invoke("add", "   ", "--db", db, "--embedder", "none")
     assert result.exit_code == 2

@@ -66,7 +66,7 @@ from . import (
 )
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
-from ._validate import build_row
+from ._validate import build_row, check_json_depth
 from .errors import ElasticMemoryError, UsageError
 from .loop import LoopConfig
 from .memory import Memory
@@ -299,7 +299,8 @@ _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
 
 
-def _json_or_text(value: str) -> Any:
+def _json_or_text(value: str, name: str) -> Any:
+    check_json_depth(value, name)  # json.loads recurses: text nested thousands deep would crash it
     try:
         return json.loads(value)
     except ValueError:
@@ -360,13 +361,13 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
                 raise UsageError(msg)
             filters[key] = value.lower() in _TRUE
         elif key == "metadata":
-            parsed = _json_or_text(value)
+            parsed = _json_or_text(value, "--filter metadata=")
             if not isinstance(parsed, dict):
                 msg = f'--filter metadata= takes a JSON object such as \'{{"project": "halvorsen"}}\', got {value!r}'
                 raise UsageError(msg)
             filters.setdefault("metadata", {}).update(parsed)
         elif key.startswith("metadata."):
-            filters.setdefault("metadata", {})[key.removeprefix("metadata.")] = _json_or_text(value)
+            filters.setdefault("metadata", {})[key.removeprefix("metadata.")] = _json_or_text(value, f"--filter {key}=")
         elif key in filters:
             previous = filters[key]
             filters[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
@@ -376,8 +377,10 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
 
 
 def parse_metadata(text: str | None) -> dict[str, Any] | None:
+    """The ``--metadata`` JSON object, refused (:class:`UsageError`) when it is not one or nests too deep."""
     if text is None:
         return None
+    check_json_depth(text, "--metadata")
     try:
         value = json.loads(text)
     except ValueError as e:
