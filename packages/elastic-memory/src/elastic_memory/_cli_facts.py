@@ -13,10 +13,9 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
+from ._cli_table import Column, Grid
 from .errors import UsageError
 from .types import Fact
 
@@ -40,17 +39,21 @@ def _status(fact: Fact) -> str:
     return "current" if fact.invalidated_at is None else "superseded"
 
 
-def _table(facts: list[Fact], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", justify="right", no_wrap=True)
-    table.add_column("key", overflow="fold")
-    table.add_column("value", min_width=12, overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("valid from", no_wrap=True)
-    table.add_column("valid to", no_wrap=True)
+def _table(facts: list[Fact], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("id", justify="right"),
+            Column("key"),
+            Column("value", wrap=True, min_width=16),
+            Column("status"),
+            Column("valid from"),
+            Column("valid to"),
+        ],
+        title=title,
+    )
     for f in facts:
-        table.add_row(str(f.id), f.key, Text(f.value), _status(f), _when(f.valid_from), _when(f.valid_to))
-    return table
+        grid.add_row(str(f.id), f.key, f.value, _status(f), _when(f.valid_from), _when(f.valid_to))
+    return grid
 
 
 def _as_of(value: str | None) -> float | str | None:

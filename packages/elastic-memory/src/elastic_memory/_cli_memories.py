@@ -22,6 +22,7 @@ from rich.text import Text
 
 from ._backup import restore_backup
 from ._cli_backup import printable
+from ._cli_table import Column, Grid
 from .errors import UsageError
 from .types import MemoryRecord, MemoryType, PruneAction, PruneReport
 
@@ -57,23 +58,27 @@ def _when(ts: float | None) -> str:
     return "" if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def records_table(records: list[MemoryRecord], title: str, now: float) -> Table:
+def records_table(records: list[MemoryRecord], title: str, now: float) -> Grid:
     """Memories as a table: id, state, type, content, tags (``get`` shows every field)."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("state", no_wrap=True)
-    table.add_column("type", style="cyan", no_wrap=True)
-    table.add_column("content", ratio=1, overflow="fold")
-    table.add_column("tags", style="magenta", overflow="fold")
+    grid = Grid(
+        [
+            Column("id", style="dim"),
+            Column("state"),
+            Column("type", style="cyan"),
+            Column("content", wrap=True),
+            Column("tags", wrap=True, style="magenta", min_width=10),
+        ],
+        title=title,
+    )
     for r in records:
-        table.add_row(r.id, record_state(r, now), r.type.value, Text(r.content), Text(", ".join(r.tags)))
-    return table
+        grid.add_row(r.id, record_state(r, now), r.type.value, r.content, ", ".join(r.tags))
+    return grid
 
 
 def _record_table(record: MemoryRecord, now: float) -> Table:
     table = Table(box=box.SIMPLE, show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value")
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for key, value in record_to_dict(record, now).items():
         shown = "" if value is None else str(value)
         if key in ("created_at", "updated_at", "accessed_at", "deleted_at", "expires_at") and value is not None:

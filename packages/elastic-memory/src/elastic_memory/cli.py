@@ -64,6 +64,7 @@ from . import (
     _cli_repair,
     _cli_ui,
 )
+from ._cli_table import Column, Grid
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
 from ._validate import build_row, check_json_depth
@@ -411,19 +412,21 @@ def hit_to_dict(hit: Hit, rank: int) -> dict[str, Any]:
     return data
 
 
-def _hits_table(hits: Sequence[Hit], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", expand=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("type", style="cyan", no_wrap=True)
-    table.add_column("content", ratio=1, min_width=20)
-    table.add_column("tags", style="magenta")
+def _hits_table(hits: Sequence[Hit], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("#", justify="right", style="dim"),
+            Column("id", style="dim"),
+            Column("score", justify="right"),
+            Column("type", style="cyan"),
+            Column("content", wrap=True),
+            Column("tags", wrap=True, style="magenta", min_width=10),
+        ],
+        title=title,
+    )
     for rank, hit in enumerate(hits, start=1):
-        table.add_row(
-            str(rank), hit.id, _score(hit.score), hit.type.value, Text(hit.content), Text(", ".join(hit.tags))
-        )
-    return table
+        grid.add_row(str(rank), hit.id, _score(hit.score), hit.type.value, hit.content, ", ".join(hit.tags))
+    return grid
 
 
 def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
@@ -464,8 +467,8 @@ def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
 
 def _stats_table(stats: dict[str, Any], *, brief: bool, title: str | None = None) -> Table:
     table = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
-    table.add_column("what", style="bold")
-    table.add_column("value")
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for label, value in _stats_rows(stats, brief=brief):
         table.add_row(label, Text(value))
     return table
