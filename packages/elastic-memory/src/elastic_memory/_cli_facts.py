@@ -158,10 +158,13 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             done = mem.facts.forget(key)
+            if not done and not mem.facts.history(key):
+                msg = f"agent {agent!r} has no fact {key!r}; `elastic-memory facts list` shows the keys"
+                raise UsageError(msg)
         if as_json:
             typer.echo(json.dumps({"key": key, "forgotten": done}))
             return
-        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} held no value; nothing to forget"))
+        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} was already forgotten; nothing to do"))
 
     @group.command("list")
     def list_(

@@ -2,8 +2,10 @@
 
 ``list`` pages through a store in the order written (``--after`` the cursor it prints),
 ``get`` shows one memory, ``update`` changes its fields, ``forget`` hides (or, ``--hard``,
-erases) memories and ``restore ID...`` brings hidden ones back; ``restore --backup FILE``
-puts a backup file in place instead. ``prune`` archives or purges low-value memories.
+erases) memories and ``restore ID...`` brings hidden ones back, forgotten or archived (by
+``prune`` or ``ingest``); ``restore --backup FILE`` puts a backup file in place instead.
+``prune`` archives or purges low-value memories. An id that names no memory is a usage
+error, checked before anything changes.
 """
 
 # No `from __future__ import annotations`: the commands are defined inside register(), and typer
@@ -24,6 +26,7 @@ from ._backup import restore_backup
 from ._cli_backup import printable
 from ._cli_table import Column, Grid
 from .errors import UsageError
+from .memory import Memory
 from .types import MemoryRecord, MemoryType, PruneAction, PruneReport
 
 __all__ = ["ListState", "record_state", "record_to_dict", "records_table", "register"]
@@ -98,6 +101,38 @@ def _prune_dict(report: PruneReport) -> dict[str, Any]:
         "over_cap": report.over_cap,
         "ids": list(report.ids),
     }
+
+
+def known_records(mem: Memory, ids: list[str]) -> list[MemoryRecord]:
+    """The memories ``ids`` name (hidden ones too); a :class:`UsageError` naming the ids that name none.
+
+    Checked before anything changes, so a mistyped id leaves every memory as it was.
+    """
+    wanted = list(dict.fromkeys(ids))
+    records = mem.get_many(wanted)
+    found = {r.id for r in records}
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        msg = (
+            f"no memory with id {shown} (erased, or never stored); nothing was changed. "
+            "`elastic-memory list --state all` shows every id"
+        )
+        raise UsageError(msg)
+    return records
+
+
+def _restored_line(records: list[MemoryRecord]) -> tuple[str, dict[str, Any]]:
+    """What ``restore ID...`` says it did, in words and as JSON data."""
+    forgotten = [r.id for r in records if r.deleted_at is not None]
+    archived = [r.id for r in records if r.archived]
+    back = {r.id for r in records if r.deleted_at is not None or r.archived}
+    live = [r.id for r in records if r.id not in back]
+    line = f"restored {len(back)} of {len(records)} memories ({len(forgotten)} forgotten, {len(archived)} archived)"
+    if live:
+        line += f"; not hidden, left as they were: {', '.join(live)}"
+    data = {"restored": len(back), "undeleted": len(forgotten), "unarchived": len(archived), "not_hidden": live}
+    return line, data
 
 
 def _echo_json(data: Any) -> None:
@@ -225,6 +260,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hide memories ID... from recall (undo with `restore ID...`), or erase them with --hard."""
         with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+            known_records(mem, memory_ids)
             count = mem.forget(memory_ids, hard=hard)
         if as_json:
             _echo_json({"forgotten": count, "hard": hard, "ids": memory_ids})
@@ -237,7 +273,7 @@ def register(app: typer.Typer) -> None:
     def restore(
         memory_ids: Annotated[
             list[str] | None,
-            typer.Argument(metavar="[ID...]", help="Soft-deleted memories to bring back (not with --backup)."),
+            typer.Argument(metavar="[ID...]", help="Forgotten or archived memories to bring back (not with --backup)."),
         ] = None,
         db: cli.DbOption = cli.DEFAULT_DB,
         backup: Annotated[
@@ -253,7 +289,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: JsonOption = False,
     ) -> None:
-        """Bring soft-deleted memories ID... back, or with --backup FILE restore a whole store from a backup."""
+        """Bring memories ID... back (forgotten or archived), or with --backup FILE restore a store from a backup."""
         with cli.reported():
             if backup is not None:
                 if memory_ids:
@@ -271,9 +307,11 @@ def register(app: typer.Typer) -> None:
                     msg = "--force goes with --backup FILE only"
                     raise UsageError(msg)
                 with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
-                    count = mem.restore(memory_ids)
-                data = {"restored": count, "ids": memory_ids}
-                line = f"restored {count} of {len(memory_ids)} memories"
+                    records = known_records(mem, memory_ids)
+                    mem.restore(memory_ids)
+                    mem.archive(memory_ids, archived=False)
+                line, data = _restored_line(records)
+                data["ids"] = memory_ids
         if as_json:
             _echo_json(data)
             return
@@ -318,3 +356,5 @@ def register(app: typer.Typer) -> None:
         )
         for mid in report.ids:
             out.print(Text(mid, style="dim"))
+        if report.ids and report.action is PruneAction.ARCHIVE and not report.dry_run:
+            out.print(Text("`elastic-memory restore ID...` brings an archived memory back.", style="dim"))
