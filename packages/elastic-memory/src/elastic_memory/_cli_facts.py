@@ -10,6 +10,7 @@ version with when it held, ``forget`` tombstones the key. Each command takes ``-
 import dataclasses
 import datetime as dt
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -85,6 +86,12 @@ def register(app: typer.Typer) -> None:
             return
         cli.console_out().print(_table(facts, title))
 
+    def show_or_hint(facts: list[Fact], title: str, as_json: bool, where: tuple[Path, str, str | None]) -> None:
+        """:func:`show`, then, when there is nothing, the other agents that hold facts."""
+        show(facts, title, as_json)
+        if not facts and not as_json:
+            cli.note_others(where[0], "facts", where[1], where[2])
+
     @group.command()
     def get(
         key: Key,
@@ -103,7 +110,7 @@ def register(app: typer.Typer) -> None:
                 fact = mem.facts.get(key, as_of=when)
             if fact is None:
                 msg = f"agent {agent!r} has no fact {key!r}" + (" at that time" if as_of else "")
-                raise UsageError(msg)
+                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
         show([fact], f"fact {key}", as_json)
 
     @group.command("set")
@@ -142,7 +149,7 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.history(key)
-        show(facts, f"history of {key}", as_json)
+        show_or_hint(facts, f"history of {key}", as_json, (db, agent, user))
 
     @group.command()
     def forget(
@@ -160,7 +167,7 @@ def register(app: typer.Typer) -> None:
             done = mem.facts.forget(key)
             if not done and not mem.facts.history(key):
                 msg = f"agent {agent!r} has no fact {key!r}; `elastic-memory facts list` shows the keys"
-                raise UsageError(msg)
+                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
         if as_json:
             typer.echo(json.dumps({"key": key, "forgotten": done}))
             return
@@ -180,4 +187,4 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.list(category=category)
-        show(facts, f"facts of {agent}", as_json)
+        show_or_hint(facts, f"facts of {agent}", as_json, (db, agent, user))

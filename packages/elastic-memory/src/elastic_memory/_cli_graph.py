@@ -84,6 +84,7 @@ def register(app: typer.Typer) -> None:
             echo_rows(found)
         elif not found:
             cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(_entities_table(found, f"entities of {agent}"))
 
@@ -108,6 +109,7 @@ def register(app: typer.Typer) -> None:
             echo_rows(found)
         elif not found:
             cli.console_out().print(Text(f"Nothing is related to {name!r} (agent {agent!r}).", style="dim"))
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(_reached_table(found, f"within {hops} hop(s) of {name}"))
 
@@ -135,5 +137,6 @@ def register(app: typer.Typer) -> None:
             cli.console_out().print(
                 Text(f"No path from {source!r} to {target!r} within {max_hops} hops.", style="dim"), soft_wrap=True
             )
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(Text(f"{found.hops} hop(s): " + " → ".join(found.path)), soft_wrap=True)

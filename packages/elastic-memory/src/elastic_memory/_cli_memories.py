@@ -188,6 +188,8 @@ def register(app: typer.Typer) -> None:
         out = cli.console_out()
         if not page.records:
             out.print(Text(f"No {state.value} memories" + (" after that cursor." if after else "."), style="dim"))
+            if agent is not None and after is None:
+                cli.note_others(db, "memories", agent, None)
             return
         out.print(records_table(list(page.records), f"{state.value} memories", now))
         if page.next:

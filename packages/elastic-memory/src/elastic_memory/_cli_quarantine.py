@@ -83,7 +83,8 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(item_to_dict(item), ensure_ascii=False))
             return
         if not items:
-            cli.console_out().print(Text("The quarantine is empty."))
+            cli.console_out().print(Text(f"The quarantine of agent {agent!r} is empty."))
+            cli.note_others(db, "quarantined items", agent, user)
             return
         cli.console_out().print(_table(items))
 

@@ -64,6 +64,7 @@ from . import (
     _cli_repair,
     _cli_ui,
 )
+from ._cli_agents import hint_others, owner_label
 from ._cli_table import Column, Grid
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
@@ -278,6 +279,19 @@ def _show_warning(
 
 def _note(message: str) -> None:
     console_err().print(Text(message, style="yellow"), soft_wrap=True)
+
+
+def note_others(db: Path, what: str, agent: str, user: str | None) -> None:
+    """After finding no ``what`` for ``agent``/``user``: name the other agents that hold some (stderr)."""
+    hint = hint_others(db, what, agent, user)
+    if hint is not None:
+        _note(f"note: {owner_label(agent, user)} has no {what}; {hint}")
+
+
+def with_others(message: str, db: Path, what: str, agent: str, user: str | None) -> str:
+    """``message`` (of a usage error), followed by the other agents that hold ``what`` when there are some."""
+    hint = hint_others(db, what, agent, user)
+    return message if hint is None else f"{message}; {hint}"
 
 
 def human_bytes(size: int) -> str:
@@ -536,6 +550,7 @@ def add(
         str | None, typer.Option(help='A JSON object of your own fields, e.g. \'{"project": "halvorsen"}\'.')
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
+    agent: AgentOption = "default",
     user: UserOption = None,
 ) -> None:
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
@@ -545,7 +560,7 @@ def add(
         build_row(
             text,
             now=0.0,
-            default_agent="cli",
+            default_agent=agent,
             type=type_.value,
             importance=importance,
             tags=tag,
@@ -553,7 +568,7 @@ def add(
             metadata=fields,
             user_id=user,
         )
-        with open_memory(db, embedder, user_id=user) as mem:
+        with open_memory(db, embedder, agent_id=agent, user_id=user) as mem:
             mid = mem.remember(
                 text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
             )
@@ -588,14 +603,19 @@ def recall(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per hit, one per line.")] = False,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
-    user: Annotated[
-        str | None, typer.Option("--user", help="Only this user's memories (of the default agent).")
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Only this agent's memories (default: every agent's; with --user: 'default')."),
     ] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's memories (of --agent).")] = None,
 ) -> None:
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
+    owner = agent or "default"
     with reported():
-        filters = parse_filters(filter_ or [])
-        with open_memory(db, embedder, must_exist=True, user_id=user, reads=True) as mem:
+        # a user's handle reads only that user's memories; an agent's own handle reads every agent's unless filtered
+        by_agent = [f"agent_id={agent}"] if agent is not None and user is None else []
+        filters = parse_filters([*(filter_ or []), *by_agent])
+        with open_memory(db, embedder, must_exist=True, agent_id=owner, user_id=user, reads=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
     hits = explanation.hits
@@ -606,6 +626,8 @@ def recall(
     out = console_out()
     if not hits:
         out.print(Text(f"No memory matches {query!r} ({mode.value}).", style="dim"), soft_wrap=True)
+        if agent is not None or user is not None:
+            note_others(db, "memories", owner, user)
         return
     title = f"{mode.value} recall of {query!r}" if query.strip() else "memories by importance"
     out.print(_hits_table(hits, title))
