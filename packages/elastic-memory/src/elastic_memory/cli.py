@@ -9,7 +9,7 @@ was wrong (:class:`~elastic_memory.UsageError`) or 1 when something failed::
 
     $ elastic-memory demo
     $ elastic-memory add "The user's dog is called Biscuit." --tag pets --type semantic
-    $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets
+    $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets --min-relevance 0.1
     $ elastic-memory list --filter tags=pets --state all
     $ elastic-memory forget 3f2a... && elastic-memory restore 3f2a...
     $ elastic-memory facts set user.dog_name Biscuit
@@ -431,6 +431,7 @@ def _hits_table(hits: Sequence[Hit], title: str) -> Grid:
         [
             Column("#", justify="right", style="dim"),
             Column("id", style="dim"),
+            Column("relevance", justify="right"),
             Column("score", justify="right"),
             Column("type", style="cyan"),
             Column("content", wrap=True),
@@ -439,8 +440,29 @@ def _hits_table(hits: Sequence[Hit], title: str) -> Grid:
         title=title,
     )
     for rank, hit in enumerate(hits, start=1):
-        grid.add_row(str(rank), hit.id, _score(hit.score), hit.type.value, hit.content, ", ".join(hit.tags))
+        relevance = "—" if hit.relevance is None else f"{hit.relevance:.3f}"
+        grid.add_row(str(rank), hit.id, relevance, _score(hit.score), hit.type.value, hit.content, ", ".join(hit.tags))
     return grid
+
+
+#: The relevance (0 to 1, one scale in every mode) a hit needs for `recall` to show it. Unrelated
+#: memories score exactly 0 (a cosine under 0.3, no keyword in common); the demo's answers to
+#: paraphrased questions score from 0.1 and memories of a related topic from 0.03.
+MIN_RELEVANCE = 0.01
+
+
+def above_floor(hits: Sequence[Hit], floor: float) -> tuple[list[Hit], int]:
+    """The hits at relevance ``floor`` or more (and those without a relevance: no query text), and how many not."""
+    kept = [h for h in hits if h.relevance is None or h.relevance >= floor]
+    return kept, len(hits) - len(kept)
+
+
+def _floor_line(floor: float, hidden: int) -> str:
+    """The footer under recall's hits: the relevance floor, what it hid and how to change it."""
+    if hidden:
+        what = "1 weaker hit" if hidden == 1 else f"{hidden} weaker hits"
+        return f"{what} below relevance {floor:g} hidden; --min-relevance 0 shows them."
+    return f"Hits below relevance {floor:g} are hidden (--min-relevance sets the floor, 0 shows every hit)."
 
 
 def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
@@ -608,6 +630,16 @@ def recall(
         typer.Option("--agent", help="Only this agent's memories (default: every agent's; with --user: 'default')."),
     ] = None,
     user: Annotated[str | None, typer.Option("--user", help="Only this user's memories (of --agent).")] = None,
+    min_relevance: Annotated[
+        float,
+        typer.Option(
+            "--min-relevance",
+            "--min-score",
+            min=0.0,
+            max=1.0,
+            help="Hide hits less relevant than this (0 to 1, one scale in every mode; 0 shows every hit).",
+        ),
+    ] = MIN_RELEVANCE,
 ) -> None:
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
     owner = agent or "default"
@@ -618,19 +650,25 @@ def recall(
         with open_memory(db, embedder, must_exist=True, agent_id=owner, user_id=user, reads=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
-    hits = explanation.hits
+    hits, hidden = above_floor(explanation.hits, min_relevance)
     if as_json:
         for rank, hit in enumerate(hits, start=1):
             typer.echo(_json_line(hit_to_dict(hit, rank)))
+        if hidden:
+            _note(f"note: {_floor_line(min_relevance, hidden)}")
         return
     out = console_out()
     if not hits:
         out.print(Text(f"No memory matches {query!r} ({mode.value}).", style="dim"), soft_wrap=True)
-        if agent is not None or user is not None:
+        if hidden:
+            out.print(Text(_floor_line(min_relevance, hidden), style="dim"))
+        elif agent is not None or user is not None:
             note_others(db, "memories", owner, user)
         return
     title = f"{mode.value} recall of {query!r}" if query.strip() else "memories by importance"
     out.print(_hits_table(hits, title))
+    if query.strip() and min_relevance > 0:
+        out.print(Text(_floor_line(min_relevance, hidden), style="dim"))
 
 
 @app.command()
