@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sqlite3
@@ -10,10 +11,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import pytest
 
-from elastic_memory import Memory, UsageError, backup, restore_backup
+from elastic_memory import Memory, StorageError, UsageError, _backup, backup, restore_backup
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -225,3 +229,52 @@ def test_backup_into_missing_folder_is_usage_error(store: Path, tmp_path: Path) 
 def test_backup_of_missing_store_is_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no store"):
         backup(tmp_path / "absent.db", tmp_path / "copy.db")
+
+
+class _FullDisk:
+    """A SQLite connection whose VACUUM INTO writes part of the copy, then fails with ``error``."""
+
+    def __init__(self, conn: Any, error: Exception) -> None:
+        self.conn, self.error = conn, error
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        if sql.startswith("VACUUM INTO"):
+            Path(url2pathname(urlparse(params[0]).path)).write_bytes(b"SQLite format 3\x00 half a copy")
+            raise self.error
+        return self.conn.execute(sql, params)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+@pytest.fixture(params=["ENOSPC", "sqlite-full"])
+def full_disk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy step runs out of space: an OSError, or the error SQLite reports for a full disk."""
+    real = _backup.driver()
+    error: Exception = (
+        OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if request.param == "ENOSPC"
+        else real.module.OperationalError("database or disk is full")
+    )
+
+    class Driver:
+        module = real.module
+
+        def connect(self, path: str, **options: Any) -> Any:
+            return _FullDisk(real.connect(path, **options), error)
+
+    monkeypatch.setattr(_backup, "driver", Driver)
+
+
+@pytest.mark.usefixtures("full_disk")
+def test_backup_out_of_space_leaves_no_partial_file(store: Path, tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="free space"):
+        backup(store, tmp_path / "copy.db")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("copy")) == []
+
+
+@pytest.mark.usefixtures("full_disk")
+def test_restore_out_of_space_leaves_no_partial_file(store: Path, tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="free space"):
+        restore_backup(store, tmp_path / "restored.db")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("restored")) == []

@@ -12,6 +12,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -114,6 +116,33 @@ def test_add_metadata_that_is_not_an_object_exits_2(db: Path) -> None:
     assert "must be a JSON object" in result.stderr
 
 
+def nested(depth: int) -> str:
+    """A JSON object ``depth`` levels deep."""
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def test_add_metadata_nested_too_deep_exits_2_like_the_api(db: Path) -> None:
+    result = invoke("add", "x", "--db", db, "--embedder", "none", "--metadata", nested(2000))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: --metadata nests deeper than 64 levels (MAX_METADATA_DEPTH); flatten it"
+    assert not db.exists()
+
+
+def test_add_metadata_at_the_depth_limit_is_stored(db: Path) -> None:
+    mid = add(db, "x", "--metadata", nested(64))
+    with Memory.open(db, embedder=None) as mem:
+        record = mem.get(mid)
+    assert record is not None
+    assert json.dumps(record.metadata).count("{") == 64
+
+
+def test_recall_filter_metadata_nested_too_deep_exits_2(db: Path) -> None:
+    add(db, "x")
+    result = invoke("recall", "x", "--db", db, "--embedder", "none", "-f", f"metadata.a={nested(2000)}")
+    assert result.exit_code == 2
+    assert "--filter metadata.a= nests deeper than 64 levels" in result.stderr
+
+
 def test_add_empty_text_exits_2_with_the_library_message(db: Path) -> None:
     result = invoke("add", "   ", "--db", db, "--embedder", "none")
     assert result.exit_code == 2
@@ -151,7 +180,7 @@ def test_recall_prints_a_table_of_hits(db: Path) -> None:
     assert mid in result.stdout
     assert "Lisbon" not in result.stdout
     header = next(line for line in result.stdout.splitlines() if "content" in line)
-    assert header.split() == ["#", "id", "score", "type", "content", "tags"]
+    assert header.split() == ["#", "id", "relevance", "score", "type", "content", "tags"]
 
 
 def test_recall_json_prints_one_parseable_object_per_hit(db: Path) -> None:
@@ -194,6 +223,64 @@ def test_recall_with_no_match_says_so(db: Path) -> None:
     result = invoke("recall", "volcano", "--db", db, "--embedder", "none", "--mode", "keyword")
     assert result.exit_code == 0, result.output
     assert "No memory matches 'volcano'" in result.stdout
+
+
+class TopicEmbedder(FakeEmbedder):
+    """One axis per topic (a dog, Lisbon, the sky, anything else): cosine 1 within a topic, 0 across."""
+
+    TOPICS = ("dog", "lisbon", "sky")
+
+    def _one(self, text: str) -> npt.NDArray[np.float32]:
+        vec = np.zeros(self.dimension, dtype=np.float32)
+        axis = next((n for n, word in enumerate(self.TOPICS) if word in text.casefold()), len(self.TOPICS))
+        vec[axis] = 1.0
+        return vec
+
+
+@pytest.fixture
+def pets(db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store of one memory about a dog and two unrelated ones; ``--embedder auto`` is the TopicEmbedder."""
+    monkeypatch.setattr(cli, "_embedder_spec", lambda choice: TopicEmbedder())
+    for text in ("My dog is called Biscuit.", "I live in Lisbon.", "The sky is blue."):
+        assert invoke("add", text, "--db", db).exit_code == 0
+    return db
+
+
+def recalled(db: Path, mode: str, *extra: str) -> list[str]:
+    result = invoke("recall", "my dog", "--db", db, "--mode", mode, "--json", *extra)
+    assert result.exit_code == 0, result.output
+    return [json.loads(line)["content"] for line in result.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_recall_hides_hits_of_no_relevance(pets: Path, mode: str) -> None:
+    assert recalled(pets, mode) == ["My dog is called Biscuit."]
+
+
+def test_recall_min_relevance_0_shows_every_hit(pets: Path) -> None:
+    assert len(recalled(pets, "semantic", "--min-relevance", "0")) == 3
+
+
+def test_recall_min_score_is_the_same_floor(pets: Path) -> None:
+    assert len(recalled(pets, "semantic", "--min-score", "0")) == 3
+
+
+def test_recall_table_footer_says_what_the_floor_hid_and_how_to_show_it(pets: Path) -> None:
+    result = invoke("recall", "my dog", "--db", pets, "--mode", "semantic", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "2 weaker hits below relevance 0.01 hidden; --min-relevance 0 shows them." in result.stdout
+
+
+def test_recall_of_nothing_relevant_says_how_many_hits_the_floor_hid(pets: Path) -> None:
+    result = invoke("recall", "weather", "--db", pets, "--mode", "semantic")
+    assert result.exit_code == 0, result.output
+    assert "No memory matches 'weather'" in result.stdout
+    assert "3 weaker hits below relevance 0.01 hidden" in result.stdout
+
+
+def test_recall_empty_query_ignores_the_floor(pets: Path) -> None:
+    result = invoke("recall", "", "--db", pets, "--json")
+    assert len(result.stdout.splitlines()) == 3
 
 
 def test_recall_semantic_without_embedder_notes_the_keyword_fallback(db: Path) -> None:

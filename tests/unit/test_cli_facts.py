@@ -80,6 +80,19 @@ def test_forget_hides_the_key(db: Path) -> None:
     assert ok("facts", "list", "--db", db, "--json").stdout == ""
 
 
+def test_forget_of_a_key_never_set_exits_2(db: Path) -> None:
+    ok("facts", "set", "user.dog_name", "Biscuit", "--db", db)
+    result = invoke("facts", "forget", "user.cat_name", "--db", db)
+    assert result.exit_code == 2
+    assert "has no fact 'user.cat_name'" in result.stderr
+
+
+def test_forget_twice_is_not_an_error(db: Path) -> None:
+    ok("facts", "set", "user.dog_name", "Biscuit", "--db", db)
+    ok("facts", "forget", "user.dog_name", "--db", db)
+    assert "already forgotten" in ok("facts", "forget", "user.dog_name", "--db", db).stdout
+
+
 def test_list_table_shows_ids_of_current_facts(db: Path) -> None:
     ok("facts", "set", "user.dog_name", "Biscuit", "--db", db)
     out = ok("facts", "list", "--db", db).stdout

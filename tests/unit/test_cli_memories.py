@@ -127,6 +127,36 @@ def test_forget_hard_erases(db: Path) -> None:
     assert listed(db, "--state", "all")["records"] == []
 
 
+def test_restore_brings_back_a_memory_prune_archived(db: Path) -> None:
+    (low,) = seed(db, "low", importance=0.1)
+    ok("prune", "--db", db, "--min-importance", "0.5")
+    data = json.loads(ok("restore", low, "--db", db, "--json").stdout)
+    assert (data["restored"], data["unarchived"]) == (1, 1)
+    assert [r["id"] for r in listed(db)["records"]] == [low]
+
+
+def test_restore_names_the_memories_that_were_not_hidden(db: Path) -> None:
+    live, gone = seed(db, "one", "two")
+    ok("forget", gone, "--db", db)
+    out = ok("restore", live, gone, "--db", db).stdout
+    assert "restored 1 of 2 memories" in out
+    assert f"not hidden, left as they were: {live}" in out
+
+
+@pytest.mark.parametrize("command", ["forget", "restore"])
+def test_an_unknown_id_exits_2_naming_it(db: Path, command: str) -> None:
+    seed(db, "one")
+    result = invoke(command, "no-such-id", "--db", db)
+    assert result.exit_code == 2
+    assert "no memory with id no-such-id" in result.stderr
+
+
+def test_forget_with_an_unknown_id_changes_nothing(db: Path) -> None:
+    (mid,) = seed(db, "one")
+    assert invoke("forget", mid, "typo-id", "--db", db).exit_code == 2
+    assert [r["id"] for r in listed(db)["records"]] == [mid]
+
+
 def test_restore_without_ids_or_backup_is_usage_error(db: Path) -> None:
     seed(db, "one")
     result = invoke("restore", "--db", db)

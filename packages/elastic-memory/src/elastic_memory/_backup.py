@@ -5,7 +5,8 @@ so the copy is the store as of one commit even while other connections write (th
 in WAL mode, so they are not blocked), with its vectors, keyword indexes and the memory
 loop's tables, compacted. The copy is written to ``DESTINATION.partial``, checked
 (``PRAGMA quick_check``), flushed to disk and only then renamed over ``DESTINATION``: a
-crash leaves the old file or the new one, never half of one.
+crash leaves the old file or the new one, never half of one, and a copy that fails (a full
+disk too) removes its ``.partial`` file.
 
 A restore makes the same kind of copy from a backup file into a store path, after checking
 that the backup is an elastic-memory store this version can open. PostgreSQL stores are
@@ -226,9 +227,26 @@ def _quick_check(conn: Any, shown: str) -> None:
 # ------------------------------------------------------------------------- copy
 def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
     _check_paths(src, dst, force=force, restoring=restoring)
-    drv = driver()
     partial = dst + ".partial"
     _remove(partial)
+    try:
+        _vacuum_into(src, partial, restoring=restoring)
+        _clear_markers(partial)
+        memories, version = _verify(partial)
+        _fsync(partial)
+        for suffix in _SIDECARS:  # another file's WAL beside the new one would be replayed into it
+            _remove(dst + suffix)
+        os.replace(partial, dst)
+        _fsync(os.path.dirname(dst))
+    finally:  # every failure (a full disk too) takes the half-written copy with it
+        for leftover in _family(partial):
+            _remove(leftover)
+    return BackupReport(src, dst, os.path.getsize(dst), memories, version)
+
+
+def _vacuum_into(src: str, partial: str, *, restoring: bool) -> None:
+    """Write the copy of the store ``src`` to ``partial``, after checking that ``src`` is a store."""
+    drv = driver()
     try:
         conn = drv.connect(Path(src).as_uri() + "?mode=ro", timeout=_TIMEOUT, uri=True)
     except drv.module.OperationalError as e:
@@ -244,24 +262,12 @@ def _copy(src: str, dst: str, *, force: bool, restoring: bool) -> BackupReport:
         try:
             # a URI (the connection takes them): a bound str must be UTF-8, a file name need not be
             conn.execute("VACUUM INTO ?", [Path(partial).as_uri()])
-        except drv.module.Error as e:
-            folder = os.path.dirname(dst)
+        except (drv.module.Error, OSError) as e:
+            folder = os.path.dirname(partial)
             msg = f"could not copy {src} to {partial} ({e}); check the free space and permissions of {folder}"
             raise StorageError(msg) from e
     finally:
         conn.close()
-    try:
-        _clear_markers(partial)
-        memories, version = _verify(partial)
-        _fsync(partial)
-        for suffix in _SIDECARS:  # another file's WAL beside the new one would be replayed into it
-            _remove(dst + suffix)
-        os.replace(partial, dst)
-        _fsync(os.path.dirname(dst))
-    finally:
-        for leftover in (partial, *(partial + suffix for suffix in _SIDECARS)):
-            _remove(leftover)
-    return BackupReport(src, dst, os.path.getsize(dst), memories, version)
 
 
 def _clear_markers(path: str) -> None:

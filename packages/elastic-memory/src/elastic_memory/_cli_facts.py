@@ -10,13 +10,13 @@ version with when it held, ``forget`` tombstones the key. Each command takes ``-
 import dataclasses
 import datetime as dt
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
+from ._cli_table import Column, Grid
 from .errors import UsageError
 from .types import Fact
 
@@ -40,17 +40,21 @@ def _status(fact: Fact) -> str:
     return "current" if fact.invalidated_at is None else "superseded"
 
 
-def _table(facts: list[Fact], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", justify="right", no_wrap=True)
-    table.add_column("key", overflow="fold")
-    table.add_column("value", min_width=12, overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("valid from", no_wrap=True)
-    table.add_column("valid to", no_wrap=True)
+def _table(facts: list[Fact], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("id", justify="right"),
+            Column("key"),
+            Column("value", wrap=True, min_width=16),
+            Column("status"),
+            Column("valid from"),
+            Column("valid to"),
+        ],
+        title=title,
+    )
     for f in facts:
-        table.add_row(str(f.id), f.key, Text(f.value), _status(f), _when(f.valid_from), _when(f.valid_to))
-    return table
+        grid.add_row(str(f.id), f.key, f.value, _status(f), _when(f.valid_from), _when(f.valid_to))
+    return grid
 
 
 def _as_of(value: str | None) -> float | str | None:
@@ -82,6 +86,12 @@ def register(app: typer.Typer) -> None:
             return
         cli.console_out().print(_table(facts, title))
 
+    def show_or_hint(facts: list[Fact], title: str, as_json: bool, where: tuple[Path, str, str | None]) -> None:
+        """:func:`show`, then, when there is nothing, the other agents that hold facts."""
+        show(facts, title, as_json)
+        if not facts and not as_json:
+            cli.note_others(where[0], "facts", where[1], where[2])
+
     @group.command()
     def get(
         key: Key,
@@ -100,7 +110,7 @@ def register(app: typer.Typer) -> None:
                 fact = mem.facts.get(key, as_of=when)
             if fact is None:
                 msg = f"agent {agent!r} has no fact {key!r}" + (" at that time" if as_of else "")
-                raise UsageError(msg)
+                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
         show([fact], f"fact {key}", as_json)
 
     @group.command("set")
@@ -139,7 +149,7 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.history(key)
-        show(facts, f"history of {key}", as_json)
+        show_or_hint(facts, f"history of {key}", as_json, (db, agent, user))
 
     @group.command()
     def forget(
@@ -155,10 +165,13 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             done = mem.facts.forget(key)
+            if not done and not mem.facts.history(key):
+                msg = f"agent {agent!r} has no fact {key!r}; `elastic-memory facts list` shows the keys"
+                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
         if as_json:
             typer.echo(json.dumps({"key": key, "forgotten": done}))
             return
-        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} held no value; nothing to forget"))
+        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} was already forgotten; nothing to do"))
 
     @group.command("list")
     def list_(
@@ -174,4 +187,4 @@ def register(app: typer.Typer) -> None:
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.list(category=category)
-        show(facts, f"facts of {agent}", as_json)
+        show_or_hint(facts, f"facts of {agent}", as_json, (db, agent, user))

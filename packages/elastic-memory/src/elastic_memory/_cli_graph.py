@@ -13,35 +13,45 @@ import json
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
+from ._cli_table import Column, Grid
 from .graph.api import Reached
 from .types import Entity
 
 __all__ = ["register"]
 
 
-def _entities_table(entities: list[Entity], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", justify="right", no_wrap=True)
-    table.add_column("name", min_width=12, overflow="fold")
-    table.add_column("type", no_wrap=True)
-    table.add_column("mentions", justify="right", no_wrap=True)
-    table.add_column("aliases", overflow="fold")
+def _entities_table(entities: list[Entity], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("id", justify="right"),
+            Column("name", wrap=True, min_width=12),
+            Column("type"),
+            Column("mentions", justify="right"),
+            Column("aliases", wrap=True, min_width=12),
+        ],
+        title=title,
+    )
     for e in entities:
-        table.add_row(str(e.id), Text(e.name), e.type, str(e.mention_count), Text(", ".join(e.aliases)))
-    return table
+        grid.add_row(str(e.id), e.name, e.type, str(e.mention_count), ", ".join(e.aliases))
+    return grid
 
 
-def _reached_table(reached: list[Reached], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for column in ("name", "type", "hops", "relation", "path"):
-        table.add_column(column, overflow="fold")
+def _reached_table(reached: list[Reached], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("name", wrap=True, min_width=12),
+            Column("type"),
+            Column("hops", justify="right"),
+            Column("relation"),
+            Column("path", wrap=True),
+        ],
+        title=title,
+    )
     for r in reached:
-        table.add_row(Text(r.name), r.type, str(r.hops), r.relation, Text(" → ".join(r.path)))
-    return table
+        grid.add_row(r.name, r.type, str(r.hops), r.relation, " → ".join(r.path))
+    return grid
 
 
 def register(app: typer.Typer) -> None:
@@ -74,6 +84,7 @@ def register(app: typer.Typer) -> None:
             echo_rows(found)
         elif not found:
             cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(_entities_table(found, f"entities of {agent}"))
 
@@ -98,6 +109,7 @@ def register(app: typer.Typer) -> None:
             echo_rows(found)
         elif not found:
             cli.console_out().print(Text(f"Nothing is related to {name!r} (agent {agent!r}).", style="dim"))
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(_reached_table(found, f"within {hops} hop(s) of {name}"))
 
@@ -125,5 +137,6 @@ def register(app: typer.Typer) -> None:
             cli.console_out().print(
                 Text(f"No path from {source!r} to {target!r} within {max_hops} hops.", style="dim"), soft_wrap=True
             )
+            cli.note_others(db, "entities", agent, user)
         else:
             cli.console_out().print(Text(f"{found.hops} hop(s): " + " → ".join(found.path)), soft_wrap=True)

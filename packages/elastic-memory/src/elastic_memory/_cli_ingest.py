@@ -596,6 +596,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
         embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
+        agent: Annotated[
+            str, typer.Option("--agent", help="The agent the notes and their wikilink graph belong to.")
+        ] = "default",
     ) -> None:
         """Sync the notes of FOLDER into the store: new and changed notes written, notes gone archived."""
         progress = cli.item_progress("notes")
@@ -611,7 +614,7 @@ def register(app: typer.Typer) -> None:
                 msg = "--hard deletes the missing notes for good: pass it with --delete-missing"
                 raise UsageError(msg)
             source = MarkdownFolder(folder, ignore=ignore or (), max_file_bytes=max_file_bytes)
-            with cli.open_memory(db, embedder) as mem:
+            with cli.open_memory(db, embedder, agent_id=agent) as mem:
                 cli.load_model(mem, embedder)
                 with progress:
                     report = ingest_folder(

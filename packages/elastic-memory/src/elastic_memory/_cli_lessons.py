@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
             return
         if not lessons:
             cli.console_out().print(Text(f"Agent {agent!r} has no lessons.", style="dim"))
+            cli.note_others(db, "lessons", agent, user)
             return
         cli.console_out().print(_cli_memories.records_table(lessons, f"lessons of {agent}", now))
 

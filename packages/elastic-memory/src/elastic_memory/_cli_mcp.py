@@ -95,6 +95,8 @@ def register(app: typer.Typer) -> None:
             required = None if address is None else check_token(address, token)
         spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
         with cli.reported(), _opened(db, spec, agent, home, pool or [], user) as mem:
+            if home is None:
+                cli.note_others(db, "data", agent, user)
             server = build_server(mem.as_async(), read_only=read_only)
             if address is None:
                 server.run("stdio")

@@ -2,8 +2,10 @@
 
 ``list`` pages through a store in the order written (``--after`` the cursor it prints),
 ``get`` shows one memory, ``update`` changes its fields, ``forget`` hides (or, ``--hard``,
-erases) memories and ``restore ID...`` brings hidden ones back; ``restore --backup FILE``
-puts a backup file in place instead. ``prune`` archives or purges low-value memories.
+erases) memories and ``restore ID...`` brings hidden ones back, forgotten or archived (by
+``prune`` or ``ingest``); ``restore --backup FILE`` puts a backup file in place instead.
+``prune`` archives or purges low-value memories. An id that names no memory is a usage
+error, checked before anything changes.
 """
 
 # No `from __future__ import annotations`: the commands are defined inside register(), and typer
@@ -22,7 +24,9 @@ from rich.text import Text
 
 from ._backup import restore_backup
 from ._cli_backup import printable
+from ._cli_table import Column, Grid
 from .errors import UsageError
+from .memory import Memory
 from .types import MemoryRecord, MemoryType, PruneAction, PruneReport
 
 __all__ = ["ListState", "record_state", "record_to_dict", "records_table", "register"]
@@ -57,23 +61,27 @@ def _when(ts: float | None) -> str:
     return "" if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def records_table(records: list[MemoryRecord], title: str, now: float) -> Table:
+def records_table(records: list[MemoryRecord], title: str, now: float) -> Grid:
     """Memories as a table: id, state, type, content, tags (``get`` shows every field)."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("state", no_wrap=True)
-    table.add_column("type", style="cyan", no_wrap=True)
-    table.add_column("content", ratio=1, overflow="fold")
-    table.add_column("tags", style="magenta", overflow="fold")
+    grid = Grid(
+        [
+            Column("id", style="dim"),
+            Column("state"),
+            Column("type", style="cyan"),
+            Column("content", wrap=True),
+            Column("tags", wrap=True, style="magenta", min_width=10),
+        ],
+        title=title,
+    )
     for r in records:
-        table.add_row(r.id, record_state(r, now), r.type.value, Text(r.content), Text(", ".join(r.tags)))
-    return table
+        grid.add_row(r.id, record_state(r, now), r.type.value, r.content, ", ".join(r.tags))
+    return grid
 
 
 def _record_table(record: MemoryRecord, now: float) -> Table:
     table = Table(box=box.SIMPLE, show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value")
+    table.add_column("field", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for key, value in record_to_dict(record, now).items():
         shown = "" if value is None else str(value)
         if key in ("created_at", "updated_at", "accessed_at", "deleted_at", "expires_at") and value is not None:
@@ -93,6 +101,38 @@ def _prune_dict(report: PruneReport) -> dict[str, Any]:
         "over_cap": report.over_cap,
         "ids": list(report.ids),
     }
+
+
+def known_records(mem: Memory, ids: list[str]) -> list[MemoryRecord]:
+    """The memories ``ids`` name (hidden ones too); a :class:`UsageError` naming the ids that name none.
+
+    Checked before anything changes, so a mistyped id leaves every memory as it was.
+    """
+    wanted = list(dict.fromkeys(ids))
+    records = mem.get_many(wanted)
+    found = {r.id for r in records}
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        msg = (
+            f"no memory with id {shown} (erased, or never stored); nothing was changed. "
+            "`elastic-memory list --state all` shows every id"
+        )
+        raise UsageError(msg)
+    return records
+
+
+def _restored_line(records: list[MemoryRecord]) -> tuple[str, dict[str, Any]]:
+    """What ``restore ID...`` says it did, in words and as JSON data."""
+    forgotten = [r.id for r in records if r.deleted_at is not None]
+    archived = [r.id for r in records if r.archived]
+    back = {r.id for r in records if r.deleted_at is not None or r.archived}
+    live = [r.id for r in records if r.id not in back]
+    line = f"restored {len(back)} of {len(records)} memories ({len(forgotten)} forgotten, {len(archived)} archived)"
+    if live:
+        line += f"; not hidden, left as they were: {', '.join(live)}"
+    data = {"restored": len(back), "undeleted": len(forgotten), "unarchived": len(archived), "not_hidden": live}
+    return line, data
 
 
 def _echo_json(data: Any) -> None:
@@ -148,6 +188,8 @@ def register(app: typer.Typer) -> None:
         out = cli.console_out()
         if not page.records:
             out.print(Text(f"No {state.value} memories" + (" after that cursor." if after else "."), style="dim"))
+            if agent is not None and after is None:
+                cli.note_others(db, "memories", agent, None)
             return
         out.print(records_table(list(page.records), f"{state.value} memories", now))
         if page.next:
@@ -220,6 +262,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hide memories ID... from recall (undo with `restore ID...`), or erase them with --hard."""
         with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+            known_records(mem, memory_ids)
             count = mem.forget(memory_ids, hard=hard)
         if as_json:
             _echo_json({"forgotten": count, "hard": hard, "ids": memory_ids})
@@ -232,7 +275,7 @@ def register(app: typer.Typer) -> None:
     def restore(
         memory_ids: Annotated[
             list[str] | None,
-            typer.Argument(metavar="[ID...]", help="Soft-deleted memories to bring back (not with --backup)."),
+            typer.Argument(metavar="[ID...]", help="Forgotten or archived memories to bring back (not with --backup)."),
         ] = None,
         db: cli.DbOption = cli.DEFAULT_DB,
         backup: Annotated[
@@ -248,7 +291,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: JsonOption = False,
     ) -> None:
-        """Bring soft-deleted memories ID... back, or with --backup FILE restore a whole store from a backup."""
+        """Bring memories ID... back (forgotten or archived), or with --backup FILE restore a store from a backup."""
         with cli.reported():
             if backup is not None:
                 if memory_ids:
@@ -266,9 +309,11 @@ def register(app: typer.Typer) -> None:
                     msg = "--force goes with --backup FILE only"
                     raise UsageError(msg)
                 with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
-                    count = mem.restore(memory_ids)
-                data = {"restored": count, "ids": memory_ids}
-                line = f"restored {count} of {len(memory_ids)} memories"
+                    records = known_records(mem, memory_ids)
+                    mem.restore(memory_ids)
+                    mem.archive(memory_ids, archived=False)
+                line, data = _restored_line(records)
+                data["ids"] = memory_ids
         if as_json:
             _echo_json(data)
             return
@@ -313,3 +358,5 @@ def register(app: typer.Typer) -> None:
         )
         for mid in report.ids:
             out.print(Text(mid, style="dim"))
+        if report.ids and report.action is PruneAction.ARCHIVE and not report.dry_run:
+            out.print(Text("`elastic-memory restore ID...` brings an archived memory back.", style="dim"))

@@ -13,10 +13,9 @@ import json
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
+from ._cli_table import Column, Grid
 from .types import QuarantinedItem
 
 __all__ = ["item_to_dict", "register"]
@@ -37,16 +36,26 @@ def item_to_dict(item: QuarantinedItem) -> dict[str, object]:
     }
 
 
-def _table(items: list[QuarantinedItem]) -> Table:
-    table = Table(title="Quarantine (most recent first)", box=box.SIMPLE_HEAD)
-    for column in ("id", "reason", "what", "session", "turn seq", "when", "releasable", "text"):
-        table.add_column(column, overflow="fold")
+def _table(items: list[QuarantinedItem]) -> Grid:
+    grid = Grid(
+        [
+            Column("id", justify="right"),
+            Column("reason", wrap=True, min_width=12),
+            Column("what"),
+            Column("session"),
+            Column("turn seq", justify="right"),
+            Column("when"),
+            Column("releasable"),
+            Column("text", wrap=True),
+        ],
+        title="Quarantine (most recent first)",
+    )
     for item in items:
         when = dt.datetime.fromtimestamp(item.created_at, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
         turn = "" if item.turn_seq is None else str(item.turn_seq)
         releasable = "yes" if item.releasable else "no"
-        table.add_row(str(item.id), item.reason, item.what, item.session_id or "", turn, when, releasable, item.text)
-    return table
+        grid.add_row(str(item.id), item.reason, item.what, item.session_id or "", turn, when, releasable, item.text)
+    return grid
 
 
 def register(app: typer.Typer) -> None:
@@ -74,7 +83,8 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(item_to_dict(item), ensure_ascii=False))
             return
         if not items:
-            cli.console_out().print(Text("The quarantine is empty."))
+            cli.console_out().print(Text(f"The quarantine of agent {agent!r} is empty."))
+            cli.note_others(db, "quarantined items", agent, user)
             return
         cli.console_out().print(_table(items))
 

@@ -97,6 +97,8 @@ def register(app: typer.Typer) -> None:
         with cli.reported():
             mem = _open(db, spec, agent, home, pool or [], user)
         try:
+            if home is None:
+                cli.note_others(db, "data", agent, user)
             _warm(mem)
             url = address.url if required is None else f"{address.url}?token={required}"
             cli.console_err().print(f"elastic-memory inspector on {url} (Ctrl-C stops it)", soft_wrap=True)

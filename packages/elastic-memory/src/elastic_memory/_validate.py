@@ -15,7 +15,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import UsageError
 from .filters import check_text, finite, to_timestamp
@@ -27,6 +27,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_METADATA_DEPTH",
     "build_row",
+    "check_json_depth",
     "check_k",
     "check_mode",
     "check_text",
@@ -39,6 +40,8 @@ MAX_CONTENT_CHARS = 1_000_000
 #: How deep metadata may nest (a dict holding a list holding a dict is three levels).
 MAX_METADATA_DEPTH = 64
 _ID = re.compile(r"[^\x00-\x1f\ud800-\udfff]{1,256}")
+#: A JSON string (its brackets are text) or a bracket: what :func:`check_json_depth` reads.
+_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 
 
 def normalise(content: str) -> str:
@@ -190,8 +193,7 @@ def _walk_metadata(metadata: Mapping[Any, Any]) -> bool:
     while stack:
         value, where, depth = stack.pop()
         if depth > MAX_METADATA_DEPTH:
-            msg = f"metadata nests deeper than {MAX_METADATA_DEPTH} levels (MAX_METADATA_DEPTH); flatten it"
-            raise UsageError(msg)
+            _too_deep("metadata")
         items = value.items() if isinstance(value, Mapping) else enumerate(value)
         for key, item in items:
             if isinstance(key, str):
@@ -204,6 +206,33 @@ def _walk_metadata(metadata: Mapping[Any, Any]) -> bool:
             elif isinstance(item, Mapping | list | tuple):
                 stack.append((item, inner, depth + 1))
     return str_keys
+
+
+def check_json_depth(text: str, name: str = "metadata") -> None:
+    """Refuse JSON ``text`` that nests deeper than :data:`MAX_METADATA_DEPTH`, before it is parsed.
+
+    ``json.loads`` recurses, so text nested thousands deep fails there with a RecursionError.
+
+    >>> check_json_depth('{"a": {"b": "[[["}}')
+    >>> check_json_depth("[" * 65 + "]" * 65, "--metadata")
+    Traceback (most recent call last):
+    ...
+    elastic_memory.UsageError: --metadata nests deeper than 64 levels (MAX_METADATA_DEPTH); flatten it
+    """
+    depth = 0
+    for match in _JSON_NESTING.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_METADATA_DEPTH:
+                _too_deep(name)
+        elif token in ("]", "}"):
+            depth -= 1
+
+
+def _too_deep(name: str) -> NoReturn:
+    msg = f"{name} nests deeper than {MAX_METADATA_DEPTH} levels (MAX_METADATA_DEPTH); flatten it"
+    raise UsageError(msg)
 
 
 def encode_metadata(metadata: Any) -> str:

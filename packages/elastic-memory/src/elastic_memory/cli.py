@@ -9,7 +9,7 @@ was wrong (:class:`~elastic_memory.UsageError`) or 1 when something failed::
 
     $ elastic-memory demo
     $ elastic-memory add "The user's dog is called Biscuit." --tag pets --type semantic
-    $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets
+    $ elastic-memory recall "what pet do I have" -k 3 --filter tags=pets --min-relevance 0.1
     $ elastic-memory list --filter tags=pets --state all
     $ elastic-memory forget 3f2a... && elastic-memory restore 3f2a...
     $ elastic-memory facts set user.dog_name Biscuit
@@ -65,9 +65,11 @@ from . import (
     _cli_repair,
     _cli_ui,
 )
+from ._cli_agents import hint_others, owner_label
+from ._cli_table import Column, Grid
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
-from ._validate import build_row
+from ._validate import build_row, check_json_depth
 from .errors import ElasticMemoryError, UsageError
 from .loop import LoopConfig
 from .memory import Memory
@@ -280,6 +282,19 @@ def _note(message: str) -> None:
     console_err().print(Text(message, style="yellow"), soft_wrap=True)
 
 
+def note_others(db: Path, what: str, agent: str, user: str | None) -> None:
+    """After finding no ``what`` for ``agent``/``user``: name the other agents that hold some (stderr)."""
+    hint = hint_others(db, what, agent, user)
+    if hint is not None:
+        _note(f"note: {owner_label(agent, user)} has no {what}; {hint}")
+
+
+def with_others(message: str, db: Path, what: str, agent: str, user: str | None) -> str:
+    """``message`` (of a usage error), followed by the other agents that hold ``what`` when there are some."""
+    hint = hint_others(db, what, agent, user)
+    return message if hint is None else f"{message}; {hint}"
+
+
 def human_bytes(size: int) -> str:
     value = float(size)
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -300,7 +315,8 @@ _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
 
 
-def _json_or_text(value: str) -> Any:
+def _json_or_text(value: str, name: str) -> Any:
+    check_json_depth(value, name)  # json.loads recurses: text nested thousands deep would crash it
     try:
         return json.loads(value)
     except ValueError:
@@ -361,13 +377,13 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
                 raise UsageError(msg)
             filters[key] = value.lower() in _TRUE
         elif key == "metadata":
-            parsed = _json_or_text(value)
+            parsed = _json_or_text(value, "--filter metadata=")
             if not isinstance(parsed, dict):
                 msg = f'--filter metadata= takes a JSON object such as \'{{"project": "halvorsen"}}\', got {value!r}'
                 raise UsageError(msg)
             filters.setdefault("metadata", {}).update(parsed)
         elif key.startswith("metadata."):
-            filters.setdefault("metadata", {})[key.removeprefix("metadata.")] = _json_or_text(value)
+            filters.setdefault("metadata", {})[key.removeprefix("metadata.")] = _json_or_text(value, f"--filter {key}=")
         elif key in filters:
             previous = filters[key]
             filters[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
@@ -377,8 +393,10 @@ def parse_filters(items: Sequence[str]) -> dict[str, Any] | None:
 
 
 def parse_metadata(text: str | None) -> dict[str, Any] | None:
+    """The ``--metadata`` JSON object, refused (:class:`UsageError`) when it is not one or nests too deep."""
     if text is None:
         return None
+    check_json_depth(text, "--metadata")
     try:
         value = json.loads(text)
     except ValueError as e:
@@ -409,19 +427,43 @@ def hit_to_dict(hit: Hit, rank: int) -> dict[str, Any]:
     return data
 
 
-def _hits_table(hits: Sequence[Hit], title: str) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", expand=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("type", style="cyan", no_wrap=True)
-    table.add_column("content", ratio=1, min_width=20)
-    table.add_column("tags", style="magenta")
+def _hits_table(hits: Sequence[Hit], title: str) -> Grid:
+    grid = Grid(
+        [
+            Column("#", justify="right", style="dim"),
+            Column("id", style="dim"),
+            Column("relevance", justify="right"),
+            Column("score", justify="right"),
+            Column("type", style="cyan"),
+            Column("content", wrap=True),
+            Column("tags", wrap=True, style="magenta", min_width=10),
+        ],
+        title=title,
+    )
     for rank, hit in enumerate(hits, start=1):
-        table.add_row(
-            str(rank), hit.id, _score(hit.score), hit.type.value, Text(hit.content), Text(", ".join(hit.tags))
-        )
-    return table
+        relevance = "—" if hit.relevance is None else f"{hit.relevance:.3f}"
+        grid.add_row(str(rank), hit.id, relevance, _score(hit.score), hit.type.value, hit.content, ", ".join(hit.tags))
+    return grid
+
+
+#: The relevance (0 to 1, one scale in every mode) a hit needs for `recall` to show it. Unrelated
+#: memories score exactly 0 (a cosine under 0.3, no keyword in common); the demo's answers to
+#: paraphrased questions score from 0.1 and memories of a related topic from 0.03.
+MIN_RELEVANCE = 0.01
+
+
+def above_floor(hits: Sequence[Hit], floor: float) -> tuple[list[Hit], int]:
+    """The hits at relevance ``floor`` or more (and those without a relevance: no query text), and how many not."""
+    kept = [h for h in hits if h.relevance is None or h.relevance >= floor]
+    return kept, len(hits) - len(kept)
+
+
+def _floor_line(floor: float, hidden: int) -> str:
+    """The footer under recall's hits: the relevance floor, what it hid and how to change it."""
+    if hidden:
+        what = "1 weaker hit" if hidden == 1 else f"{hidden} weaker hits"
+        return f"{what} below relevance {floor:g} hidden; --min-relevance 0 shows them."
+    return f"Hits below relevance {floor:g} are hidden (--min-relevance sets the floor, 0 shows every hit)."
 
 
 def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
@@ -462,8 +504,8 @@ def _stats_rows(stats: dict[str, Any], *, brief: bool) -> list[tuple[str, str]]:
 
 def _stats_table(stats: dict[str, Any], *, brief: bool, title: str | None = None) -> Table:
     table = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
-    table.add_column("what", style="bold")
-    table.add_column("value")
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for label, value in _stats_rows(stats, brief=brief):
         table.add_row(label, Text(value))
     return table
@@ -531,6 +573,7 @@ def add(
         str | None, typer.Option(help='A JSON object of your own fields, e.g. \'{"project": "halvorsen"}\'.')
     ] = None,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
+    agent: AgentOption = "default",
     user: UserOption = None,
 ) -> None:
     """Remember TEXT; prints whether it was created (or already stored) and its id."""
@@ -540,7 +583,7 @@ def add(
         build_row(
             text,
             now=0.0,
-            default_agent="cli",
+            default_agent=agent,
             type=type_.value,
             importance=importance,
             tags=tag,
@@ -548,7 +591,7 @@ def add(
             metadata=fields,
             user_id=user,
         )
-        with open_memory(db, embedder, user_id=user) as mem:
+        with open_memory(db, embedder, agent_id=agent, user_id=user) as mem:
             mid = mem.remember(
                 text, type=type_.value, importance=importance, tags=tag, session_id=session, metadata=fields
             )
@@ -583,27 +626,50 @@ def recall(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per hit, one per line.")] = False,
     embedder: EmbedderOption = EmbedderChoice.AUTO,
-    user: Annotated[
-        str | None, typer.Option("--user", help="Only this user's memories (of the default agent).")
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Only this agent's memories (default: every agent's; with --user: 'default')."),
     ] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's memories (of --agent).")] = None,
+    min_relevance: Annotated[
+        float,
+        typer.Option(
+            "--min-relevance",
+            "--min-score",
+            min=0.0,
+            max=1.0,
+            help="Hide hits less relevant than this (0 to 1, one scale in every mode; 0 shows every hit).",
+        ),
+    ] = MIN_RELEVANCE,
 ) -> None:
     """Find the memories that best match QUERY (a pure read: no access is recorded)."""
+    owner = agent or "default"
     with reported():
-        filters = parse_filters(filter_ or [])
-        with open_memory(db, embedder, must_exist=True, user_id=user, reads=True) as mem:
+        # a user's handle reads only that user's memories; an agent's own handle reads every agent's unless filtered
+        by_agent = [f"agent_id={agent}"] if agent is not None and user is None else []
+        filters = parse_filters([*(filter_ or []), *by_agent])
+        with open_memory(db, embedder, must_exist=True, agent_id=owner, user_id=user, reads=True) as mem:
             explanation = mem.explain(query, k=k, mode=mode.value, filters=filters)
     _degraded_note(explanation, embedder)
-    hits = explanation.hits
+    hits, hidden = above_floor(explanation.hits, min_relevance)
     if as_json:
         for rank, hit in enumerate(hits, start=1):
             typer.echo(_json_line(hit_to_dict(hit, rank)))
+        if hidden:
+            _note(f"note: {_floor_line(min_relevance, hidden)}")
         return
     out = console_out()
     if not hits:
         out.print(Text(f"No memory matches {query!r} ({mode.value}).", style="dim"), soft_wrap=True)
+        if hidden:
+            out.print(Text(_floor_line(min_relevance, hidden), style="dim"))
+        elif agent is not None or user is not None:
+            note_others(db, "memories", owner, user)
         return
     title = f"{mode.value} recall of {query!r}" if query.strip() else "memories by importance"
     out.print(_hits_table(hits, title))
+    if query.strip() and min_relevance > 0:
+        out.print(Text(_floor_line(min_relevance, hidden), style="dim"))
 
 
 @app.command()
