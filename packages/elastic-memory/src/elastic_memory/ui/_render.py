@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..memory import AsyncMemory
+from ._links import memory_url, segment, session_url
 
 __all__ = ["NAV", "Inspector", "render"]
 
@@ -62,7 +63,9 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENV.filters.update(when=_when, ms=_ms, score=_score, pretty=_pretty)
+_ENV.filters.update(
+    when=_when, ms=_ms, score=_score, pretty=_pretty, memory_url=memory_url, session_url=session_url, segment=segment
+)
 
 
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
