@@ -36,6 +36,27 @@ def _timings(details: dict[str, Any]) -> list[tuple[str, float]]:
     return found
 
 
+def _nudges(graph: dict[str, Any], hits: list[Any]) -> list[dict[str, Any]]:
+    """The graph step's nudged memories as table rows: content, the names on the way, relation, hops, nudge."""
+    content = {h.id: h.content for h in hits}
+    rows = []
+    for row in graph.get("paths") or []:
+        if not isinstance(row, dict):
+            continue
+        path = row.get("path") or str(row.get("via", "")).split(" > ")
+        rows.append(
+            {
+                "memory_id": str(row.get("memory_id", "")),
+                "content": content.get(row.get("memory_id"), ""),
+                "path": [str(name) for name in path],
+                "relation": str(row.get("relation") or ""),
+                "hops": row.get("hops", max(0, len(path) - 1)),
+                "nudge": row.get("nudge"),
+            }
+        )
+    return rows
+
+
 async def explain(request: Request) -> Response:
     """``GET /explain?q=...``: the legs, their candidates and scores, the fusion, the graph nudge, the timings."""
     params = request.query_params
@@ -61,6 +82,7 @@ async def explain(request: Request) -> Response:
         timings=timings,
         longest=longest,
         graph=graph,
+        nudges=_nudges(graph, [] if explanation is None else explanation.hits),
         scalar=scalar,
     )
 

@@ -52,6 +52,10 @@ def _score(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "-"
 
 
+def _nudge(value: Any) -> str:
+    return f"+{value:.4f}" if isinstance(value, (int, float)) else "-"
+
+
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -64,7 +68,14 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 _ENV.filters.update(
-    when=_when, ms=_ms, score=_score, pretty=_pretty, memory_url=memory_url, session_url=session_url, segment=segment
+    when=_when,
+    ms=_ms,
+    score=_score,
+    nudge=_nudge,
+    pretty=_pretty,
+    memory_url=memory_url,
+    session_url=session_url,
+    segment=segment,
 )
 
 
