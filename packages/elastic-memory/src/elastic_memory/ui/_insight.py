@@ -69,7 +69,8 @@ async def explain(request: Request) -> Response:
     details = {} if explanation is None else explanation.details
     timings = _timings(details)
     longest = max((ms for _, ms in timings), default=1.0) or 1.0
-    graph = details.get("graph") if isinstance(details.get("graph"), dict) else {}
+    found = details.get("graph")
+    graph: dict[str, Any] = found if isinstance(found, dict) else {}
     scalar = {k: v for k, v in details.items() if not isinstance(v, (dict, list)) and not k.endswith("_ms")}
     return render(
         request,
