@@ -443,3 +443,16 @@ def test_explain_shows_the_graph_nudge_as_a_table(db_path: Path) -> None:
     assert re.search(r"<table[^>]*id=\"nudges\"", nudges)
     assert "Marta Silva → Acme Robotics" in nudges and "mentioned_with" in nudges
     assert re.search(r"\+0\.\d{4}", nudges)
+
+
+def test_the_graph_page_shows_the_user_once_by_either_name(db_path: Path) -> None:
+    """``user`` and the name the user gave are one node: the page names it both ways."""
+    with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.record_turn("My name is Priya. I work at Acme Robotics.", "Nice to meet you!")
+        web = client(mem)
+        listed = web.get("/graph").text
+        page = web.get("/graph", params={"entity": "Priya"}).text
+        data = web.get("/graph.json", params={"entity": "Priya"}).json()
+    assert "entity=Priya" not in listed and "entity=user" in listed
+    assert "<b>user</b>" in page and "also Priya" in page
+    assert data["centre"] == "user" and "Priya" not in [n["id"] for n in data["nodes"]]
