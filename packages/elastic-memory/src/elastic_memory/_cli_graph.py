@@ -1,8 +1,9 @@
 """``elastic-memory graph entities|neighbors|path``: explore an agent's knowledge graph (``--agent``).
 
-``entities`` lists the most mentioned entities with their ids, ``neighbors NAME`` the
-entities within ``--hops`` relations of NAME, ``path A B`` the shortest chain of relations
-between two entities.
+``entities`` lists the most mentioned entities with their ids, then the notes an ingested
+folder's ``[[wikilinks]]`` join; ``neighbors NAME`` the entities within ``--hops`` relations of
+NAME (or, for a note, the notes within ``--hops`` links of it); ``path A B`` the shortest chain
+of relations between two entities.
 """
 
 # No `from __future__ import annotations`: the commands are defined inside register(), and typer
@@ -17,7 +18,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from .graph.api import Reached
+from .graph.api import Node, Reached
 from .types import Entity
 
 __all__ = ["register"]
@@ -32,6 +33,16 @@ def _entities_table(entities: list[Entity], title: str) -> Table:
     table.add_column("aliases", overflow="fold")
     for e in entities:
         table.add_row(str(e.id), Text(e.name), e.type, str(e.mention_count), Text(", ".join(e.aliases)))
+    return table
+
+
+def _nodes_table(nodes: list[Node], title: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table.add_column("name", min_width=12, overflow="fold")
+    table.add_column("links", justify="right", no_wrap=True)
+    table.add_column("memory id", overflow="fold")
+    for n in nodes:
+        table.add_row(Text(n.name), str(n.links), Text(n.id))
     return table
 
 
@@ -64,22 +75,30 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 50,
         as_json: JsonOption = False,
     ) -> None:
-        """Show the most mentioned entities first, with their ids."""
+        """Show the most mentioned entities first, with their ids, then the notes wikilinks join."""
         with (
             cli.reported(),
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             found = mem.graph.entities(limit)
+            linked = mem.graph.nodes(limit)
         if as_json:
             echo_rows(found)
-        elif not found:
+            for node in linked:  # a "node" key: a linked memory, not an entity
+                typer.echo(json.dumps({"node": node.id, "name": node.name, "links": node.links}, ensure_ascii=False))
+            return
+        if not found and not linked:
             cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
-        else:
+        if found:
             cli.console_out().print(_entities_table(found, f"entities of {agent}"))
+        if linked:
+            cli.console_out().print(_nodes_table(linked, f"linked notes of {agent}"))
 
     @group.command()
     def neighbors(
-        name: Annotated[str, typer.Argument(metavar="NAME", help="An entity's name or alias.")],
+        name: Annotated[
+            str, typer.Argument(metavar="NAME", help="An entity's name or alias, or a linked note's name, path or id.")
+        ],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
         user: cli.UserOption = None,
@@ -88,7 +107,10 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 100,
         as_json: JsonOption = False,
     ) -> None:
-        """Show the entities within --hops relations of NAME (either direction), nearest first."""
+        """Show the entities within --hops relations of NAME (either direction), nearest first.
+
+        When NAME is a note an ingest linked (its name, path or memory id), the notes within --hops links.
+        """
         with (
             cli.reported(),
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,

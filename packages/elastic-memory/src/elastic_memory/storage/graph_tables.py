@@ -332,6 +332,15 @@ class GraphStore:
         )
         return [Edge(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
 
+    async def edge_nodes(self, limit: int) -> list[tuple[str, int]]:
+        """``(node id, edges touching it)`` of every memory-edge node, the most linked first, at most ``limit``."""
+        rows = await self.store.read(
+            "SELECT node, count(*) AS n FROM (SELECT src_id AS node FROM memory_edges "
+            "UNION ALL SELECT dst_id FROM memory_edges) AS ends GROUP BY node ORDER BY n DESC, node LIMIT ?",
+            [limit],
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
     # -------------------------------------------------------------------- reads
     async def entity(self, agent_id: str, name: str) -> Entity | None:
         """The entity ``name`` (or an alias) refers to."""
