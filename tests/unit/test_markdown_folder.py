@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from elastic_memory import RecallMode, RecallWarning, UsageError
+from elastic_memory import Memory, RecallMode, RecallWarning, UsageError
 from elastic_memory.connectors import NAMESPACE, MarkdownFolder, ReadOnlyError, note_id
 from elastic_memory.connectors import markdown as markdown_module
+from elastic_memory.ingest import ingest_folder
 from elastic_memory.types import MemoryType, Scope, Source
 
 OUTSIDE_SECRET = "OUTSIDE-SECRET-never-read"
@@ -497,3 +498,13 @@ def test_a_shared_scope_needs_a_pool(vault: Path) -> None:
 def test_ignore_must_be_a_list(vault: Path) -> None:
     with pytest.raises(UsageError, match="list"):
         MarkdownFolder(vault, ignore="drafts/*")
+
+
+def test_a_frontmatter_key_the_library_reserves_is_ingested_renamed(tmp_path: Path) -> None:
+    """``em_`` metadata keys are the library's (em_flagged): a note's own is kept as ``note_em_...``."""
+    write(tmp_path / "vault" / "a.md", "---\nem_flagged: mine\nproject: kayak\n---\nA note.\n")
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        report = ingest_folder(mem, MarkdownFolder(tmp_path / "vault"))
+        record = mem.get(note_id("a.md"))
+    assert report.new == 1 and record is not None
+    assert record.metadata["note_em_flagged"] == "mine" and "em_flagged" not in record.metadata

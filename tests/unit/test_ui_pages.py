@@ -429,3 +429,30 @@ def test_an_edit_over_a_newer_change_is_refused(store: tuple[Memory, dict[str, s
     assert response.status_code == 409 and "changed since" in response.text
     record = mem.get(ids["dog"])
     assert record is not None and record.importance == 0.2 and record.content == "The user's dog is called Biscuit."
+
+
+def test_explain_shows_the_graph_nudge_as_a_table(db_path: Path) -> None:
+    """Each nudged memory: the entities on the way, the relation followed, the nudge; never a raw dict."""
+    with Memory.open(db_path, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.record_turn("Yesterday I met Marta Silva at the conference. I work at Acme Robotics.", "Nice!")
+        mem.record_turn("Acme Robotics builds kayak robots.", "Cool.")
+        mem.drain()
+        page = client(mem).get("/explain", params={"q": "Marta Silva", "mode": "keyword"}).text
+    nudges = page[page.index("Graph nudge") :]
+    assert "{&#39;" not in nudges and "memory_id" not in nudges
+    assert re.search(r"<table[^>]*id=\"nudges\"", nudges)
+    assert "Marta Silva → Acme Robotics" in nudges and "mentioned_with" in nudges
+    assert re.search(r"\+0\.\d{4}", nudges)
+
+
+def test_the_graph_page_shows_the_user_once_by_either_name(db_path: Path) -> None:
+    """``user`` and the name the user gave are one node: the page names it both ways."""
+    with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.record_turn("My name is Priya. I work at Acme Robotics.", "Nice to meet you!")
+        web = client(mem)
+        listed = web.get("/graph").text
+        page = web.get("/graph", params={"entity": "Priya"}).text
+        data = web.get("/graph.json", params={"entity": "Priya"}).json()
+    assert "entity=Priya" not in listed and "entity=user" in listed
+    assert "<b>user</b>" in page and "also Priya" in page
+    assert data["centre"] == "user" and "Priya" not in [n["id"] for n in data["nodes"]]

@@ -1,8 +1,9 @@
 """``elastic-memory graph entities|neighbors|path``: explore an agent's knowledge graph (``--agent``).
 
-``entities`` lists the most mentioned entities with their ids, ``neighbors NAME`` the
-entities within ``--hops`` relations of NAME, ``path A B`` the shortest chain of relations
-between two entities.
+``entities`` lists the most mentioned entities with their ids, then the notes an ingested
+folder's ``[[wikilinks]]`` join; ``neighbors NAME`` the entities within ``--hops`` relations of
+NAME (or, for a note, the notes within ``--hops`` links of it); ``path A B`` the shortest chain
+of relations between two entities.
 """
 
 # No `from __future__ import annotations`: the commands are defined inside register(), and typer
@@ -16,7 +17,7 @@ import typer
 from rich.text import Text
 
 from ._cli_table import Column, Grid
-from .graph.api import Reached
+from .graph.api import Node, Reached
 from .types import Entity
 
 __all__ = ["register"]
@@ -35,6 +36,16 @@ def _entities_table(entities: list[Entity], title: str) -> Grid:
     )
     for e in entities:
         grid.add_row(str(e.id), e.name, e.type, str(e.mention_count), ", ".join(e.aliases))
+    return grid
+
+
+def _nodes_table(nodes: list[Node], title: str) -> Grid:
+    grid = Grid(
+        [Column("name", wrap=True, min_width=12), Column("links", justify="right"), Column("memory id")],
+        title=title,
+    )
+    for n in nodes:
+        grid.add_row(n.name, str(n.links), n.id)
     return grid
 
 
@@ -74,23 +85,31 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 50,
         as_json: JsonOption = False,
     ) -> None:
-        """Show the most mentioned entities first, with their ids."""
+        """Show the most mentioned entities first, with their ids, then the notes wikilinks join."""
         with (
             cli.reported(),
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             found = mem.graph.entities(limit)
+            linked = mem.graph.nodes(limit)
         if as_json:
             echo_rows(found)
-        elif not found:
+            for node in linked:  # a "node" key: a linked memory, not an entity
+                typer.echo(json.dumps({"node": node.id, "name": node.name, "links": node.links}, ensure_ascii=False))
+            return
+        if not found and not linked:
             cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
             cli.note_others(db, "entities", agent, user)
-        else:
+        if found:
             cli.console_out().print(_entities_table(found, f"entities of {agent}"))
+        if linked:
+            cli.console_out().print(_nodes_table(linked, f"linked notes of {agent}"))
 
     @group.command()
     def neighbors(
-        name: Annotated[str, typer.Argument(metavar="NAME", help="An entity's name or alias.")],
+        name: Annotated[
+            str, typer.Argument(metavar="NAME", help="An entity's name or alias, or a linked note's name, path or id.")
+        ],
         db: cli.DbOption = cli.DEFAULT_DB,
         agent: cli.AgentOption = "default",
         user: cli.UserOption = None,
@@ -99,7 +118,10 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 100,
         as_json: JsonOption = False,
     ) -> None:
-        """Show the entities within --hops relations of NAME (either direction), nearest first."""
+        """Show the entities within --hops relations of NAME (either direction), nearest first.
+
+        When NAME is a note an ingest linked (its name, path or memory id), the notes within --hops links.
+        """
         with (
             cli.reported(),
             cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,

@@ -645,12 +645,15 @@ class MemoryCore:
         return EmbeddingPin(embedder.model_id, embedder.dimension, embedder.family)
 
     # ------------------------------------------------------------------- writes
-    def make_row(self, content: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+    def make_row(self, content: Any, fields: Mapping[str, Any], *, library: bool = False) -> dict[str, Any]:
+        """The row of a write; the metadata's reserved ``em_`` keys are refused unless ``library`` (its own writers)."""
         unknown = sorted(set(fields) - set(_REMEMBER_FIELDS))
         if unknown:
             msg = f"unknown field(s) {unknown}; a memory takes content plus {list(_REMEMBER_FIELDS)}"
             raise UsageError(msg)
-        return v.build_row(content, now=self.clock(), default_agent=self.agent_id, **fields)
+        return v.build_row(
+            content, now=self.clock(), default_agent=self.agent_id, refuse_reserved=not library, **fields
+        )
 
     async def remember(self, content: Any, *, dedupe: bool = True, **fields: Any) -> MemoryId:
         """Store one memory; see :meth:`AsyncMemory.remember`."""
@@ -712,7 +715,10 @@ class MemoryCore:
 
     async def write_entries(self, entries: Sequence[Any]) -> list[MemoryId]:
         """Write validated :class:`~elastic_memory.federation.Entry` values, ids kept, in one transaction."""
-        rows = [self.make_row(e.content, {k: val for k, val in e.fields().items() if k != "content"}) for e in entries]
+        rows = [  # checked as entries already (Entry.create), or the federation's own copies of stored rows
+            self.make_row(e.content, {k: val for k, val in e.fields().items() if k != "content"}, library=True)
+            for e in entries
+        ]
         return await self.write_rows(rows, dedupe=[bool(e.dedupe) for e in entries])
 
     async def write_rows(
@@ -788,10 +794,13 @@ class MemoryCore:
             raise UsageError(msg)
         merged = self._fields_of(current)
         content = changes.pop("content", current.content)
+        if isinstance(changes.get("metadata"), Mapping):  # the library's own keys (em_flagged, ...) stay
+            v.check_reserved(changes["metadata"])
+            changes["metadata"] = {**changes["metadata"], **v.library_keys(current.metadata)}
         if "ttl" in changes:
             merged.pop("expires_at")
         merged.update(changes)
-        row = self.make_row(content, merged)
+        row = self.make_row(content, merged, library=True)
         embedder = await self.embedder()
         vector: Any = KEEP
         if embedder is not None and (row["content_hash"] != current.content_hash or not current.has_vector):
@@ -815,7 +824,8 @@ class MemoryCore:
             if value is not None:
                 metadata[key] = value
             if metadata != dict(record.metadata) and record.deleted_at is None:
-                rows.append(self.make_row(record.content, {**self._fields_of(record), "metadata": metadata}))
+                fields = {**self._fields_of(record), "metadata": metadata}
+                rows.append(self.make_row(record.content, fields, library=True))
         if rows:
             await self.store.write(rows, [KEEP] * len(rows), dedupe=[False] * len(rows), mode="update", pin=None)
         return len(rows)
@@ -1204,7 +1214,9 @@ class MemoryCore:
             msg = f"missing field {missing[0]!r}" if len(missing) == 1 else f"missing fields {missing}"
             raise ValueError(msg)
         fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
-        row = self.make_row(data["content"], fields)
+        # A note is what remember() wrote: its em_ keys are refused as there. The other kinds (turn
+        # chunks, summaries, lessons) only the library writes: an export of them keeps its flags.
+        row = self.make_row(data["content"], fields, library=fields.get("kind", "note") != "note")
         for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
             row[column] = float(data[column])
         row["access_count"] = int(data["access_count"])

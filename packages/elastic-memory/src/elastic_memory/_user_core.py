@@ -102,9 +102,9 @@ class UserCore(MemoryCore):
         """Every read pinned to this user's rows."""
         return scoped_filters(filters, self.agent_id, pinned=True)
 
-    def make_row(self, content: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+    def make_row(self, content: Any, fields: Mapping[str, Any], *, library: bool = False) -> dict[str, Any]:
         """A row of this user's; naming another agent or user is refused."""
-        row = super().make_row(content, fields)
+        row = super().make_row(content, fields, library=library)
         if row["agent_id"] != self.agent_id:
             agent, user = split_owner(self.agent_id)
             msg = (

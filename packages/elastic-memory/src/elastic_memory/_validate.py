@@ -26,12 +26,15 @@ from .users import check_user, owner_key, split_owner
 __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_METADATA_DEPTH",
+    "RESERVED_PREFIX",
     "build_row",
     "check_json_depth",
     "check_k",
     "check_mode",
+    "check_reserved",
     "check_text",
     "content_hash",
+    "library_keys",
     "normalise",
 ]
 
@@ -39,6 +42,9 @@ __all__ = [
 MAX_CONTENT_CHARS = 1_000_000
 #: How deep metadata may nest (a dict holding a list holding a dict is three levels).
 MAX_METADATA_DEPTH = 64
+#: Metadata keys starting with this belong to the library (``em_flagged`` marks a turn the guards
+#: caught): only its own writers set them; every public write refuses them.
+RESERVED_PREFIX = "em_"
 _ID = re.compile(r"[^\x00-\x1f\ud800-\udfff]{1,256}")
 #: A JSON string (its brackets are text) or a bracket: what :func:`check_json_depth` reads.
 _JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
@@ -165,8 +171,37 @@ def check_tags(tags: Any) -> list[str]:
     return sorted(set(out))
 
 
-def check_metadata(metadata: Any) -> dict[str, Any]:
-    """A JSON-serialisable dict with string keys (no NaN or infinity), at most :data:`MAX_METADATA_DEPTH` deep."""
+def check_reserved(metadata: Any) -> None:
+    """Refuse metadata a caller passes with the library's own keys (:data:`RESERVED_PREFIX`).
+
+    Raises:
+        UsageError: a key starts with ``em_``; the message names them.
+    """
+    if not isinstance(metadata, Mapping):
+        return  # not a dict: check_metadata says so
+    reserved = sorted(k for k in metadata if isinstance(k, str) and k.startswith(RESERVED_PREFIX))
+    if reserved:
+        msg = (
+            f"metadata keys starting with {RESERVED_PREFIX!r} belong to the library, got {reserved}; "
+            f"rename them (such as {reserved[0].removeprefix(RESERVED_PREFIX) or 'flag'!r})"
+        )
+        raise UsageError(msg)
+
+
+def library_keys(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The library's own keys of stored ``metadata``: an update that replaces the metadata keeps them.
+
+    >>> library_keys({"em_flagged": "instruction", "project": "kayak"})
+    {'em_flagged': 'instruction'}
+    """
+    return {k: v for k, v in metadata.items() if k.startswith(RESERVED_PREFIX)}
+
+
+def check_metadata(metadata: Any, *, library: bool = False) -> dict[str, Any]:
+    """A JSON-serialisable dict with string keys (no NaN or infinity), at most :data:`MAX_METADATA_DEPTH` deep.
+
+    Keys of the library's (:data:`RESERVED_PREFIX`) are refused unless ``library`` (its own writers).
+    """
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -175,6 +210,8 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     if any(not isinstance(k, str) for k in metadata):
         msg = "metadata keys must be strings"
         raise UsageError(msg)
+    if not library:
+        check_reserved(metadata)
     _walk_metadata(metadata)
     try:
         return json.loads(json.dumps(metadata, allow_nan=False))  # type: ignore[no-any-return]
@@ -248,7 +285,7 @@ def encode_metadata(metadata: Any) -> str:
             return json.dumps(metadata, allow_nan=False, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     # Not a dict, non-string keys, NaN, odd values: check_metadata says what is wrong (or,
     # for nested non-string keys, turns them into strings as JSON does).
-    return encode_json(check_metadata(metadata))
+    return encode_json(check_metadata(metadata, library=True))
 
 
 def check_scope(scope: Any, pool: Any) -> tuple[str, str | None]:
@@ -313,13 +350,17 @@ def build_row(
     expires_at: Any = None,
     kind: str = "note",
     user_id: Any = None,
+    refuse_reserved: bool = False,
 ) -> dict[str, Any]:
     """A full ``memories`` row (without ``seq``) from remember()-style arguments.
 
     ``default_agent`` is the owner key (:mod:`elastic_memory.users`) rows go to when neither
     ``agent_id`` nor ``user_id`` is given; ``user_id`` alone keeps its agent, ``agent_id`` alone
-    means that agent's own rows.
+    means that agent's own rows. ``refuse_reserved`` is for a public write: its ``metadata`` may
+    not hold the library's keys (:func:`check_reserved`); the library's own writers leave it off.
     """
+    if refuse_reserved:
+        check_reserved(metadata)
     text = check_content(content)
     scope_value, pool_value = check_scope(scope, pool)
     if not isinstance(pinned, bool):

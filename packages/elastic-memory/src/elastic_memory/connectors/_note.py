@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from .._validate import RESERVED_PREFIX
 from ..types import MemoryType
 from . import _rank, _text
 
@@ -71,6 +72,15 @@ class Parsed:
     title: Counter[str] | None = None
 
 
+#: What a frontmatter key the library reserves (``em_...``) is stored as: ``note_em_...``.
+RENAMED = "note_"
+
+
+def _own_keys(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Frontmatter as metadata; a key with the library's prefix (``em_flagged``) is kept as ``note_em_flagged``."""
+    return {(RENAMED + k if k.startswith(RESERVED_PREFIX) else k): v for k, v in metadata.items()}
+
+
 def parse_note(rel_path: str, data: bytes, mtime_ns: int, size: int, *, counters: bool = True) -> Parsed:
     """Parse one file's bytes into a note (binary or non-UTF-8 bytes give no note).
 
@@ -101,7 +111,7 @@ def parse_note(rel_path: str, data: bytes, mtime_ns: int, size: int, *, counters
         importance=fields.importance,
         pinned=fields.pinned,
         tags=_text.merge_tags(fields.tags, _text.hashtags(masked)),
-        metadata=dict(fields.metadata or {}),
+        metadata=_own_keys(fields.metadata or {}),
         mtime_ns=mtime_ns,
         size=size,
     )

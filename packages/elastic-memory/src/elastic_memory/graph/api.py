@@ -10,11 +10,12 @@ from .. import _runner, display
 from .._validate import check_k, check_text
 from ..errors import AccessDeniedError, UsageError
 from ..types import Edge, Entity, Relation
+from .links import Links, Node
 
 if TYPE_CHECKING:
     from .._core import MemoryCore
 
-__all__ = ["AsyncGraph", "Cluster", "Graph", "Reached", "Traversal"]
+__all__ = ["AsyncGraph", "Cluster", "Graph", "Node", "Reached", "Traversal"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class _Ops:
         self.core = core
         self.store = core.loop.store.graph
         self.agent_id = core.agent_id
+        self.links = Links(core)
 
     async def entities(self, limit: Any) -> list[Entity]:
         return await self.store.entities(self.agent_id, check_k(limit))
@@ -113,7 +115,7 @@ class _Ops:
             _name(relation, "relation")
         start = await self.store.entity(self.agent_id, _name(name))
         if start is None:
-            return []
+            return await self.link_walk(name, depth, relation, rows)
         steps = await self.store.traverse([start.id], hops=depth, limit=rows, relation=relation)
         found = await self.store.entities_by_id(list({i for s in steps for i in (s.entity_id, *s.path)} | {start.id}))
         return [
@@ -127,6 +129,16 @@ class _Ops:
             for s in steps
             if s.entity_id in found and s.hops > 0
         ]
+
+    async def link_walk(self, name: str, hops: int, relation: str | None, limit: int) -> list[Reached]:
+        """The memories within ``hops`` memory edges of the memory ``name`` names (no entity does)."""
+        start = await self.links.find(name)
+        if start is None:
+            return []
+        return [Reached(*step) for step in await self.links.walk(start, hops=hops, relation=relation, limit=limit)]
+
+    async def nodes(self, limit: Any) -> list[Node]:
+        return await self.links.nodes(check_k(limit))
 
     async def path(self, source: Any, target: Any, max_hops: Any) -> Reached | None:
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 1 <= max_hops <= _MAX_PATH_HOPS:
@@ -217,8 +229,16 @@ class AsyncGraph:
         return await _runner.arun(self._ops.relations(name, limit))
 
     async def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> Traversal:
-        """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
+        """Entities within ``hops`` relations of ``name``, in either direction, nearest first.
+
+        When no entity is named ``name``, the memory it names (its id, or a linked note's name or
+        path) is the start, and its memory edges (a folder's ``[[wikilinks]]``) are followed.
+        """
         return Traversal(await _runner.arun(self._ops.traverse(name, hops, relation, limit)))
+
+    async def nodes(self, limit: int = 100) -> list[Node]:
+        """Memories joined by memory edges (an ingested folder's notes), the most linked first, named."""
+        return await _runner.arun(self._ops.nodes(limit))
 
     async def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
         """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.
@@ -285,8 +305,16 @@ class Graph:
         return _runner.run(self._ops.relations(name, limit), "graph.relations")
 
     def traverse(self, name: str, hops: int = 1, relation: str | None = None, limit: int = 100) -> Traversal:
-        """Entities within ``hops`` relations of ``name``, in either direction, nearest first."""
+        """Entities within ``hops`` relations of ``name``, in either direction, nearest first.
+
+        When no entity is named ``name``, the memory it names (its id, or a linked note's name or
+        path) is the start, and its memory edges (a folder's ``[[wikilinks]]``) are followed.
+        """
         return Traversal(_runner.run(self._ops.traverse(name, hops, relation, limit), "graph.traverse"))
+
+    def nodes(self, limit: int = 100) -> list[Node]:
+        """Memories joined by memory edges (an ingested folder's notes), the most linked first, named."""
+        return _runner.run(self._ops.nodes(limit), "graph.nodes")
 
     def path(self, source: str, target: str, max_hops: int = 4) -> Reached | None:
         """The shortest chain of relations from ``source`` to ``target`` (either direction), or ``None``.

@@ -26,7 +26,7 @@ class GraphMatch:
 
     ``words`` is the length in words of the query phrase that named the seed entity;
     ``mentions`` how many memories mention the entity (common entities say less);
-    ``path`` the names along the way, seed first.
+    ``path`` the names along the way, seed first; ``relation`` the one followed last (``""`` at the seed).
     """
 
     entity_id: int
@@ -36,6 +36,7 @@ class GraphMatch:
     words: int
     hops: int
     path: tuple[str, ...]
+    relation: str = ""
 
 
 def specificity(mentions: int, words: int) -> float:

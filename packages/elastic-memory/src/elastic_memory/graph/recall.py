@@ -71,6 +71,7 @@ async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows:
             words=words.get(seed, 1),
             hops=step.hops,
             path=context.path(step),
+            relation=step.relation,
         )
         for memory_id in mentioned.get(step.entity_id, []):
             context.matches.setdefault(memory_id, []).append(match)
@@ -79,6 +80,8 @@ async def find(graph: GraphStore, agent_id: str, query: str, *, hops: int, rows:
 
 #: An entity mentioned by more memories than this is no seed: it would nudge them all alike.
 COMMON_MENTIONS = 50
+#: The relation a path names when it follows a memory edge (a note's ``[[link]]``) from a hit.
+LINKED = "linked"
 #: Top hits whose memory edges (wikilinks, consolidation links) are followed one hop.
 LINKED_FROM = 5
 
@@ -90,9 +93,28 @@ async def _link_hops(graph: GraphStore, hits: list[Hit], context: GraphContext, 
         for neighbour in linked[hit.id][:rows]:
             if neighbour != hit.id:
                 match = GraphMatch(
-                    entity_id=0, name=hit.id, confidence=1.0, mentions=0, words=1, hops=1, path=(hit.id, neighbour)
+                    entity_id=0,
+                    name=hit.id,
+                    confidence=1.0,
+                    mentions=0,
+                    words=1,
+                    hops=1,
+                    path=(hit.id, neighbour),
+                    relation=LINKED,
                 )
                 context.matches.setdefault(neighbour, []).append(match)
+
+
+def _path_row(memory_id: str, match: GraphMatch, nudge: float) -> dict[str, Any]:
+    """How ``memory_id`` was reached, for explain(): the names on the way, the last relation, the nudge."""
+    return {
+        "memory_id": memory_id,
+        "via": " > ".join(match.path),
+        "path": list(match.path),
+        "relation": match.relation,
+        "hops": match.hops,
+        "nudge": nudge,
+    }
 
 
 async def nudge(
@@ -151,7 +173,7 @@ async def nudge(
     ranked: list[Hit] = sorted(hits.values(), key=lambda h: -h.score)[:k]  # stable: ties keep recall's order
     shown = {h.id for h in ranked}
     details["paths"] = [
-        {"memory_id": mid, "via": " > ".join(min(context.matches[mid], key=lambda m: m.hops).path), "nudge": s}
+        _path_row(mid, min(context.matches[mid], key=lambda m: m.hops), s)
         for mid, s in sorted(scores.items(), key=lambda kv: -kv[1])
         if mid in shown
     ][:20]

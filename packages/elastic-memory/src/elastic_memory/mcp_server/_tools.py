@@ -66,10 +66,6 @@ Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object t
 Pool = Annotated[str | None, Field(description="The shared pool, with scope 'shared' (a federated server).")]
 
 
-#: Metadata keys the library keeps for itself (``em_flagged`` marks a turn the guards caught).
-RESERVED_PREFIX = "em_"
-
-
 class Owner:
     """Whose memories a server reaches: on a single store file (``--db``), only its agent's.
 
@@ -312,10 +308,6 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
 
         Lessons, conversation turns, summaries and other kinds are not changed here.
         """
-        reserved = sorted(k for k in metadata or {} if k.startswith(RESERVED_PREFIX))
-        if reserved:
-            msg = f"metadata keys starting with {RESERVED_PREFIX!r} belong to the library, got {reserved}"
-            raise ToolError(msg)
         if content is not None:
             _screened(content, "update")
         with library_errors():
@@ -328,8 +320,6 @@ def add_tools(server: MCPServer, mem: AsyncMemory, *, read_only: bool) -> None:
                 "Nothing was changed: forget it and store a new one instead"
             )
             raise ToolError(msg)
-        if metadata is not None and record is not None:  # the library's own keys (em_flagged, ...) stay
-            metadata = {**metadata, **{k: v for k, v in record.metadata.items() if k.startswith(RESERVED_PREFIX)}}
         changes = {
             name: value
             for name, value in (

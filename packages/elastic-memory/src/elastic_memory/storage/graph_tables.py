@@ -59,6 +59,8 @@ class EntityWrite:
     name: str
     type: str = "unknown"
     confidence: float = 0.5
+    aliases: tuple[str, ...] = ()
+    """Other names of the entity: each becomes one of its keys (an entity already named so is folded in)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,10 @@ class GraphStore:
             "INSERT INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [(agent_id, k, ids[k]) for k in fresh if k in ids],
         )
+        await self._alias(tx, agent_id, [(ids[k], e.aliases) for k, e in named.items() if e.aliases and k in ids])
+        for alias in (canonical(a) for e in named.values() for a in e.aliases):
+            ids.pop(alias, None)  # a name folded away: its mentions and relations go to the entity it now names
+        ids.update(await self._resolve(tx, agent_id, [k for k in named if k not in ids]))
         await tx.executemany(
             "INSERT INTO entity_mentions (entity_id, memory_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(ids[canonical(e.name)], m) for e in write.entities if canonical(e.name) in ids for m in write.memory_ids],
@@ -169,6 +175,22 @@ class GraphStore:
                 relations.append((agent_id, src, dst, r.relation[:100], _unit(r.confidence), r.provenance, now, now))
         await tx.executemany(_UPSERT_RELATION, relations)
         self._relation_count[agent_id] = relation_count + len(relations)  # an upper bound (some reinforce)
+
+    async def _alias(self, tx: Transaction, agent_id: str, named: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+        """Give entity ``i`` each of its ``aliases`` as a key; an entity those names were another's is folded in."""
+        for entity_id, aliases in named:
+            keys = [k for k in dict.fromkeys(canonical(a) for a in aliases) if k]
+            held = await self._resolve(tx, agent_id, keys)
+            for other in {i for i in held.values() if i != entity_id}:
+                await self._fold(tx, entity_id, other)
+            await tx.executemany(
+                "INSERT INTO entity_keys (agent_id, key, entity_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [(agent_id, k, entity_id) for k in keys],
+            )
+            rows = await tx.fetch("SELECT aliases FROM entities WHERE id = ?", [entity_id])
+            if rows:
+                names = list(dict.fromkeys([*json.loads(rows[0][0]), *(a[:200] for a in aliases)]))[:50]
+                await tx.execute("UPDATE entities SET aliases = ? WHERE id = ?", [encode_json(names), entity_id])
 
     async def _resolve(self, tx: Transaction, agent_id: str, keys: Sequence[str]) -> dict[str, int]:
         """The entity each key (a canonical name or alias) refers to; the most mentioned one if several."""
@@ -309,6 +331,15 @@ class GraphStore:
             [node_id, node_id],
         )
         return [Edge(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
+
+    async def edge_nodes(self, limit: int) -> list[tuple[str, int]]:
+        """``(node id, edges touching it)`` of every memory-edge node, the most linked first, at most ``limit``."""
+        rows = await self.store.read(
+            "SELECT node, count(*) AS n FROM (SELECT src_id AS node FROM memory_edges "
+            "UNION ALL SELECT dst_id FROM memory_edges) AS ends GROUP BY node ORDER BY n DESC, node LIMIT ?",
+            [limit],
+        )
+        return [(r[0], int(r[1])) for r in rows]
 
     # -------------------------------------------------------------------- reads
     async def entity(self, agent_id: str, name: str) -> Entity | None:
@@ -470,36 +501,38 @@ class GraphStore:
         """Fold entity ``drop`` into ``keep``: names, mentions and relations re-pointed, then ``drop`` deleted."""
 
         async def work(tx: Transaction) -> None:
-            rows = await tx.fetch(
-                "SELECT id, name, aliases, mention_count FROM entities WHERE id IN (?, ?)", [keep, drop]
-            )
-            found = {int(r[0]): r for r in rows}
-            if keep not in found or drop not in found or keep == drop:
-                return
-            aliases = [*json.loads(found[keep][2]), found[drop][1], *json.loads(found[drop][2])]
-            await tx.execute(
-                "UPDATE entities SET aliases = ?, mention_count = mention_count + ? WHERE id = ?",
-                [encode_json(list(dict.fromkeys(aliases))[:50]), int(found[drop][3]), keep],
-            )
-            # Re-point what ``keep`` does not have yet; the rest (already ``keep``'s) goes with ``drop``.
-            for table, other in (("entity_keys", "agent_id, key"), ("entity_mentions", "memory_id")):
-                await tx.execute(
-                    f"UPDATE {table} SET entity_id = ? WHERE entity_id = ? AND ({other}) NOT IN "
-                    f"(SELECT {other} FROM {table} WHERE entity_id = ?)",
-                    [keep, drop, keep],
-                )
-                await tx.execute(f"DELETE FROM {table} WHERE entity_id = ?", [drop])
-            for column, other in (("src", "dst"), ("dst", "src")):
-                await tx.execute(
-                    f"UPDATE relations SET {column} = ? WHERE {column} = ? AND ({other}, type) NOT IN "
-                    f"(SELECT {other}, type FROM relations WHERE {column} = ?)",
-                    [keep, drop, keep],
-                )
-            await tx.execute("DELETE FROM relations WHERE src = ? OR dst = ? OR src = dst", [drop, drop])
-            await tx.execute("DELETE FROM entities WHERE id = ?", [drop])
-            self._entity_count.clear()
+            await self._fold(tx, keep, drop)
 
         await self._write("merge entities", work)
+
+    async def _fold(self, tx: Transaction, keep: int, drop: int) -> None:
+        """:meth:`merge_entities` inside the caller's transaction ``tx``."""
+        rows = await tx.fetch("SELECT id, name, aliases, mention_count FROM entities WHERE id IN (?, ?)", [keep, drop])
+        found = {int(r[0]): r for r in rows}
+        if keep not in found or drop not in found or keep == drop:
+            return
+        aliases = [*json.loads(found[keep][2]), found[drop][1], *json.loads(found[drop][2])]
+        await tx.execute(
+            "UPDATE entities SET aliases = ?, mention_count = mention_count + ? WHERE id = ?",
+            [encode_json(list(dict.fromkeys(aliases))[:50]), int(found[drop][3]), keep],
+        )
+        # Re-point what ``keep`` does not have yet; the rest (already ``keep``'s) goes with ``drop``.
+        for table, other in (("entity_keys", "agent_id, key"), ("entity_mentions", "memory_id")):
+            await tx.execute(
+                f"UPDATE {table} SET entity_id = ? WHERE entity_id = ? AND ({other}) NOT IN "
+                f"(SELECT {other} FROM {table} WHERE entity_id = ?)",
+                [keep, drop, keep],
+            )
+            await tx.execute(f"DELETE FROM {table} WHERE entity_id = ?", [drop])
+        for column, other in (("src", "dst"), ("dst", "src")):
+            await tx.execute(
+                f"UPDATE relations SET {column} = ? WHERE {column} = ? AND ({other}, type) NOT IN "
+                f"(SELECT {other}, type FROM relations WHERE {column} = ?)",
+                [keep, drop, keep],
+            )
+        await tx.execute("DELETE FROM relations WHERE src = ? OR dst = ? OR src = dst", [drop, drop])
+        await tx.execute("DELETE FROM entities WHERE id = ?", [drop])
+        self._entity_count.clear()
 
     async def set_label(self, cluster_id: int, label: str) -> None:
         """Name a cluster (every member carries the label)."""

@@ -36,6 +36,27 @@ def _timings(details: dict[str, Any]) -> list[tuple[str, float]]:
     return found
 
 
+def _nudges(graph: dict[str, Any], hits: list[Any]) -> list[dict[str, Any]]:
+    """The graph step's nudged memories as table rows: content, the names on the way, relation, hops, nudge."""
+    content = {h.id: h.content for h in hits}
+    rows = []
+    for row in graph.get("paths") or []:
+        if not isinstance(row, dict):
+            continue
+        path = row.get("path") or str(row.get("via", "")).split(" > ")
+        rows.append(
+            {
+                "memory_id": str(row.get("memory_id", "")),
+                "content": content.get(row.get("memory_id"), ""),
+                "path": [str(name) for name in path],
+                "relation": str(row.get("relation") or ""),
+                "hops": row.get("hops", max(0, len(path) - 1)),
+                "nudge": row.get("nudge"),
+            }
+        )
+    return rows
+
+
 async def explain(request: Request) -> Response:
     """``GET /explain?q=...``: the legs, their candidates and scores, the fusion, the graph nudge, the timings."""
     params = request.query_params
@@ -48,7 +69,8 @@ async def explain(request: Request) -> Response:
     details = {} if explanation is None else explanation.details
     timings = _timings(details)
     longest = max((ms for _, ms in timings), default=1.0) or 1.0
-    graph = details.get("graph") if isinstance(details.get("graph"), dict) else {}
+    found = details.get("graph")
+    graph: dict[str, Any] = found if isinstance(found, dict) else {}
     scalar = {k: v for k, v in details.items() if not isinstance(v, (dict, list)) and not k.endswith("_ms")}
     return render(
         request,
@@ -61,6 +83,7 @@ async def explain(request: Request) -> Response:
         timings=timings,
         longest=longest,
         graph=graph,
+        nudges=_nudges(graph, [] if explanation is None else explanation.hits),
         scalar=scalar,
     )
 

@@ -9,6 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..types import MemoryRecord, QuarantinedItem
+from ._links import path_segments
 from ._params import MAX_ID, BadRequest, NotFound, integer, text
 from ._render import Inspector, render
 from ._writes import done, is_read, notice, refuse_read_only, write_form
@@ -159,8 +160,12 @@ async def sessions(request: Request) -> Response:
 
 
 async def transcript(request: Request) -> Response:
-    """``GET /sessions/{id}``: a session's memories in the order written (turns, chunks, summaries)."""
-    sid = text(request.path_params, "id", limit=MAX_ID)
+    """``GET /sessions/{id}``: a session's memories in the order written (turns, chunks, summaries).
+
+    The id is percent-encoded (``/`` as ``%2F``); the ids ``.`` and ``..`` come as ``/sessions/?id=..``.
+    """
+    sid = "/".join(path_segments(request, "/sessions/"))
+    sid = text({"id": sid or request.query_params.get("id", "")}, "id", limit=MAX_ID)
     mem = _inspector(request).mem
     page = await mem.list({"session_id": sid, **_own(mem)}, state="all", limit=TRANSCRIPT_LIMIT)
     if not page.records:

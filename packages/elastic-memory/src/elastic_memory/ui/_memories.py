@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..types import MemoryRecord, MemoryType, Scope
+from ._links import memory_url, path_segments
 from ._params import MAX_CONTENT, MAX_ID, BadRequest, Conflict, NotFound, choice, integer, json_object, number, text
 from ._render import Inspector, render
 from ._writes import done, is_read, notice, refuse_read_only, write_form
@@ -137,29 +138,45 @@ def _state(record: MemoryRecord) -> str:
 async def _record(request: Request, mid: str) -> MemoryRecord:
     inspector: Inspector = request.app.state.inspector
     mid = text({"id": mid}, "id", limit=MAX_ID)
+    if not mid:
+        msg = "the address names no memory: a memory's page is /memories/ID"
+        raise NotFound(msg)
     record = await inspector.mem.get(mid)
     if record is None:
-        hint = f" (a memory's actions are {', '.join(ACTIONS[:-1])} and {ACTIONS[-1]})" if "/" in mid else ""
-        msg = f"no memory with id {mid!r}{hint}"
+        msg = f"no memory with id {mid!r}"
         raise NotFound(msg)
     return record
 
 
-async def memory(request: Request) -> Response:
-    """``/memories/{id}`` and ``/memories/{id}/edit``, ``/forget``, ``/restore``.
+def _target(request: Request) -> tuple[str, str]:
+    """The memory id and the action (``""`` for its page) the address names.
 
-    An id may hold ``/``, so the action is the last segment (an id ending in ``/edit`` and the
-    like reads as that action on the rest).
+    The id is one percent-encoded segment (``/`` in it written ``%2F``), decoded once; the ids
+    ``.`` and ``..``, which no browser keeps in a path, come as ``/memories/?id=..&action=edit``.
     """
-    rest: str = request.path_params["rest"]
-    head, _, last = rest.rpartition("/")
-    if head and last == "edit":
-        return await edit(request, head)
-    if head and last in ACTIONS:
-        return await confirm(request, head, last)
+    parts = path_segments(request, "/memories/")
+    if parts == [""]:
+        params = request.query_params
+        return text(params, "id", limit=MAX_ID), text(params, "action", limit=20)
+    return parts[0], "/".join(parts[1:])
+
+
+async def memory(request: Request) -> Response:
+    """``/memories/{id}`` and ``/memories/{id}/edit``, ``/forget``, ``/restore`` (the id percent-encoded)."""
+    mid, action = _target(request)
+    if action == "edit":
+        return await edit(request, mid)
+    if action in ACTIONS:
+        return await confirm(request, mid, action)
+    if action:
+        msg = (
+            f"a memory has no page {action!r}: its actions are {', '.join(ACTIONS[:-1])} and {ACTIONS[-1]} "
+            "(write a '/' inside an id as %2F)"
+        )
+        raise NotFound(msg)
     if not is_read(request):
         raise HTTPException(405)
-    return await record_page(request, rest)
+    return await record_page(request, mid)
 
 
 async def record_page(request: Request, mid: str) -> Response:
@@ -204,7 +221,7 @@ async def edit(request: Request, mid: str) -> Response:
     changes = _changes(record, fields)
     if changes:
         await inspector.mem.update(record.id, **changes)
-    return done(f"/memories/{record.id}", "saved")
+    return done(memory_url(record.id), "saved")
 
 
 def _changes(record: MemoryRecord, fields: dict[str, str]) -> dict[str, Any]:
@@ -247,9 +264,9 @@ async def confirm(request: Request, mid: str, action: str) -> Response:
     inspector: Inspector = request.app.state.inspector
     if action == "forget":
         await inspector.mem.forget(record.id)
-        return done(f"/memories/{record.id}", "forgotten")
+        return done(memory_url(record.id), "forgotten")
     await inspector.mem.restore(record.id)
-    return done(f"/memories/{record.id}", "restored")
+    return done(memory_url(record.id), "restored")
 
 
 ROUTES = [

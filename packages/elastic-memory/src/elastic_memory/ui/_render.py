@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..memory import AsyncMemory
+from ._links import memory_url, segment, session_url
 
 __all__ = ["NAV", "Inspector", "render"]
 
@@ -51,6 +52,10 @@ def _score(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "-"
 
 
+def _nudge(value: Any) -> str:
+    return f"+{value:.4f}" if isinstance(value, (int, float)) else "-"
+
+
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -62,7 +67,16 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENV.filters.update(when=_when, ms=_ms, score=_score, pretty=_pretty)
+_ENV.filters.update(
+    when=_when,
+    ms=_ms,
+    score=_score,
+    nudge=_nudge,
+    pretty=_pretty,
+    memory_url=memory_url,
+    session_url=session_url,
+    segment=segment,
+)
 
 
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -172,7 +172,7 @@ class Guard:
         The path goes back percent-encoded, with one leading slash: ``//host`` would leave the inspector.
         """
         rest = urlencode({k: v for k, v in query.items() if k != "token"})
-        location = "/" + quote(scope["path"].lstrip("/"), safe="/") + (f"?{rest}" if rest else "")
+        location = "/" + _sent_path(scope) + (f"?{rest}" if rest else "")
         cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
         start = {
             "type": "http.response.start",
@@ -181,6 +181,20 @@ class Guard:
         }
         await send(start)
         await send({"type": "http.response.body", "body": b""})
+
+
+def _sent_path(scope: Scope) -> str:
+    """The path as the client sent it, re-encoded segment by segment, without its leading slashes.
+
+    An encoded ``/`` inside a segment (a memory id's) stays encoded; leading slashes go, encoded
+    or not, so the redirect cannot name another host.
+    """
+    raw = scope.get("raw_path")
+    sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(scope["path"], safe="/")
+    path = "/".join(quote(unquote(part), safe="") for part in sent.split("/"))
+    while path.startswith(("/", "%2F")):
+        path = path.removeprefix("/").removeprefix("%2F")
+    return path
 
 
 def csrf_ok(expected: str, given: str | None) -> bool:

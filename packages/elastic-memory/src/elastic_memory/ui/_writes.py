@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
@@ -52,14 +52,15 @@ async def write_form(request: Request) -> dict[str, str]:
     return fields
 
 
-def done(path: str, code: str, *, item: int | None = None) -> RedirectResponse:
+def done(url: str, code: str, *, item: int | None = None) -> RedirectResponse:
     """After a write: back to a page (303, so a reload does not post again) showing the notice ``code``.
 
-    ``path`` is percent-encoded here: a memory id may hold ``?``, ``#`` or ``%``.
+    ``url`` is the inspector's own, percent-encoded already (:func:`~._links.memory_url`).
     """
     assert code in NOTICES
     query = {"done": code, **({} if item is None else {"item": str(item)})}
-    return RedirectResponse(f"{quote(path, safe='/')}?{urlencode(query)}", status_code=303)
+    joiner = "&" if "?" in url else "?"
+    return RedirectResponse(f"{url}{joiner}{urlencode(query)}", status_code=303)
 
 
 def notice(request: Request) -> str:
