@@ -230,6 +230,15 @@ def test_facts_show_every_version_with_validity(store: tuple[Memory, dict[str, s
     assert "Biscuit" in html and "Rex" in html and "current" in html
 
 
+def test_an_empty_facts_page_names_the_agents_holding_facts(db_path: Path) -> None:
+    """Opened as an agent without facts, the Facts page says which agents of the file hold some."""
+    with Memory.open(db_path, embedder=None, agent_id="elastic-memory-demo") as demo:
+        demo.facts.set("user.dog_name", "Biscuit")
+    with Memory.open(db_path, embedder=None) as mem:
+        page = html.unescape(client(mem).get("/facts").text)
+    assert "No current facts." in page and "this store holds facts of: elastic-memory-demo" in page
+
+
 def test_quarantine_shows_reason_and_turn_and_releases(store: tuple[Memory, dict[str, str]]) -> None:
     mem, _ = store
     web = client(mem)

@@ -65,10 +65,10 @@ from . import (
     _cli_repair,
     _cli_ui,
 )
-from ._cli_agents import hint_others, owner_label
 from ._cli_table import Column, Grid
 from ._core import EmbedderSpec
 from ._demo_loop import show_loop
+from ._owners import hint_others, owner_label
 from ._validate import build_row, check_json_depth
 from .errors import ElasticMemoryError, UsageError
 from .loop import LoopConfig

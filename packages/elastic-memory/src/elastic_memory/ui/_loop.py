@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .._owners import hint_others
 from ..types import MemoryRecord, QuarantinedItem
 from ._links import path_segments
 from ._params import MAX_ID, BadRequest, NotFound, integer, text
@@ -37,9 +40,13 @@ async def facts(request: Request) -> Response:
     params = request.query_params
     category = text(params, "category", limit=200).strip() or None
     key = text(params, "key", limit=200).strip()
-    found = await _inspector(request).mem.facts.list(category=category)
+    mem = _inspector(request).mem
+    found = await mem.facts.list(category=category)
     shown = [f for f in found if key.casefold() in f.key.casefold()]
-    return render(request, "facts.html", facts=shown, category=category or "", key=key)
+    others = None
+    if not found and category is None and mem.path != ":memory:":  # say who holds the facts of this file
+        others = await asyncio.to_thread(hint_others, Path(mem.path), "facts", mem.agent_id, mem.user_id)
+    return render(request, "facts.html", facts=shown, category=category or "", key=key, others=others)
 
 
 async def fact(request: Request) -> Response:
