@@ -367,6 +367,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "lessons.add": pos(text, importance=hs.floats(), source=hs.any_value()),
         "lessons.list": no_args,
         "graph.entities": pos(hs.limits()),
+        "graph.nodes": pos(hs.limits()),
         "graph.entity": pos(name),
         "graph.relations": pos(st.one_of(st.none(), name), hs.limits()),
         "graph.traverse": pos(name, hs.ints(), st.one_of(st.none(), hs.names()), hs.limits()),

@@ -210,6 +210,10 @@ def _strategies(w: dict[str, Any]) -> dict[str, st.SearchStrategy[list[str]]]:
                 lambda h: ["--host", h]
             ),
         ).map(sum_),
+        "check": st.tuples(
+            st.just(["check"]),
+            _options(**at_db, **{"--full": _flag("--full")}),
+        ).map(sum_),
         "repair": st.tuples(
             st.just(["repair"]),
             path.map(lambda p: [p]),
