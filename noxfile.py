@@ -1,6 +1,6 @@
 """Sessions: tests (per package), matrix (per Python version), lint, docs, notebooks, browser, sync, benchmarks, demo.
 
-`nox` alone runs the default set (what CI runs): tests, matrix, lint, docs, notebooks, browser.
+`nox` alone runs the default set (what CI runs): tests, matrix, lint, notebooks, browser (the docs build).
 uv makes the virtualenvs when it is installed (`pip install "nox[uv]"`), else venv.
 """
 
@@ -22,7 +22,10 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_external_run = True
 
 CORE = "packages/elastic-memory"
-TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6"]
+TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "hypothesis>=6", "pytest-xdist>=3.6"]
+#: pytest-xdist workers: one per core, at most 4 (each loads the model and may start a PostgreSQL
+#: server); none on one core. `-- -n 0` runs a session's tests in one process.
+WORKERS = ("-n", str(min(os.cpu_count() or 1, 4)) if (os.cpu_count() or 1) > 1 else "0")
 # Material theme, notebooks rendered from their committed outputs (mkdocs-jupyter, execute: false).
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocstrings[python]>=0.26", "mkdocs-material>=9.6", "mkdocs-jupyter>=0.25"]
 NOTEBOOK_DEPS = ["nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"]
@@ -68,12 +71,13 @@ def tests(session: nox.Session, package: str) -> None:
     if folder == CORE:
         # faiss for the ANN tier; a throwaway PostgreSQL server for the postgres backend; the MCP SDK
         session.install("-e", f"{CORE}[ann,postgres-server,mcp,ui]", *TEST_DEPS, *DOCS_DEPS)
-        session.run("pytest", "tests", *session.posargs)
+        session.run("pytest", "tests", *WORKERS, *session.posargs)
     else:
         session.install("-e", f"{CORE}[postgres-server]", "-e", folder, *TEST_DEPS, *extra)
-        session.run("pytest", f"{folder}/tests", *session.posargs)
+        session.run("pytest", f"{folder}/tests", *WORKERS, *session.posargs)
         # the shared conformance suite through this adapter's drivers, and its guide's examples
-        session.run("pytest", "tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
+        conformance = ("tests/conformance", "tests/test_docs.py", "-m", "adapter", "-p", "no:cacheprovider")
+        session.run("pytest", *conformance, *WORKERS)
     session.run("pytest", "--doctest-modules", "--pyargs", *modules, "-p", "no:cacheprovider")
 
 
@@ -172,9 +176,8 @@ nox.options.sessions = [
     "tests_haystack_experimental_agent",
     *(f"matrix({v})" for v in MATRIX if v != RUNNING),
     "lint",
-    "docs",
     "notebooks",
-    "browser",
+    "browser",  # builds the docs as strictly as `nox -s docs` does, then opens them
 ]
 
 
@@ -201,7 +204,7 @@ def matrix(session: nox.Session, version: str) -> None:
     has_faiss = "import importlib.util as u; print(u.find_spec('faiss') is not None)"
     if session.run("python", "-c", has_faiss, silent=True) != "True\n":
         session.warn(f"no faiss-cpu wheel for Python {version}: the sqlite-ann backend's tests skip")
-    common = ("-p", "no:cacheprovider", *session.posargs)  # `-- -k ""` lifts the two selections below
+    common = ("-p", "no:cacheprovider", *WORKERS, *session.posargs)  # `-- -k ""` lifts the two selections below
     # The conformance suite on every default backend through the async facade (what differs between
     # Pythons: the interpreter, aiosqlite and the wheels of pysqlite3, sqlite-vec, faiss, psycopg),
     # and through the sync facade (the loop bridge) and the federation on a file; `tests` runs the
