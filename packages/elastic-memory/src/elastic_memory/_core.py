@@ -744,8 +744,10 @@ class MemoryCore:
             raise UsageError(msg)
         if not rows:
             return []
-        embedder = await self.embedder()
         vectors = list(vectors) if vectors is not None else [None] * len(rows)
+        # chat messages are never embedded: a write of messages alone never waits for the model
+        messages_only = all(row["kind"] in UNRECALLED for row in rows)
+        embedder = None if messages_only else await self.embedder()
         pin = self.pin_for(embedder) if embedder is not None else pin
         first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
         if pin is None and first is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import os
@@ -59,6 +60,13 @@ _RETENTION_CAP = 5.0
 
 _GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
 _NO_FILTERS = Filters()
+
+
+def _bare(filters: Filters) -> Filters:
+    """``filters`` without the kinds recall leaves out by default (checked on the ranked rows instead)."""
+    return dataclasses.replace(filters, exclude_kinds=()) if filters.exclude_kinds else filters
+
+
 #: Where a stored row's agent is among :data:`write_plan.EXISTING`'s columns.
 _STORED_AGENT = write_plan.EXISTING.split(", ").index("agent_id")
 #: Page cache per connection, in KiB (pages are allocated only as they are used).
@@ -854,7 +862,7 @@ class SQLiteStore(RecordReads):
                 else:
                     async with self._snapshot():  # the table chosen and the search see one state of the file
                         table = await self._keywords.table_for(filters.agent_ids[0])
-                        alone = filters == Filters(agent_ids=filters.agent_ids)
+                        alone = _bare(filters) == Filters(agent_ids=filters.agent_ids)
                         found = (
                             []  # this agent has no row in the file
                             if table is None
@@ -871,15 +879,17 @@ class SQLiteStore(RecordReads):
         fetch = limit + 16
         # The table holds that agent's rows only: liveness is all left to check (and an agent
         # condition would let the planner scan the agent's index instead of looking up seqs).
-        check = _NO_FILTERS if alone else filters
-        if (alone or filters == _NO_FILTERS) and table == q.GLOBAL_FTS:
+        # Kinds left out (chat messages) are checked on the top rows like liveness: ranking alone stays fast.
+        plain = _bare(filters) == _NO_FILTERS
+        check = Filters(exclude_kinds=filters.exclude_kinds) if alone or plain else filters
+        if (alone or plain) and table == q.GLOBAL_FTS:
             found = await self._keyword_frequent(match, check, limit, now=now)
             if found is not None:
                 return found
         phrases = await self._phrases(table, match)
         if not phrases:
             return []  # no term of the query is in the table
-        if not alone and filters != _NO_FILTERS:
+        if not alone and not plain:
             sql, params = kq.search(table, phrases, filters, now=now, limit=limit)
             return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
         while True:
