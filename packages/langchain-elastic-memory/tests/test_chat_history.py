@@ -150,7 +150,10 @@ def test_messages_stay_out_of_the_memory_loop(mem: Memory) -> None:
 def test_messages_live_under_a_dedicated_agent_id(mem: Memory) -> None:
     ElasticMemoryChatMessageHistory("s", memory=mem).add_messages([HumanMessage("hello")])
     ElasticMemoryChatMessageHistory("s", memory=mem, agent_id="support-bot").add_messages([HumanMessage("hi")])
-    assert sorted(h.agent_id for h in mem.recall("")) == ["default:chat_history", "support-bot"]
+    assert sorted(h.agent_id for h in mem.recall("", filters={"kind": "message"})) == [
+        "default:chat_history",
+        "support-bot",
+    ]
 
 
 def test_record_feeds_exchanges_to_the_memory_loop(mem: Memory) -> None:

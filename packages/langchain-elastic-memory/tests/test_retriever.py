@@ -168,3 +168,46 @@ def test_the_builtin_model_recalls_by_meaning() -> None:
 
 def test_the_module_example_runs() -> None:
     assert doctest.testmod(retrievers, raise_on_error=True).attempted > 0
+
+
+# ------------------------------------------------------------ search_kwargs
+def test_search_kwargs_k_bounds_the_result(mem: Memory) -> None:
+    retriever = ElasticMemoryRetriever(memory=mem, mode="semantic", search_kwargs={"k": 2})
+    assert len(retriever.invoke("user")) == 2
+
+
+def test_search_kwargs_filter_narrows_the_recall(mem: Memory) -> None:
+    retriever = ElasticMemoryRetriever(memory=mem, k=10, search_kwargs={"filter": {"metadata": {"lang": "fr"}}})
+    assert [d.id for d in retriever.invoke("user")] == ["cat"]
+
+
+def test_search_kwargs_filters_is_the_same_as_filter(mem: Memory) -> None:
+    retriever = ElasticMemoryRetriever(memory=mem, k=10, search_kwargs={"filters": {"agent_id": "ops"}})
+    assert [d.id for d in retriever.invoke("anything")] == ["standup"]
+
+
+def test_search_kwargs_score_threshold_drops_the_less_relevant(mem: Memory) -> None:
+    everything = ElasticMemoryRetriever(memory=mem, k=10, mode="semantic").invoke("The user's dog is called Biscuit.")
+    kept = ElasticMemoryRetriever(memory=mem, k=10, mode="semantic", search_kwargs={"score_threshold": 0.99})
+    assert [d.id for d in kept.invoke("The user's dog is called Biscuit.")] == ["dog"]
+    assert len(everything) > 1
+
+
+def test_search_kwargs_mmr_arguments_are_accepted_and_ignored(mem: Memory) -> None:
+    retriever = ElasticMemoryRetriever(memory=mem, search_kwargs={"k": 1, "fetch_k": 20, "lambda_mult": 0.5})
+    assert len(retriever.invoke("user")) == 1
+
+
+def test_search_kwargs_with_an_unknown_key_is_refused(mem: Memory) -> None:
+    with pytest.raises(UsageError, match="unknown key"):
+        ElasticMemoryRetriever(memory=mem, search_kwargs={"top_k": 3})
+
+
+def test_search_kwargs_with_a_bad_value_is_a_validation_error(mem: Memory) -> None:
+    with pytest.raises(ValidationError):
+        ElasticMemoryRetriever(memory=mem, search_kwargs={"k": 0})
+
+
+def test_search_kwargs_with_a_bad_filter_is_refused_at_construction(mem: Memory) -> None:
+    with pytest.raises(UsageError, match="unknown operator"):
+        ElasticMemoryRetriever(memory=mem, search_kwargs={"filter": {"metadata": {"lang": {"$regex": "e"}}}})

@@ -276,14 +276,20 @@ def test_scores_are_cosine_similarities_best_first(geo: ElasticMemoryVectorStore
     assert [s for _, s in scored] == pytest.approx([c for _, c in expected], abs=1e-5)
 
 
-def test_relevance_scores_are_the_hits_relevance(geo: ElasticMemoryVectorStore) -> None:
-    """The score contract: relevance is the core's Hit.relevance, in [0, 1]; an opposite document gets 0."""
+def test_semantic_relevance_scores_are_cosine_similarities(geo: ElasticMemoryVectorStore) -> None:
+    """LangChain's cosine relevance (1 - cosine distance): the cosine itself; an opposite document gets 0."""
     geo.add_texts(["opposite"], ids=["o"])
     scored = geo.similarity_search_with_relevance_scores("query", k=4)
     hits = geo.memory.recall("query", k=4, mode="semantic", filters={"agent_id": geo.collection, "kind": "note"})
-    assert [(d.id, score) for d, score in scored] == [(h.id, h.relevance) for h in hits]
-    assert all(0.0 <= score <= 1.0 for _, score in scored)
+    assert [(d.id, score) for d, score in scored] == [(h.id, max(0.0, h.score)) for h in hits]
     assert scored[-1][0].id == "o" and scored[-1][1] == 0.0
+
+
+def test_semantic_score_threshold_is_on_the_cosine(geo: ElasticMemoryVectorStore) -> None:
+    """A threshold of 0.5 keeps cosines of 0.5 and more (not the core's (cos - 0.3) / 0.7)."""
+    cosines = {d.id: s for d, s in geo.similarity_search_with_score("query", k=3)}
+    kept = geo.similarity_search_with_relevance_scores("query", k=3, score_threshold=0.5)
+    assert {d.id for d, _ in kept} == {i for i, c in cosines.items() if c >= 0.5}
 
 
 def test_hybrid_relevance_scores_stay_between_zero_and_one(mem: Memory) -> None:
@@ -590,7 +596,6 @@ def test_an_id_held_outside_the_collection_is_refused_and_nothing_is_stored(mem:
 def test_the_builtin_model_ranks_by_meaning() -> None:
     with ElasticMemoryVectorStore(path=":memory:") as store:
         store.add_texts(["The cat sat on the mat.", "Stock markets fell sharply today."], ids=["cat", "stocks"])
-        assert store.embeddings is None
         assert [d.id for d in store.similarity_search("a kitten resting", k=2)] == ["cat", "stocks"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -214,33 +215,72 @@ def test_a_metadata_dict_filter_selects_what_the_reference_callable_selects(
 
 
 # ------------------------------------------------------ intended differences
+class CosineDistanceReference(InMemoryVectorStore):
+    """InMemoryVectorStore scored as Chroma and PGVector score cosine: a distance, made a relevance by LangChain.
+
+    ``_relevance_scores`` goes through the base ``VectorStore`` code with ``_cosine_relevance_score_fn``.
+    """
+
+    def _select_relevance_score_fn(self) -> Any:
+        return self._cosine_relevance_score_fn
+
+    def _similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        distances = [(d, 1.0 - s) for d, s in self.similarity_search_with_score(query, k, **kwargs)]
+        return [(d, self._select_relevance_score_fn()(distance)) for d, distance in distances]
+
+
+@pytest.fixture
+def cosine_pair() -> Iterator[tuple[CosineDistanceReference, ElasticMemoryVectorStore]]:
+    embeddings = WordEmbeddings()
+    reference = CosineDistanceReference(embeddings)
+    reference.add_documents(CORPUS)
+    with ElasticMemoryVectorStore(path=":memory:", embedding=embeddings, search_mode="semantic") as ours:
+        ours.add_documents(CORPUS)
+        yield reference, ours
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_relevance_scores_are_langchains_cosine_relevance(
+    cosine_pair: tuple[CosineDistanceReference, ElasticMemoryVectorStore], query: str
+) -> None:
+    """Relevance = _cosine_relevance_score_fn(cosine distance), as the reference stores report (negative: 0)."""
+    reference, ours = cosine_pair
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the reference warns of its negative relevances
+        expected = reference.similarity_search_with_relevance_scores(query, k=len(CORPUS))
+    found = ours.similarity_search_with_relevance_scores(query, k=len(CORPUS))
+    assert [d for d, _ in found] == [d for d, _ in expected]
+    assert [r for _, r in found] == pytest.approx([max(0.0, r) for _, r in expected], abs=1e-5)
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.5, 0.8])
+def test_the_threshold_retriever_keeps_what_the_reference_keeps(
+    cosine_pair: tuple[CosineDistanceReference, ElasticMemoryVectorStore], threshold: float
+) -> None:
+    """A score_threshold ported from a cosine store means the same cosine here."""
+    reference, ours = cosine_pair
+    kwargs = {"k": len(CORPUS), "score_threshold": threshold}
+    for query in QUERIES:
+        expected = reference.as_retriever(search_type="similarity_score_threshold", search_kwargs=kwargs)
+        found = ours.as_retriever(search_type="similarity_score_threshold", search_kwargs=kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the reference warns of its negative relevances
+            assert found.invoke(query) == expected.invoke(query)
+
+
 def test_difference_relevance_scores_exist_here_and_not_in_the_reference(
     pair: tuple[InMemoryVectorStore, ElasticMemoryVectorStore],
 ) -> None:
-    """The reference has no relevance function; here it is the core's relevance of the cosine, in [0, 1]."""
+    """InMemoryVectorStore has no relevance function; here it is the cosine (LangChain's cosine relevance)."""
     reference, ours = pair
     with pytest.raises(NotImplementedError):
         reference.similarity_search_with_relevance_scores(QUERIES[0])
     cosines = reference.similarity_search_with_score(QUERIES[0], k=len(CORPUS))
     relevance = ours.similarity_search_with_relevance_scores(QUERIES[0], k=len(CORPUS))
     assert [d for d, _ in relevance] == [d for d, _ in cosines]
-    scores = [r for _, r in relevance]
-    assert all(0.0 <= r <= 1.0 for r in scores) and scores == sorted(scores, reverse=True)
-    assert all(r == 0.0 for r, (_, c) in zip(scores, cosines, strict=True) if c <= 0)
-    assert scores[0] > 0.0
-
-
-def test_difference_the_threshold_retriever_works_here(
-    pair: tuple[InMemoryVectorStore, ElasticMemoryVectorStore],
-) -> None:
-    reference, ours = pair
-    kwargs = {"k": len(CORPUS), "score_threshold": 0.3}
-    with pytest.raises(NotImplementedError):
-        reference.as_retriever(search_type="similarity_score_threshold", search_kwargs=kwargs).invoke(QUERIES[0])
-    found = ours.as_retriever(search_type="similarity_score_threshold", search_kwargs=kwargs).invoke(QUERIES[0])
-    relevance = ours.similarity_search_with_relevance_scores(QUERIES[0], k=len(CORPUS))
-    assert found and found == [d for d, r in relevance if r >= 0.3]
-    assert len(found) < len(CORPUS)
+    assert [r for _, r in relevance] == pytest.approx([max(0.0, c) for _, c in cosines], abs=1e-5)
 
 
 def test_difference_the_filter_is_a_dict_not_a_callable(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._memory import LangChainEmbedder
     from .chat_history import ElasticMemoryChatMessageHistory
+    from .embeddings import ElasticMemoryEmbeddings
     from .middleware import ElasticMemoryMiddleware
     from .retrievers import ElasticMemoryRetriever
     from .store import ElasticMemoryStore
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 # Each name loads its module on first use: importing the package stays cheap.
 _MODULES = {
     "ElasticMemoryChatMessageHistory": ".chat_history",
+    "ElasticMemoryEmbeddings": ".embeddings",
     "ElasticMemoryMiddleware": ".middleware",
     "ElasticMemoryRetriever": ".retrievers",
     "ElasticMemoryStore": ".store",
@@ -31,6 +33,7 @@ _MODULES = {
 
 __all__ = [
     "ElasticMemoryChatMessageHistory",
+    "ElasticMemoryEmbeddings",
     "ElasticMemoryMiddleware",
     "ElasticMemoryRetriever",
     "ElasticMemoryStore",

@@ -14,6 +14,8 @@ from elastic_memory.adapters import Opened
 from elastic_memory.adapters import aopen_memory as core_aopen
 from elastic_memory.adapters import open_memory as core_open
 
+from .embeddings import builtin_embedder
+
 __all__ = ["LangChainEmbedder", "Opened", "aopen_memory", "open_memory"]
 
 
@@ -63,6 +65,15 @@ def _model_id(embeddings: Embeddings) -> str:
     return f"langchain:{name}:{digest}"
 
 
+def _chosen(memory: Memory | AsyncMemory | None, embedding: Embeddings | None, embedder: Any) -> Any:
+    """The core embedder to open with: LangChain's ``embedding``, else ``embedder`` (``"auto"``: the shared one)."""
+    if embedding is not None and memory is None:
+        return LangChainEmbedder(embedding)
+    if isinstance(embedder, str) and embedder == "auto":
+        return builtin_embedder()  # one loaded model per process, whatever the number of stores
+    return embedder
+
+
 def open_memory(
     path: str | Path | None,
     memory: Memory | AsyncMemory | None,
@@ -74,9 +85,10 @@ def open_memory(
     """The store an adapter works on (see :func:`elastic_memory.adapters.open_memory`).
 
     ``embedding`` (a LangChain Embeddings) wins over ``embedder`` (the core's, ``"auto"`` is
-    the built-in offline model, ``None`` keyword only). Exactly one of ``path``/``memory``.
+    the built-in offline model, one instance shared by the process, ``None`` keyword only).
+    Exactly one of ``path``/``memory``.
     """
-    chosen: Any = LangChainEmbedder(embedding) if embedding is not None and memory is None else embedder
+    chosen = _chosen(memory, embedding, embedder)
     return core_open(path, memory, embedder=chosen, embedder_arg=None if embedding is None else "embedding", **options)
 
 
@@ -89,7 +101,7 @@ async def aopen_memory(
     **options: Any,
 ) -> Opened:
     """:func:`open_memory` for async code: a file is opened with ``AsyncMemory.open``, off the caller's loop."""
-    chosen: Any = LangChainEmbedder(embedding) if embedding is not None and memory is None else embedder
+    chosen = _chosen(memory, embedding, embedder)
     return await core_aopen(
         path, memory, embedder=chosen, embedder_arg=None if embedding is None else "embedding", **options
     )

@@ -1,10 +1,19 @@
 """``ElasticMemoryChatMessageHistory``: a LangChain chat history per session, kept in the store.
 
-Each message is one core memory (kind ``note``, type ``episodic``) of a dedicated agent id
-(default ``"<agent_id>:chat_history"``), so the memory loop of the store's own agent never
+Each message is one core memory of kind ``"message"`` (type ``episodic``) of a dedicated agent
+id (default ``"<agent_id>:chat_history"``): never embedded, and left out of recall and
+``build_context`` unless ``filters={"kind": "message"}`` asks for it, so the memory loop never
 shows it to the model. The memory's ``session_id`` is the history's session, its content the
-message text (for search), and its metadata holds ``seq`` (the message's position) and
+message text (keyword search), and its metadata holds ``seq`` (the message's position) and
 ``message`` (``message_to_dict``). Messages come back ordered by ``seq``: ``created_at`` can tie.
+(Messages an earlier release stored as kind ``"note"`` are still read.)
+
+Every history opened with the same ``path=`` (and options) in a process shares one store:
+:meth:`~ElasticMemoryChatMessageHistory.close` on the last of them closes it; histories
+dropped without ``close()`` leave it open for the next one, and it closes at exit. So the
+factory idiom
+``get_session_history=lambda sid: ElasticMemoryChatMessageHistory(sid, path="chat.db")``
+opens the file once, not once per call; ``":memory:"`` is never shared (each is its own store).
 
 ``BaseChatMessageHistory`` is deprecated upstream (LangGraph persistence replaces it) but
 ``RunnableWithMessageHistory`` still uses it; for agents prefer ``ElasticMemoryMiddleware``.
@@ -12,8 +21,11 @@ message text (for search), and its metadata holds ``seq`` (the message's positio
 
 from __future__ import annotations
 
+import atexit
 import json
-from collections.abc import Sequence
+import threading
+import weakref
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -24,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messag
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
 
-from ._memory import open_memory
+from ._memory import Opened, open_memory
 
 __all__ = ["ElasticMemoryChatMessageHistory"]
 
@@ -34,6 +46,77 @@ _PAGE = 1_000
 _RECENT = 50
 #: Characters of a message's text kept as the memory's searchable content.
 _INDEX_CHARS = 10_000
+#: The core kind of a chat message (never embedded, not recalled unless asked for).
+_KIND = "message"
+#: The kinds read back: ``"note"`` is what earlier releases wrote.
+_READ_KINDS = [_KIND, "note"]
+
+
+class _Shared:
+    """One store per path (and options) per process, shared by the histories opened on it."""
+
+    def __init__(self, opened: Opened) -> None:
+        self.opened = opened
+        self.users = 0
+
+
+_shared: dict[Hashable, _Shared] = {}
+_shared_lock = threading.Lock()
+_shared_lock_registered: list[bool] = []  # whether _close_all is registered with atexit
+
+
+def _share_key(path: str | Path, embedding: Embeddings | None, embedder: Any, options: dict[str, Any]) -> Hashable:
+    where = str(path)
+    if "://" not in where:
+        where = str(Path(where).expanduser().resolve())
+    model = embedder if isinstance(embedder, str) or embedder is None else id(embedder)
+    return (where, None if embedding is None else id(embedding), model, repr(sorted(options.items())))
+
+
+def _acquire(
+    path: str | Path, embedding: Embeddings | None, embedder: Any, options: dict[str, Any]
+) -> tuple[Memory, Hashable]:
+    key = _share_key(path, embedding, embedder, options)
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None:
+            entry = _Shared(open_memory(path, None, embedding=embedding, embedder=embedder, **options))
+            if not _shared_lock_registered:
+                # Registered after the first store opened, hence after the core's own exit hook:
+                # atexit runs the last registered first, so these stores close before the core stops.
+                atexit.register(_close_all)
+                _shared_lock_registered.append(True)
+            _shared[key] = entry
+        entry.users += 1
+        return entry.opened.sync, key
+
+
+def _release(key: Hashable, *, close: bool) -> None:
+    """One history fewer on the store of ``key``; the last one closes it if ``close`` (else it stays for the next)."""
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None:
+            return
+        entry.users -= 1
+        if entry.users > 0 or not close:
+            return
+        del _shared[key]
+    entry.opened.close()
+
+
+def _close_all() -> None:
+    """Close the stores still open at exit (histories dropped without ``close()`` leave theirs open for reuse)."""
+    with _shared_lock:
+        entries = list(_shared.values())
+        _shared.clear()
+    for entry in entries:
+        entry.opened.close()
+
+
+def shared_stores() -> int:
+    """How many stores the process's chat histories hold open (one per path and options)."""
+    with _shared_lock:
+        return len(_shared)
 
 
 class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
@@ -47,7 +130,9 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
 
     Args:
         session_id: The chat session.
-        path: A database file (or ``":memory:"``) to open; :meth:`close` closes it.
+        path: A database file (or ``":memory:"``) to open: one store per file and options is
+            shared by the process's histories (:meth:`close` on the last one closes it; else
+            it closes at exit).
         memory: An open elastic-memory ``Memory`` or ``AsyncMemory`` (left open by :meth:`close`).
         agent_id: The agent id the messages are stored under (default ``"<agent_id>:chat_history"``).
         record: Also feed each human message and the AI reply that follows it to the memory
@@ -55,8 +140,9 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
             recall them. Off by default: an agent with ``ElasticMemoryMiddleware`` records
             its turns already.
         embedding: A LangChain ``Embeddings`` for the store opened at ``path``.
-        embedder: The core's embedder for ``path`` (``"auto"``: the built-in offline model,
-            ``None``: no vectors).
+        embedder: The core's embedder for ``path``. ``"auto"`` (the default): the built-in
+            offline model with ``record=True``, else none (chat messages are never embedded,
+            so the history loads no model); ``None``: no vectors.
         **options: More ``Memory.open`` options for ``path``.
 
     ``add_messages`` writes a batch in one transaction. Two writers appending to one session
@@ -85,7 +171,16 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
         if not isinstance(record, bool):
             msg = f"record must be True or False, got {record!r}"
             raise UsageError(msg)
-        self._opened = open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
+        self._release: weakref.finalize[Any, Any] | None = None
+        if embedding is None and not record and isinstance(embedder, str) and embedder == "auto":
+            embedder = None  # messages are never embedded: without record, the history needs no model
+        if path is not None and memory is None and str(path) != ":memory:":
+            shared, key = _acquire(path, embedding, embedder, options)
+            self._opened = Opened(shared, owns=False)
+            self._release = weakref.finalize(self, _release, key, close=False)
+            self._key = key
+        else:
+            self._opened = open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
         self.session_id = session_id
         self.agent_id = agent_id or f"{self._opened.sync.agent_id}:chat_history"
         self.record = record
@@ -97,8 +192,12 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
         return self._opened.sync
 
     def close(self) -> None:
-        """Close the store if this history opened it (``path=``); an own ``memory=`` stays open."""
-        self._opened.close()
+        """Let go of the store: a ``path=`` store closes with the last history on it; ``memory=`` stays open."""
+        if self._release is not None:
+            if self._release.detach() is not None:  # the first close() lets go, once
+                _release(self._key, close=True)
+        else:
+            self._opened.close()
 
     def __enter__(self) -> ElasticMemoryChatMessageHistory:
         return self
@@ -119,7 +218,7 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
         return _decode(await self._astored())
 
     def _filters(self, first: int | None = None) -> dict[str, Any]:
-        filters: dict[str, Any] = {"agent_id": self.agent_id, "session_id": self.session_id}
+        filters: dict[str, Any] = {"agent_id": self.agent_id, "session_id": self.session_id, "kind": _READ_KINDS}
         if first is not None:
             filters["metadata"] = {"seq": {"$gte": first, "$lt": first + _PAGE}}
         return filters
@@ -200,6 +299,7 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
                 {
                     "content": text[:_INDEX_CHARS] if text else f"({message.type} message)",
                     "type": "episodic",
+                    "kind": _KIND,
                     "agent_id": self.agent_id,
                     "session_id": self.session_id,
                     "metadata": {"seq": first + n, "message": data},

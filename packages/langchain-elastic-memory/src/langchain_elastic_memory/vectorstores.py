@@ -40,7 +40,8 @@ from typing_extensions import Self
 from elastic_memory import AsyncMemory, EmbeddingMismatchError, Filters, Hit, Memory, MemoryRecord, UsageError
 from elastic_memory.adapters import items_arg, text_arg
 
-from ._memory import Opened, aopen_memory, open_memory
+from ._memory import LangChainEmbedder, Opened, aopen_memory, open_memory
+from .embeddings import ElasticMemoryEmbeddings, builtin_embedder
 
 __all__ = ["ElasticMemoryVectorStore", "SearchMode"]
 
@@ -130,14 +131,26 @@ def _options(kwargs: dict[str, Any], method: str, allowed: str) -> float | None:
     return threshold
 
 
-def _relevance(hit: Hit) -> float:
-    """The hit's relevance in [0, 1] (the core gives one whenever there was a query)."""
+def _cosine_relevance(hit: Hit, mode: str) -> float:
+    """The hit's relevance, LangChain's way for cosine in semantic mode (may be negative there).
+
+    Semantic: ``_cosine_relevance_score_fn`` of the cosine distance, i.e. the cosine similarity
+    itself (what Chroma, PGVector and FAISS report with cosine). Hybrid and keyword: the core's
+    ``Hit.relevance`` in [0, 1] (docs/concepts.md, "Scores").
+    """
+    if mode == "semantic":
+        return VectorStore._cosine_relevance_score_fn(1.0 - hit.score)
     return hit.relevance if hit.relevance is not None else 0.0
 
 
-def _kept(hits: list[Hit], threshold: float | None) -> list[Hit]:
-    """The hits at least ``threshold`` relevant (all of them without one)."""
-    return hits if threshold is None else [h for h in hits if _relevance(h) >= threshold]
+def _relevance(hit: Hit, mode: str) -> float:
+    """The relevance reported, in [0, 1]: an opposite document (negative cosine) gets 0."""
+    return min(1.0, max(0.0, _cosine_relevance(hit, mode)))
+
+
+def _kept(hits: list[Hit], threshold: float | None, mode: str) -> list[Hit]:
+    """The hits at least ``threshold`` relevant (all of them without one); a negative cosine never passes."""
+    return hits if threshold is None else [h for h in hits if _cosine_relevance(h, mode) >= threshold]
 
 
 def _in_memory_warning(method: str) -> None:
@@ -166,7 +179,9 @@ class ElasticMemoryVectorStore(VectorStore):
     Scores: :meth:`similarity_search_with_score` gives the core's ``Hit.score``: the cosine
     similarity in semantic mode (in [-1, 1], as ``InMemoryVectorStore``), BM25 in keyword mode
     (positive), the hybrid score in [0, 1]. Relevance scores (and the threshold retriever)
-    are the core's ``Hit.relevance``, in [0, 1] in every mode.
+    are in [0, 1]: in semantic mode LangChain's cosine relevance (the cosine similarity, as
+    Chroma, PGVector and FAISS with cosine report it; negative as 0), so a ``score_threshold``
+    ported from them means the same here; in hybrid and keyword mode the core's ``Hit.relevance``.
 
     ``filter=`` is a dict on metadata: ``{"key": value}`` or ``{"key": {"$op": value}}`` with
     ``$eq $ne $gt $gte $lt $lte $in $nin $exists $contains $icontains $empty $like $ilike
@@ -196,7 +211,8 @@ class ElasticMemoryVectorStore(VectorStore):
         **options: Any,
     ) -> None:
         _check_settings(collection, search_mode)
-        self._setup(open_memory(path, memory, embedding=embedding, **options), embedding, collection, search_mode)
+        chosen = _langchain_embeddings(embedding, memory, options)
+        self._setup(open_memory(path, memory, embedding=embedding, **options), chosen, collection, search_mode)
 
     def _setup(
         self, opened: Opened, embedding: Embeddings | None, collection: str | None, search_mode: SearchMode
@@ -221,7 +237,18 @@ class ElasticMemoryVectorStore(VectorStore):
 
     @property
     def embeddings(self) -> Embeddings | None:
-        """The LangChain embeddings given to the constructor (``None``: the core's embedder)."""
+        """The embeddings documents and queries go through, as LangChain ``Embeddings``.
+
+        The ``embedding=`` given, else the core's embedder as :class:`ElasticMemoryEmbeddings`
+        (the built-in offline model by default). Over an open ``memory=``: its built-in model
+        once the database is pinned to it, else ``None`` (the Memory's own embedder is not
+        reachable from here).
+        """
+        pinned = (
+            None if self._embedding is not None or self._opened.owns else self.memory.stats().get("embedding_model")
+        )
+        if pinned is not None and pinned == builtin_embedder().model_id:
+            return ElasticMemoryEmbeddings()
         return self._embedding
 
     def close(self) -> None:
@@ -480,7 +507,7 @@ class ElasticMemoryVectorStore(VectorStore):
         filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return [(_document(h), h.score) for h in _kept(self._search(query, k, filters), threshold)]
+        return [(_document(h), h.score) for h in _kept(self._search(query, k, filters), threshold, self.search_mode)]
 
     async def asimilarity_search_with_score(
         self,
@@ -494,7 +521,9 @@ class ElasticMemoryVectorStore(VectorStore):
         filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return [(_document(h), h.score) for h in _kept(await self._asearch(query, k, filters), threshold)]
+        return [
+            (_document(h), h.score) for h in _kept(await self._asearch(query, k, filters), threshold, self.search_mode)
+        ]
 
     def similarity_search(
         self,
@@ -518,6 +547,22 @@ class ElasticMemoryVectorStore(VectorStore):
         threshold = _options(kwargs, "asimilarity_search", "query, k")
         return [d for d, _ in await self.asimilarity_search_with_score(query, k, filter, score_threshold=threshold)]
 
+    def similarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` best documents with their relevance in [0, 1] (semantic: the cosine, negative as 0).
+
+        ``score_threshold`` keeps the documents whose relevance before clipping reaches it, so
+        a threshold of 0 leaves out opposite documents, as a cosine store's does.
+        """
+        return self._similarity_search_with_relevance_scores(query, k, **kwargs)
+
+    async def asimilarity_search_with_relevance_scores(
+        self, query: str, k: int = 4, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """Async :meth:`similarity_search_with_relevance_scores`."""
+        return await self._asimilarity_search_with_relevance_scores(query, k, **kwargs)
+
     def _similarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
@@ -526,7 +571,10 @@ class ElasticMemoryVectorStore(VectorStore):
         filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return [(_document(h), _relevance(h)) for h in _kept(self._search(query, k, filters), threshold)]
+        return [
+            (_document(h), _relevance(h, self.search_mode))
+            for h in _kept(self._search(query, k, filters), threshold, self.search_mode)
+        ]
 
     async def _asimilarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
@@ -536,7 +584,10 @@ class ElasticMemoryVectorStore(VectorStore):
         filters = self._query(query, k, filter)
         if filters is None:
             return []
-        return [(_document(h), _relevance(h)) for h in _kept(await self._asearch(query, k, filters), threshold)]
+        return [
+            (_document(h), _relevance(h, self.search_mode))
+            for h in _kept(await self._asearch(query, k, filters), threshold, self.search_mode)
+        ]
 
     def _by_vector(self, k: Any, filter: Mapping[str, Any] | None) -> dict[str, Any] | None:
         filters = self._filters(filter)
@@ -558,7 +609,7 @@ class ElasticMemoryVectorStore(VectorStore):
         if filters is None:
             return []
         hits = self.memory.recall(vector=embedding, k=k, mode="semantic", filters=filters, touch=False)
-        return [_document(h) for h in _kept(hits, threshold)]
+        return [_document(h) for h in _kept(hits, threshold, "semantic")]
 
     async def asimilarity_search_by_vector(
         self,
@@ -573,7 +624,7 @@ class ElasticMemoryVectorStore(VectorStore):
         if filters is None:
             return []
         hits = await self.amemory.recall(vector=embedding, k=k, mode="semantic", filters=filters, touch=False)
-        return [_document(h) for h in _kept(hits, threshold)]
+        return [_document(h) for h in _kept(hits, threshold, "semantic")]
 
     # ------------------------------------------------------------------- MMR
     @staticmethod
@@ -618,7 +669,7 @@ class ElasticMemoryVectorStore(VectorStore):
             Filters.parse(filters)
             return []
         recalled = self.memory.recall(vector=embedding, k=fetch, mode="semantic", filters=filters, touch=False)
-        hits = _kept(recalled, threshold)
+        hits = _kept(recalled, threshold, "semantic")
         vectors = self.memory.vectors([h.id for h in hits]) if hits else {}
         return self._mmr_pick(embedding, hits, vectors, k, lambda_mult)
 
@@ -640,7 +691,7 @@ class ElasticMemoryVectorStore(VectorStore):
             Filters.parse(filters)
             return []
         recalled = await self.amemory.recall(vector=embedding, k=fetch, mode="semantic", filters=filters, touch=False)
-        hits = _kept(recalled, threshold)
+        hits = _kept(recalled, threshold, "semantic")
         vectors = await self.amemory.vectors([h.id for h in hits]) if hits else {}
         return self._mmr_pick(embedding, hits, vectors, k, lambda_mult)
 
@@ -743,15 +794,32 @@ class ElasticMemoryVectorStore(VectorStore):
         if path is None and memory is None:
             _in_memory_warning("afrom_texts")
         where = None if memory is not None else path or ":memory:"
+        chosen = _langchain_embeddings(embedding, memory, options)
         opened = await aopen_memory(where, memory, embedding=embedding, **options)
         store = cls.__new__(cls)
-        store._setup(opened, embedding, collection, search_mode)
+        store._setup(opened, chosen, collection, search_mode)
         try:
             await store.aadd_texts(texts, metadatas, ids=ids)
         except BaseException:
             await store.aclose()
             raise
         return store
+
+
+def _langchain_embeddings(
+    embedding: Embeddings | None, memory: Memory | AsyncMemory | None, options: Mapping[str, Any]
+) -> Embeddings | None:
+    """What :attr:`ElasticMemoryVectorStore.embeddings` reports for a store opened with these arguments."""
+    if embedding is not None or memory is not None:
+        return embedding
+    embedder = options.get("embedder", "auto")
+    if isinstance(embedder, str):
+        return ElasticMemoryEmbeddings() if embedder == "auto" else None
+    if isinstance(embedder, LangChainEmbedder):
+        return embedder.embeddings
+    if embedder is None or isinstance(embedder, Sequence):
+        return None
+    return ElasticMemoryEmbeddings(embedder)
 
 
 def _check_settings(collection: Any, search_mode: Any) -> None:
