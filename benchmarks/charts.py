@@ -190,21 +190,16 @@ def recall_vs_latency(out: Path) -> list[Path]:
     names = _order([n for n, r in result.items() if (r.get("vector") or {}).get("recall_at_10") is not None])
     styles = _styles(names)
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    ours = sorted((n for n in names if _is_ours(n)), key=lambda n: result[n]["vector"]["p50_ms"])
-    for name in names:
+    # Every point is named in the legend (ours first, larger dots): labels beside points overlapped
+    # where the tiers sit close together.
+    for name in sorted(names, key=lambda n: not _is_ours(n)):
         v = result[name]["vector"]
         st = styles[name]
-        if _is_ours(name):
-            ax.scatter(v["p50_ms"], v["recall_at_10"], s=80, color=st["color"], marker="o", zorder=4)
-            up = ours.index(name) % 2 == 0
-            label = LABELS.get(name, name)
-            point = (v["p50_ms"], v["recall_at_10"])
-            ax.annotate(label, point, xytext=(0, 9 if up else -15), textcoords="offset points", ha="center",
-                        fontsize=8.5, color=st["color"], fontweight="bold")  # fmt: skip
-        else:
-            ax.scatter(v["p50_ms"], v["recall_at_10"], s=50, color=st["color"], marker=st["marker"], zorder=3,
-                       label=LABELS.get(name, name))  # fmt: skip
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9, title="peers", title_fontsize=9)
+        big = _is_ours(name)
+        marker, dot = ("o", 80) if big else (st["marker"], 50)
+        label = LABELS.get(name, name)
+        ax.scatter(v["p50_ms"], v["recall_at_10"], s=dot, color=st["color"], marker=marker, zorder=3, label=label)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(_ms))
     ax.set_xlabel("vector search p50 (log scale): left is faster")

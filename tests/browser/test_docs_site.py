@@ -121,6 +121,24 @@ def test_performance_page_leads_with_charts(page: Any, site_url: str, requests: 
     assert _off_machine(requests) == []
 
 
+@pytest.mark.parametrize("page_name", ["index", "langchain", "llamaindex", "haystack"])
+def test_names_and_install_lines_are_never_broken_or_clipped(
+    page: Any, site_url: str, screenshots: Path, page_name: str
+) -> None:
+    """At the site's width no inline name breaks across lines and no shell line is cut off."""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    _open(page, site_url + ("" if page_name == "index" else f"{page_name}/"))
+    broken = page.eval_on_selector_all(
+        "article :not(pre) > code", "els => els.filter(e => e.getClientRects().length > 1).map(e => e.textContent)"
+    )
+    clipped = page.eval_on_selector_all(
+        "article .language-bash pre > code, article .grid.cards pre > code",
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)",
+    )
+    page.screenshot(path=screenshots / f"docs-width-{page_name}.png", full_page=True)
+    assert (broken, clipped) == ([], [])
+
+
 def test_search_works_offline(page: Any, site_url: str, requests: list[str]) -> None:
     """The built-in search finds pages from the index shipped with the site."""
     _open(page, site_url)
