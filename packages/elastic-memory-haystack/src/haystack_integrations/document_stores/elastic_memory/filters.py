@@ -48,7 +48,7 @@ from haystack.utils.filters import document_matches_filter
 from elastic_memory import UsageError
 from elastic_memory.filters import Filters
 
-__all__ = ["DOC_KEY", "ID_KEY", "Compiled", "compile_filters", "select", "validate_filters"]
+__all__ = ["DOC_KEY", "ID_KEY", "Compiled", "compile_filters", "document_path", "select", "validate_filters"]
 
 #: Metadata keys of a document note: the document (``Document.to_dict``) and its id.
 DOC_KEY, ID_KEY = "_hs_doc", "_hs_id"
@@ -170,7 +170,7 @@ def _negate(b: _Bounds) -> _Bounds:
     return _Bounds(_not(b.high), _not(b.low), b.exact)
 
 
-def _path(field: Any) -> str | None:
+def document_path(field: Any) -> str | None:
     """The core metadata key holding ``field``'s value, or ``None`` when the core cannot address it."""
     if not isinstance(field, str):
         return None
@@ -269,19 +269,19 @@ def _ordered(path: str, op: str, value: Any) -> _Bounds:
     return _UNKNOWN
 
 
-def _condition(node: Any) -> _Bounds:
+def _condition(node: Any, path_of: Callable[[Any], str | None]) -> _Bounds:
     if not isinstance(node, Mapping):
         return _UNKNOWN
     if "field" not in node:
         conditions = node.get("conditions")
         if node.get("operator") not in ("AND", "OR", "NOT") or not isinstance(conditions, list):
             return _UNKNOWN
-        parts = [_condition(c) for c in conditions]
+        parts = [_condition(c, path_of) for c in conditions]
         if node["operator"] == "OR":
             return _any(parts)
         both = _all(parts)
         return _negate(both) if node["operator"] == "NOT" else both
-    op, path = node.get("operator"), _path(node["field"])
+    op, path = node.get("operator"), path_of(node["field"])
     if path is None or op not in _COMPARISONS or "value" not in node:
         return _UNKNOWN
     value = node["value"]
@@ -296,11 +296,15 @@ def _condition(node: Any) -> _Bounds:
     return _ordered(path, op, value)
 
 
-def compile_filters(filters: dict[str, Any] | None) -> Compiled:
-    """``filters`` (Haystack's DSL, already checked by :func:`validate_filters`) for the core."""
+def compile_filters(filters: dict[str, Any] | None, path_of: Callable[[Any], str | None] = document_path) -> Compiled:
+    """``filters`` (Haystack's DSL, already checked by :func:`validate_filters`) for the core.
+
+    ``path_of`` maps a Haystack field to the core metadata key holding its value (``None``: the
+    core cannot address it, Python checks it); by default a field of the stored document.
+    """
     if not filters:
         return Compiled(None, never=False, exact=True)
-    bounds = _condition(filters)
+    bounds = _condition(filters, path_of)
     high = bounds.high
     if high is False:
         return Compiled(None, never=True, exact=True)
