@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import environment, median, table  # noqa: E402
+from _common import environment, median, table
 
 FILTER: dict[str, Any] = {
     "operator": "AND",
@@ -133,7 +133,7 @@ def main() -> None:
         for r in range(args.repeats + 1):
             order = [("ours", ours), ("ref", ref)] if r % 2 else [("ref", ref), ("ours", ours)]
             for label, store in order:
-                ms, _ = timed(lambda store=store: op(store, r))
+                ms, _ = timed(lambda store=store, op=op, r=r: op(store, r))
                 if r:  # round 0 warms up
                     times[label].append(ms)
         a, b = median(times["ours"]), median(times["ref"])
