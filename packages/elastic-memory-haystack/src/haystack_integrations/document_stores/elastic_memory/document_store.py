@@ -82,12 +82,14 @@ def _array(document: Document) -> np.ndarray[Any, Any] | None:
     return array
 
 
-def _indexable(array: np.ndarray[Any, Any] | None) -> list[float] | None:
-    """The vector to index: ``None`` when it has no direction or is not finite (the document keeps it anyway)."""
+def _indexable(array: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any] | None:
+    """The vector to index: ``None`` when it has no direction or is not finite (the document keeps it anyway).
+
+    An array, not a list: the core reads a batch of arrays as one matrix.
+    """
     if array is None or array.size == 0 or not np.isfinite(array).all() or not array.any():
         return None
-    values: list[float] = array.tolist()
-    return values
+    return array
 
 
 def _vector(embedding: Sequence[float] | None) -> list[float] | None:
@@ -295,7 +297,7 @@ class ElasticMemoryDocumentStore:
         self._last_seq = base + count
         return base
 
-    def _item(self, document: Document, seq: int) -> tuple[dict[str, Any], list[float] | None]:
+    def _item(self, document: Document, seq: int) -> tuple[dict[str, Any], np.ndarray[Any, Any] | None]:
         """The core item of ``document`` and the vector to index for it."""
         array = _array(document)
         packed = None if array is None else _pack(array)
