@@ -36,7 +36,7 @@ from haystack.utils.misc import expit
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, resolve_location
 from elastic_memory.adapters import Opened, open_memory, run_sync, text_arg
 
-from .filters import select, validate_filters
+from .filters import DOC_KEY, ID_KEY, Compiled, compile_filters, select, validate_filters
 
 __all__ = ["DEFAULT_COLLECTION", "DOCUMENT_TAG", "ElasticMemoryDocumentStore"]
 
@@ -47,13 +47,16 @@ DEFAULT_COLLECTION = "haystack"
 #: The tag every document note carries: with the agent id and ``kind="note"`` it marks the store's rows.
 DOCUMENT_TAG = "haystack-document"
 #: Metadata keys of a document note: the Haystack id, the insertion sequence, the exact document
-#: (without its embedding) and the exact embedding (base64 of little-endian float64: exact, and
-#: about four times faster for the core to read back than a JSON list of floats).
-_ID, _SEQ, _DOC, _EMB = "_hs_id", "_hs_seq", "_hs_doc", "_hs_emb"
+#: (without its embedding) and the exact embedding (base64 of little-endian float64, or of float32
+#: after :data:`_F32` when every value is a float32, as a model's output is: exact, and far
+#: faster for the core to read back, and for SQL to filter past, than a JSON list of floats).
+_ID, _SEQ, _DOC, _EMB = ID_KEY, "_hs_seq", DOC_KEY, "_hs_emb"
 #: The most memories one core recall returns.
 _PAGE = 1000
 #: The note content of documents without text (the core needs some; the document keeps ``content=None``).
 _NO_TEXT = "\u200b"
+#: The prefix of an embedding packed as float32.
+_F32 = "f4:"
 #: ``scale_score`` of BM25 scores, as Haystack's reference store does it.
 _BM25_SCALING = 8
 _Mode = Literal["keyword", "semantic", "hybrid"]
@@ -62,6 +65,31 @@ _Mode = Literal["keyword", "semantic", "hybrid"]
 def _absolute(path: str) -> str:
     """``path`` made absolute (a server URL as given), so a serialised store reopens the same store."""
     return resolve_location(path)
+
+
+def _array(document: Document) -> np.ndarray[Any, Any] | None:
+    """The document's embedding as float64 (``None`` without one)."""
+    if document.embedding is None:
+        return None
+    try:
+        array = np.asarray(document.embedding, dtype="<f8")
+    except (TypeError, ValueError, OverflowError) as e:
+        msg = f"document {document.id!r} has an embedding that is not a list of floats: {e}"
+        raise ValueError(msg) from e
+    if array.ndim != 1:
+        msg = f"document {document.id!r} has an embedding that is not a flat list of floats"
+        raise ValueError(msg)
+    return array
+
+
+def _indexable(array: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any] | None:
+    """The vector to index: ``None`` when it has no direction or is not finite (the document keeps it anyway).
+
+    An array, not a list: the core reads a batch of arrays as one matrix.
+    """
+    if array is None or array.size == 0 or not np.isfinite(array).all() or not array.any():
+        return None
+    return array
 
 
 def _vector(embedding: Sequence[float] | None) -> list[float] | None:
@@ -77,22 +105,19 @@ def _vector(embedding: Sequence[float] | None) -> list[float] | None:
     return values
 
 
-def _pack(document: Document) -> str | None:
-    """The document's embedding as base64 float64 (exact for Python floats), or ``None``."""
-    if document.embedding is None:
-        return None
-    try:
-        array = np.asarray(document.embedding, dtype="<f8")
-    except (TypeError, ValueError, OverflowError) as e:
-        msg = f"document {document.id!r} has an embedding that is not a list of floats: {e}"
-        raise ValueError(msg) from e
-    if array.ndim != 1:
-        msg = f"document {document.id!r} has an embedding that is not a flat list of floats"
-        raise ValueError(msg)
+def _pack(array: np.ndarray[Any, Any]) -> str:
+    """``array`` (float64) as base64, as float32 when that is exact (half the bytes)."""
+    with np.errstate(over="ignore"):  # past float32 range: inf, never equal, kept as float64
+        single = array.astype("<f4")
+    if np.array_equal(single, array):  # NaN never equal: kept as float64
+        return _F32 + base64.b64encode(single.tobytes()).decode("ascii")
     return base64.b64encode(array.tobytes()).decode("ascii")
 
 
 def _unpack(packed: str) -> list[float]:
+    if packed.startswith(_F32):
+        single: list[float] = np.frombuffer(base64.b64decode(packed[len(_F32) :]), dtype="<f4").tolist()
+        return single
     values: list[float] = np.frombuffer(base64.b64decode(packed), dtype="<f8").tolist()
     return values
 
@@ -220,12 +245,25 @@ class ElasticMemoryDocumentStore:
         """Rebuild a store from :meth:`to_dict` (opening the file at its path)."""
         return default_from_dict(cls, data)
 
-    def _base(self, ids: list[str] | None = None) -> dict[str, Any]:
-        """Core filters of the collection's documents (among ``ids`` when given)."""
-        base: dict[str, Any] = {"agent_id": self.collection, "kind": "note", "tags": [DOCUMENT_TAG]}
-        if ids is not None:
-            base["metadata"] = {_ID: {"$in": ids}}
-        return base
+    def _base(self, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Core filters of the collection's document notes (those also matching ``metadata`` when given)."""
+        return {
+            "agent_id": self.collection,
+            "kind": "note",
+            "tags": [DOCUMENT_TAG],
+            # Only document notes (never a stray note of the collection), then the filter's conditions.
+            "metadata": {**(metadata or {}), _DOC: {"$exists": True}},
+        }
+
+    def _compile(self, filters: dict[str, Any] | None) -> Compiled:
+        validate_filters(filters)
+        return compile_filters(filters)
+
+    def _check(self, docs: list[Document], filters: dict[str, Any] | None, compiled: Compiled) -> list[Document]:
+        """``docs`` (the SQL's candidates) that match ``filters``: checked in Python unless the SQL was exact."""
+        if compiled.exact:
+            return docs
+        return select(docs, filters, strict_datetime_comparison=self.strict_datetime_comparison)
 
     def _ours(self, record: MemoryRecord | Hit) -> bool:
         return (
@@ -236,11 +274,22 @@ class ElasticMemoryDocumentStore:
         )
 
     @staticmethod
-    def _document(found: MemoryRecord | Hit, score: float | None = None) -> Document:
-        data = dict(found.metadata[_DOC])
+    def _document(found: MemoryRecord | Hit, score: float | None = None, *, embedding: bool = True) -> Document:
+        data = found.metadata[_DOC]
+        packed = found.metadata.get(_EMB) if embedding else None
+        vector = None if packed is None else _unpack(packed)
+        if data.get("blob") is None and data.get("sparse_embedding") is None:
+            meta = data.get("meta")
+            return Document(
+                id=data["id"],
+                content=data.get("content"),
+                meta=meta if isinstance(meta, dict) else {},
+                score=score,
+                embedding=vector,
+            )
+        data = dict(data)
         data["score"] = score
-        packed = found.metadata.get(_EMB)
-        data["embedding"] = None if packed is None else _unpack(packed)
+        data["embedding"] = vector
         return Document.from_dict(data)
 
     def _next_seq(self, count: int) -> int:
@@ -248,13 +297,23 @@ class ElasticMemoryDocumentStore:
         self._last_seq = base + count
         return base
 
-    def _item(self, document: Document, seq: int) -> dict[str, Any]:
-        packed = _pack(document)
-        payload = document.to_dict(flatten=False)
-        payload["score"] = None
-        payload["embedding"] = None
+    def _item(self, document: Document, seq: int) -> tuple[dict[str, Any], np.ndarray[Any, Any] | None]:
+        """The core item of ``document`` and the vector to index for it."""
+        array = _array(document)
+        packed = None if array is None else _pack(array)
+        # Document.to_dict(flatten=False) without the embedding and the score, and without its deep
+        # copies (the core serialises the item at once).
+        payload = {
+            "id": document.id,
+            "content": document.content,
+            "blob": None if document.blob is None else document.blob.to_dict(),
+            "meta": document.meta,
+            "score": None,
+            "embedding": None,
+            "sparse_embedding": None if document.sparse_embedding is None else document.sparse_embedding.to_dict(),
+        }
         text = document.content if isinstance(document.content, str) and document.content.strip() else _NO_TEXT
-        return {
+        item = {
             "content": text,
             "id": document.id,
             "agent_id": self.collection,
@@ -262,35 +321,47 @@ class ElasticMemoryDocumentStore:
             "pinned": True,
             "metadata": {_ID: document.id, _SEQ: seq, _DOC: payload, _EMB: packed},
         }
+        return item, _indexable(array)
 
     # ----------------------------------------------------------------- reads
-    async def _hits(self) -> list[Hit]:
-        """Every live document note of the collection, in insertion order."""
-        found: list[Hit] = []
-        seen: list[str] = []
+    async def _hits(self, metadata: dict[str, Any] | None = None) -> list[MemoryRecord]:
+        """The live document notes of the collection (those matching ``metadata``), in insertion order."""
+        found: list[MemoryRecord] = []
+        after: str | None = None
         while True:
-            filters = self._base()
-            # Only document notes (a stray note of the collection is never paged over and over).
-            filters["metadata"] = {_DOC: {"$exists": True}, **({_ID: {"$nin": seen}} if seen else {})}
-            page = await self.amemory.recall("", k=_PAGE, filters=filters, touch=False)
-            seen += [str(h.metadata.get(_ID)) for h in page]  # every row seen, ours or not: paging moves on
-            found += [h for h in page if self._ours(h)]
-            if len(page) < _PAGE:
+            page = await self.amemory.list(self._base(metadata), limit=_PAGE, after=after)
+            found += [r for r in page.records if self._ours(r)]
+            if page.next is None:
                 break
-        found.sort(key=lambda h: h.metadata.get(_SEQ, 0))
+            after = page.next
+        found.sort(key=lambda r: r.metadata.get(_SEQ, 0))
         return found
 
     async def _all(self) -> list[Document]:
         return [self._document(h) for h in await self._hits()]
 
-    async def _select(self, filters: dict[str, Any] | None) -> list[Document]:
-        if filters:
-            validate_filters(filters)
-        return select(await self._all(), filters, strict_datetime_comparison=self.strict_datetime_comparison)
+    async def _matching(self, filters: dict[str, Any] | None) -> list[tuple[MemoryRecord, Document]]:
+        """The notes and documents matching ``filters``: the SQL selects, Python checks what SQL cannot."""
+        compiled = self._compile(filters)
+        if compiled.never:
+            return []
+        records = await self._hits(compiled.sql)
+        pairs = [(r, self._document(r)) for r in records]
+        if compiled.exact:
+            return pairs
+        keep = {id(d) for d in self._check([d for _, d in pairs], filters, compiled)}
+        return [(r, d) for r, d in pairs if id(d) in keep]
 
-    async def _count(self) -> int:
-        filters = {**self._base(), "metadata": {_DOC: {"$exists": True}}}
-        counts = await self.amemory.tags(filters=filters, prefix=DOCUMENT_TAG)
+    async def _select(self, filters: dict[str, Any] | None) -> list[Document]:
+        return [d for _, d in await self._matching(filters)]
+
+    async def _count(self, filters: dict[str, Any] | None = None) -> int:
+        compiled = self._compile(filters)
+        if compiled.never:
+            return 0
+        if not compiled.exact:
+            return len(await self._select(filters))
+        counts = await self.amemory.tags(filters=self._base(compiled.sql), prefix=DOCUMENT_TAG)
         return counts.get(DOCUMENT_TAG, 0)
 
     # ---------------------------------------------------------------- writes
@@ -325,17 +396,15 @@ class ElasticMemoryDocumentStore:
         written = list(chosen.values())
         if written:
             seq = self._next_seq(len(written))
-            items = [self._item(doc, seq + n) for n, doc in enumerate(written)]
-            vectors = [_vector(doc.embedding) for doc in written]
-            await self.amemory.remember_many(items, dedupe=False, vectors=vectors)
+            await self._store([(doc, seq + n) for n, doc in enumerate(written)])
         return len(docs) if policy == DuplicatePolicy.OVERWRITE else len(written)
 
-    async def _rewrite(self, hits: list[tuple[Hit, Document]]) -> None:
-        """Store changed documents in place (same ids and insertion positions)."""
-        if not hits:
+    async def _store(self, documents: list[tuple[Document, int]]) -> None:
+        """Write documents (with their insertion sequence) through the core's batch path, one transaction."""
+        if not documents:
             return
-        items = [self._item(doc, int(hit.metadata.get(_SEQ, 0))) for hit, doc in hits]
-        await self.amemory.remember_many(items, dedupe=False, vectors=[_vector(doc.embedding) for _, doc in hits])
+        items, vectors = zip(*(self._item(doc, seq) for doc, seq in documents), strict=True)
+        await self.amemory.remember_many(list(items), dedupe=False, vectors=list(vectors))
 
     async def _delete_ids(self, ids: Any) -> int:
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
@@ -345,21 +414,20 @@ class ElasticMemoryDocumentStore:
         if not wanted:
             return 0
         ours = [r.id for r in await self.amemory.get_many(wanted) if self._ours(r)]
-        if ours:
-            await self.amemory.forget(ours, hard=True)
+        await self._forget(ours)
         return len(ours)
 
+    async def _forget(self, ids: list[str]) -> None:
+        for start in range(0, len(ids), _PAGE):
+            await self.amemory.forget(ids[start : start + _PAGE], hard=True)
+
     async def _delete_all(self) -> None:
-        ours = [h.id for h in await self._hits()]
-        for start in range(0, len(ours), _PAGE):
-            await self.amemory.forget(ours[start : start + _PAGE], hard=True)
+        await self._forget([h.id for h in await self._hits()])
 
     async def _delete_by_filter(self, filters: dict[str, Any]) -> int:
         _check_required(filters)
-        validate_filters(filters)
-        matching = await self._select(filters)
-        if matching:
-            await self.amemory.forget([d.id for d in matching], hard=True)
+        matching = await self._matching(filters)
+        await self._forget([r.id for r, _ in matching])
         return len(matching)
 
     async def _update_by_filter(self, filters: dict[str, Any], meta: dict[str, Any]) -> int:
@@ -368,12 +436,10 @@ class ElasticMemoryDocumentStore:
         if not isinstance(meta, Mapping):
             msg = f"meta must be a dict, got {type(meta).__name__}"
             raise ValueError(msg)
-        hits = await self._hits()
-        docs = [self._document(h) for h in hits]
-        keep = {id(d) for d in select(docs, filters, strict_datetime_comparison=self.strict_datetime_comparison)}
-        changed = [(h, replace(d, meta={**d.meta, **meta})) for h, d in zip(hits, docs, strict=True) if id(d) in keep]
-        await self._rewrite(changed)
-        return len(changed)
+        matching = await self._matching(filters)
+        # In place: same ids and insertion positions.
+        await self._store([(replace(d, meta={**d.meta, **meta}), int(r.metadata.get(_SEQ, 0))) for r, d in matching])
+        return len(matching)
 
     # ------------------------------------------------------- metadata reports
     async def _count_unique(self, filters: dict[str, Any] | None, metadata_fields: list[str]) -> dict[str, int]:
@@ -452,20 +518,40 @@ class ElasticMemoryDocumentStore:
             raise ValueError(msg)
         if top_k == 0:
             return []  # as InMemoryDocumentStore: no documents, not an error
-        ids: list[str] | None = None
-        if filters:
+        compiled = self._compile(filters)
+        if compiled.never:
+            return []
+        metadata, k = compiled.sql, top_k
+        while True:
+            hits = await self.amemory.recall(
+                query,
+                k=min(k, _PAGE),
+                mode=mode,
+                filters=self._base(metadata),
+                touch=False,
+                vector=vector,
+                vector_weight=vector_weight,
+            )
+            found = self._scored(hits, mode, scale_score, return_embedding)
+            if compiled.exact:
+                break
+            found = self._check(found, filters, compiled)
+            if len(found) >= top_k or len(hits) < min(k, _PAGE):
+                break
+            if k < _PAGE:
+                k *= 8  # the SQL let through documents Python refused: look further down the ranking
+                continue
+            # Still short a page down: narrow to the ids of every matching document (checked in Python).
             ids = [d.id for d in await self._select(filters)]
             if not ids:
                 return []
-        hits = await self.amemory.recall(
-            query,
-            k=min(top_k, _PAGE),
-            mode=mode,
-            filters=self._base(ids),
-            touch=False,
-            vector=vector,
-            vector_weight=vector_weight,
-        )
+            metadata = {_ID: {"$in": ids}}
+            compiled = Compiled(metadata, never=False, exact=True)
+        found.sort(key=lambda d: -(d.score or 0.0))
+        return found[:top_k]
+
+    def _scored(self, hits: list[Hit], mode: _Mode, scale_score: bool, return_embedding: bool) -> list[Document]:
+        """The documents of ``hits`` with Haystack's scores: BM25, cosine similarity, or the fused score."""
         out: list[Document] = []
         for hit in hits:
             if not self._ours(hit):
@@ -476,16 +562,14 @@ class ElasticMemoryDocumentStore:
             elif mode == "semantic":
                 raw = hit.vector_score
                 score = None if raw is None else ((raw + 1) / 2 if scale_score else raw)
+                if hit.metadata.get(_EMB) is None:
+                    continue  # a document without an embedding is never a semantic hit
             else:
                 score = hit.score
             if score is None:
                 continue
-            doc = self._document(hit, float(score))
-            if mode == "semantic" and doc.embedding is None:
-                continue
-            out.append(doc if return_embedding else replace(doc, embedding=None))
-        out.sort(key=lambda d: -(d.score or 0.0))
-        return out[:top_k]
+            out.append(self._document(hit, float(score), embedding=return_embedding))
+        return out
 
     @staticmethod
     def _query(query: Any) -> str:
@@ -577,15 +661,11 @@ class ElasticMemoryDocumentStore:
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
         """How many documents match ``filters`` (all without)."""
-        if not filters:
-            return self.count_documents()
-        return len(self.filter_documents(filters))
+        return self._run(self._count(filters), "count_documents_by_filter")
 
     async def count_documents_by_filter_async(self, filters: dict[str, Any]) -> int:
         """Async :meth:`count_documents_by_filter`."""
-        if not filters:
-            return await self._count()
-        return len(await self._select(filters))
+        return await self._count(filters)
 
     def count_unique_metadata_by_filter(self, filters: dict[str, Any], metadata_fields: list[str]) -> dict[str, int]:
         """How many distinct non-null values each field (``meta.`` optional) has among the matching documents."""

@@ -2,15 +2,75 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from elastic_memory import AsyncMemory, Memory, UsageError, resolve_location
 from elastic_memory.adapters import Opened, agent_handle, open_memory
 
-__all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name"]
+__all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name", "open_shared"]
 
 IN_MEMORY = ":memory:"
+#: Stores opened with ``open_shared``: key -> [the store, how many leases are open].
+_SHARED: dict[tuple[Any, ...], list[Any]] = {}
+_LOCK = threading.Lock()
+
+
+class _Lease(Opened):
+    """One holder's share of a store opened once per process: the last holder to close closes it."""
+
+    def __init__(self, key: tuple[Any, ...], memory: Memory) -> None:
+        super().__init__(memory, owns=True)
+        self._key = key
+        self._released = False
+
+    def _release(self) -> bool:
+        """Give the lease back (once); ``True`` when it was the last one, so the store must close."""
+        with _LOCK:
+            if self._released:
+                return False
+            self._released = True
+            entry = _SHARED.get(self._key)
+            if entry is None or entry[0] is not self.sync:
+                return True  # not the registered store any more: close ours
+            entry[1] -= 1
+            if entry[1] > 0:
+                return False
+            del _SHARED[self._key]
+            return True
+
+    def close(self) -> None:
+        if self._release():
+            self.sync.close()
+
+    async def aclose(self) -> None:
+        if self._release():
+            await self.aio.close()
+
+
+def open_shared(path: str | Path, embedder: Any, options: dict[str, Any]) -> Opened:
+    """The store at ``path``, opened once per process for every holder asking with the same settings.
+
+    A file (or server URL) opened with the same embedder choice (``"auto"``, ``None`` or a model
+    name) and options is shared: one connection, one background worker, one model load. An
+    in-memory store, an embedder object or options that are not plain values open a store of their own.
+    """
+    location = str(path)
+    try:
+        key = (_absolute(location), embedder, tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:
+        return open_memory(path, None, embedder=embedder, **options)
+    if location == IN_MEMORY or not (embedder is None or isinstance(embedder, str)):
+        return open_memory(path, None, embedder=embedder, **options)
+    with _LOCK:
+        entry = _SHARED.get(key)
+        if entry is None:
+            entry = [open_memory(path, None, embedder=embedder, **options).sync, 0]
+            _SHARED[key] = entry
+        entry[1] += 1
+        return _Lease(key, entry[0])
 
 
 def _absolute(path: str | Path) -> str:
@@ -42,8 +102,12 @@ class StoreOwner:
         memory: Memory | AsyncMemory | None,
         embedder: Any,
         options: dict[str, Any],
+        shared: bool = False,
     ) -> None:
-        self._opened = open_memory(path, memory, embedder=embedder, **options)
+        if shared and path is not None and memory is None:
+            self._opened = open_shared(path, embedder, options)
+        else:
+            self._opened = open_memory(path, memory, embedder=embedder, **options)
         self._path = _absolute(path if path is not None else self._opened.sync.path)
         self._embedder = embedder
         self._options = options

@@ -81,7 +81,8 @@ class _MemoryHook(StoreOwner):
             msg = f"require_user must be True or False, got {require_user!r}"
             raise UsageError(msg)
         self.require_user = require_user
-        super().__init__(path=path, memory=memory, embedder=embedder, options=options)
+        # path=: one store per file and settings in the process (Agent.from_dict rebuilds both hooks from paths).
+        super().__init__(path=path, memory=memory, embedder=embedder, options=options, shared=True)
 
     @staticmethod
     def _context(state: State) -> dict[str, Any]:
@@ -383,7 +384,9 @@ def memory_hooks(
     """``Agent(hooks=memory_hooks(path="memory.db"))``: recall before each run, record after it.
 
     Both hooks work on one store: with ``path`` the recall hook opens it (and closes it when the
-    Agent closes), the record hook shares it. A run's user is ``hook_context[user_key]``
+    Agent closes), the record hook shares it. Hooks built from ``path=`` (as ``Agent.from_dict``
+    rebuilds them) share one store per file and settings in the process: one connection, one
+    worker, one model load; the last of them to close closes it. A run's user is ``hook_context[user_key]``
     (``agent.run(..., hook_context={"user_id": "alice"})``): one store, each user's memory apart;
     a run without one uses the agent's own memory, unless ``require_user=True`` refuses it.
     """
