@@ -35,7 +35,7 @@ BROWSER_DEPS = ["playwright>=1.50"]
 RUFF = "ruff==0.17.6"
 GEN_SYNC = f"{CORE}/tools/gen_sync.py"
 LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers")
-HAYSTACK_MODULES = ("document_stores", "components.retrievers", "memory_stores")
+HAYSTACK_MODULES = ("document_stores", "components.retrievers", "components.embedders", "memory_stores")
 # package name -> (folder, modules whose doctests run, extra test dependencies)
 PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "elastic-memory": (CORE, ("elastic_memory",), ()),
