@@ -43,7 +43,7 @@ from elastic_memory.adapters import Opened, aopen_memory
 from elastic_memory.context import PREAMBLE
 from llama_index.storage.chat_store.elastic_memory import ElasticMemoryAsyncChatStore
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
-from llama_index.vector_stores.elastic_memory._embedder import LlamaIndexEmbedder
+from llama_index.vector_stores.elastic_memory._embedder import core_choice, core_embedder
 
 __all__ = ["ElasticMemory", "ElasticMemoryBlock"]
 
@@ -302,7 +302,9 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
 
     async def _astore(self) -> Opened:
         if self._opened is None:
-            self._opened = await aopen_memory(self._path(), None, **self._reopen_options())
+            self._opened = await aopen_memory(
+                self._path(), None, embedder=core_choice("auto"), **self._reopen_options()
+            )
         return self._opened
 
     def _path(self) -> str:
@@ -595,9 +597,9 @@ def _open(
     user_id: str | None,
 ) -> Opened:
     """The store at ``path`` (or ``memory``) as ``user_id``'s handle (``None``: as given, or the agent's)."""
-    chosen: Any = embedder
+    chosen: Any = core_choice(embedder)
     if embed_model is not None and memory is None:
-        chosen = LlamaIndexEmbedder(embed_model)
+        chosen = core_embedder(embed_model)
     arg = None if embed_model is None else "embed_model"
     return open_for_user(path, memory, user_id, embedder=chosen, embedder_arg=arg, **options)
 

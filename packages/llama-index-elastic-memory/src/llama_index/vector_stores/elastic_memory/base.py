@@ -47,7 +47,7 @@ from typing_extensions import Self
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError, resolve_location
 from elastic_memory.adapters import Opened, open_memory
 
-from ._embedder import LlamaIndexEmbedder
+from ._embedder import core_embedder
 
 __all__ = ["NODE_ID_KEY", "ElasticMemoryVectorStore"]
 
@@ -392,7 +392,7 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
         if embed_model is not None and not isinstance(embed_model, BaseEmbedding):
             msg = f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
             raise UsageError(msg)
-        embedder = LlamaIndexEmbedder(embed_model) if embed_model is not None and memory is None else None
+        embedder = core_embedder(embed_model) if embed_model is not None and memory is None else None
         opened = open_memory(
             path,
             memory,

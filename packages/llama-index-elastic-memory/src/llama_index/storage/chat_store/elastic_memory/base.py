@@ -53,6 +53,7 @@ from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, Messag
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
 from elastic_memory.adapters import Opened, agent_handle
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
+from llama_index.vector_stores.elastic_memory._embedder import core_choice
 
 __all__ = ["ElasticMemoryAsyncChatStore", "ElasticMemoryChatStore"]
 
@@ -451,7 +452,7 @@ def _open(
     if memory is not None and embedder is not None:
         msg = "embedder= applies when the store opens the file (path=); an open memory= has its embedder"
         raise UsageError(msg)
-    opened = open_for_user(path, memory, user_id, embedder=embedder, **options)
+    opened = open_for_user(path, memory, user_id, embedder=core_choice(embedder), **options)
     served = opened.sync
     agent = opened if served.user_id is None else Opened(agent_handle(served), owns=False)
     return opened, agent, agent_id or f"{served.agent_id}{AGENT_SUFFIX}"
