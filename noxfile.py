@@ -1,6 +1,6 @@
-"""Sessions: tests (per package), matrix (per Python version), lint, docs, notebooks, browser, sync, benchmarks, demo.
+"""Sessions: tests (per package), matrix, lint, docs, examples, notebooks, browser, sync, benchmarks, demo.
 
-`nox` alone runs the default set (what CI runs): tests, matrix, lint, notebooks, browser (the docs build).
+`nox` alone runs the default set (what CI runs): tests, matrix, lint, examples, notebooks, browser (the docs build).
 uv makes the virtualenvs when it is installed (`pip install "nox[uv]"`), else venv.
 """
 
@@ -176,6 +176,7 @@ nox.options.sessions = [
     "tests_haystack_experimental_agent",
     *(f"matrix({v})" for v in MATRIX if v != RUNNING),
     "lint",
+    "examples",
     "notebooks",
     "browser",  # builds the docs as strictly as `nox -s docs` does, then opens them
 ]
@@ -268,6 +269,18 @@ def notebooks(session: nox.Session) -> None:
     """
     session.install("-e", CORE, *(a for folder in ADAPTERS for a in ("-e", folder)), *NOTEBOOK_DEPS)
     session.run("python", "notebooks/run.py", *session.posargs)
+
+
+@nox.session
+def examples(session: nox.Session) -> None:
+    """Run every `examples/<framework>/*.py` app (fake models, the offline embedder); each asserts what it prints."""
+    adapters = (a for folder in ADAPTERS for a in ("-e", folder))
+    session.install("-e", f"{CORE}[mcp]", *adapters, "langgraph-checkpoint-sqlite==3.1.2")
+    scripts = sorted(glob.glob("examples/*/*.py"))
+    if not scripts:
+        session.error("no examples found under examples/<framework>/")
+    for script in scripts:
+        session.run("python", script)
 
 
 #: The benchmarks' charts only: matplotlib is no dependency of the packages.

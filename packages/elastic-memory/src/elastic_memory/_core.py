@@ -38,6 +38,7 @@ from .storage.queries import MAX_PARAMS, live_by_hash
 from .storage.sqlite import VectorTier, WriteMode
 from .storage.vectors import DEFAULT_ANN_THRESHOLD, chunks
 from .types import (
+    UNRECALLED,
     CheckReport,
     Explanation,
     Hit,
@@ -749,7 +750,10 @@ class MemoryCore:
         first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
         if pin is None and first is not None:
             pin = EmbeddingPin(SUPPLIED, int(first.shape[0]), SUPPLIED)
-        missing = [i for i, vector in enumerate(vectors) if vector is None]
+        for i, row in enumerate(rows):
+            if row["kind"] in UNRECALLED:  # a chat message is never embedded (nor recalled unless asked)
+                vectors[i] = None
+        missing = [i for i, vector in enumerate(vectors) if vector is None and rows[i]["kind"] not in UNRECALLED]
         if embedder is not None and missing:
             duplicates = await self._stored_duplicates([i for i in missing if dedupe[i]], rows)
             missing = [i for i in missing if i not in duplicates]  # not written: nothing to embed
@@ -1016,7 +1020,7 @@ class MemoryCore:
         query = v.clean_query(query)
         k = v.check_k(k)
         mode = v.check_mode(mode)
-        parsed = Filters.parse(filters)
+        parsed = Filters.parse(filters).for_recall()
         if touch is None:
             touch = self.recall_config.touch
         if not isinstance(touch, bool):

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 import re
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
-from .types import KINDS, MemoryType, Scope, Source
+from .types import KINDS, UNRECALLED, MemoryType, Scope, Source
 
 __all__ = [
     "MAX_FILTER_CONDITIONS",
@@ -338,6 +339,7 @@ class Filters:
     session_ids: tuple[str, ...] = ()
     exclude_session_ids: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    exclude_kinds: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     tags_all: tuple[str, ...] = ()
     min_confidence: float | None = None
@@ -402,6 +404,16 @@ class Filters:
             else:
                 f["metadata"] = _metadata(value, 0, budget)
         return cls(**f)
+
+    def for_recall(self) -> Filters:
+        """These filters as recall applies them: without a ``kind``, chat messages (:data:`UNRECALLED`) are left out.
+
+        Such rows never have a vector, so only the keyword and listing legs need the condition.
+
+        >>> Filters().for_recall().exclude_kinds, Filters(kinds=("message",)).for_recall().exclude_kinds
+        (('message',), ())
+        """
+        return self if self.kinds else dataclasses.replace(self, exclude_kinds=UNRECALLED)
 
     @property
     def needs_row_check(self) -> bool:

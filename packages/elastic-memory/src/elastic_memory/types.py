@@ -9,8 +9,11 @@ from typing import Any, SupportsIndex, overload
 
 from . import display
 
-#: What wrote a memory (:attr:`MemoryRecord.kind`).
-KINDS = ("note", "chunk", "lesson", "preference", "howto", "summary", "merged")
+#: What wrote a memory (:attr:`MemoryRecord.kind`). ``"message"`` is a chat message an adapter's
+#: chat history stores: never embedded, and left out of recall unless ``filters["kind"]`` names it.
+KINDS = ("note", "chunk", "lesson", "preference", "howto", "summary", "merged", "message")
+#: The kinds recall leaves out unless its filters name them.
+UNRECALLED = ("message",)
 
 
 class Scope(str, enum.Enum):

@@ -10,6 +10,7 @@ could not see (no vector yet; the keyword leg still finds them), 0 when it searc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -87,7 +88,9 @@ async def run(
         t = time.perf_counter()
         # Whole rows are worth reading with the candidates only when the candidates are the
         # hits; from a wider pool (hybrid) only the fused top ``k`` are read, afterwards.
-        ranking, how = await store.vector(qvec, filters, pool, records=read if pool == k else None)
+        # a chat message never has a vector: the vector leg needs no condition for leaving them out
+        among = dataclasses.replace(filters, exclude_kinds=()) if filters.exclude_kinds else filters
+        ranking, how = await store.vector(qvec, among, pool, records=read if pool == k else None)
         details.update(how)
         details["vector_ms"] = _ms(t)
         return qvec, ranking

@@ -259,7 +259,14 @@ _V3 = (
     "WHERE has_vector = 0 AND deleted_at IS NULL AND archived = 0",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, _V1), Migration(2, _V2), Migration(3, _V3))
+# Chat messages (kind "message") are never embedded: out of the backlog (SQLite's v10).
+_V4 = (
+    "DROP INDEX IF EXISTS memories_unembedded",
+    "CREATE INDEX memories_unembedded ON memories (seq, expires_at) "
+    "WHERE has_vector = 0 AND deleted_at IS NULL AND archived = 0 AND kind <> 'message'",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, _V1), Migration(2, _V2), Migration(3, _V3), Migration(4, _V4))
 LATEST = MIGRATIONS[-1].version
 
 #: The version table, created before any migration runs.

@@ -294,6 +294,10 @@ def live_filter(
             sql, p = in_list(f"{a}.{quote_ident(column)}", values)
             parts.append(sql)
             params += p
+    if filters.exclude_kinds:
+        sql, p = in_list(f"{a}.{quote_ident('kind')}", filters.exclude_kinds)
+        parts.append(f"NOT {sql}")
+        params += p
     if filters.exclude_session_ids:
         sql, p = in_list(f"{a}.{quote_ident('session_id')}", filters.exclude_session_ids)
         parts.append(f"({a}.{quote_ident('session_id')} IS NULL OR NOT {sql})")
@@ -417,7 +421,7 @@ def seqs_checked(seqs: Sequence[int], filters: Filters, *, now: float) -> Prepar
 
 #: Live memories without a vector (whichever agent's): the condition of the ``memories_unembedded``
 #: partial index (schema v9), which a query must repeat for the index to serve it.
-UNEMBEDDED = 'm."has_vector" = 0 AND m."deleted_at" IS NULL AND m."archived" = 0'
+UNEMBEDDED = 'm."has_vector" = 0 AND m."deleted_at" IS NULL AND m."archived" = 0 AND m."kind" <> \'message\''
 
 
 def unembedded(*, now: float) -> Prepared:

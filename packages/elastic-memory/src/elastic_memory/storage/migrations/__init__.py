@@ -19,6 +19,7 @@ from . import (
     v007_quarantine_review,
     v008_fts_rewrites,
     v009_embedding_backlog,
+    v010_unembedded_messages,
 )
 
 __all__ = ["LATEST", "MIGRATIONS", "OWN_TABLES", "Migration", "pending"]
@@ -45,6 +46,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(v007_quarantine_review.VERSION, v007_quarantine_review.STATEMENTS),
     Migration(v008_fts_rewrites.VERSION, v008_fts_rewrites.STATEMENTS),
     Migration(v009_embedding_backlog.VERSION, v009_embedding_backlog.STATEMENTS),
+    Migration(v010_unembedded_messages.VERSION, v010_unembedded_messages.STATEMENTS),
 )
 LATEST = MIGRATIONS[-1].version
 #: Tables whose presence marks a file as an elastic-memory database (prefix match).
