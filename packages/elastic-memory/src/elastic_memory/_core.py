@@ -744,7 +744,8 @@ class MemoryCore:
             raise UsageError(msg)
         if not rows:
             return []
-        embedder = await self.embedder()
+        # chat messages only: no model is resolved (nor waited for while it loads)
+        embedder = None if all(row["kind"] in UNRECALLED for row in rows) else await self.embedder()
         vectors = list(vectors) if vectors is not None else [None] * len(rows)
         pin = self.pin_for(embedder) if embedder is not None else pin
         first = next((vector for vector in vectors if isinstance(vector, np.ndarray)), None)
