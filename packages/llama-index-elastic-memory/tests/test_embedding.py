@@ -119,7 +119,8 @@ def test_stores_opened_with_the_built_in_model_share_the_process_instance(
     monkeypatch.setattr(elastic_memory._core, "MiniLMEmbedder", lambda: built.append(1) or MiniLMEmbedder())
     monkeypatch.setattr(embedding_base, "_shared", FakeEmbedder(model_id="the-shared-one"))
     with ElasticMemoryChatStore(path=tmp_path / "a.db", embedder="auto") as chats:
-        chats.add_message("k", ChatMessage(role="user", content="hello"))
+        chats.add_message("k", ChatMessage(role="user", content="hello"))  # messages are never embedded
+        chats.memory.remember("a note")
         assert chats.memory.stats()["embedding_model"] == "the-shared-one"
     retriever = ElasticMemoryRetriever(path=tmp_path / "b.db")
     retriever.memory.remember("a note")
