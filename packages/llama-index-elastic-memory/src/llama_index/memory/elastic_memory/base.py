@@ -28,8 +28,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from banks import Prompt  # type: ignore[import-untyped]  # RichPromptTemplate's engine (a llama-index-core dependency)
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory import BaseMemoryBlock, InsertMethod, Memory
 from llama_index.core.memory.memory import DEFAULT_FLUSH_SIZE, DEFAULT_MEMORY_BLOCKS_TEMPLATE, DEFAULT_TOKEN_LIMIT
@@ -443,7 +444,7 @@ class ElasticMemory(Memory):
                 tokenizer_fn=tokenizer,
                 chat_history_token_ratio=chat_history_token_ratio,
                 token_flush_size=token_flush_size,
-                memory_blocks_template=memory_blocks_template,
+                memory_blocks_template=_template(memory_blocks_template),
                 insert_method=insert_method,
                 chat_store=store,
             )
@@ -578,6 +579,63 @@ class ElasticMemory(Memory):
         turn, self._open_turn = self._open_turn, []
         if turn and self.block.record:
             await self.block.arecord_messages(turn, session_id=self.session_id)
+
+
+# ---------------------------------------------------------------------- the blocks' template
+class _NoRenderCache:
+    """A banks render cache that keeps nothing (a shared compiled prompt must not grow per call)."""
+
+    def get(self, context: dict[str, Any]) -> str | None:
+        return None
+
+    def set(self, context: dict[str, Any], prompt: str) -> None:
+        return None
+
+    def clear(self) -> None:
+        return None
+
+
+class _CompiledTemplate(RichPromptTemplate):
+    """A ``RichPromptTemplate`` compiled once.
+
+    LlamaIndex's ``Memory`` formats its blocks' template on every ``get`` that has block
+    content, and ``RichPromptTemplate`` compiles the Jinja template each time: the largest
+    single cost of a chat with a block. This one compiles it on first use and renders text
+    messages itself; a message with other content (images, audio) goes through LlamaIndex's
+    own ``format_messages``, as does a template with an output parser.
+    """
+
+    _compiled: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def format_messages(self, llm: Any = None, **kwargs: Any) -> list[ChatMessage]:
+        if self.output_parser is not None:
+            return super().format_messages(llm, **kwargs)
+        with self._lock:
+            if self._compiled is None:
+                self._compiled = Prompt(self.template_str, render_cache=_NoRenderCache())
+        rendered = self._compiled.chat_messages(data=self._map_all_vars({**self.kwargs, **kwargs}))
+        out: list[ChatMessage] = []
+        for message in rendered:
+            if isinstance(message.content, str):
+                out.append(ChatMessage(role=message.role, content=message.content))
+            elif all(part.type.value == "text" for part in message.content):
+                out.append(
+                    ChatMessage(role=message.role, blocks=[TextBlock(text=p.text or "") for p in message.content])
+                )
+            else:
+                return super().format_messages(llm, **kwargs)
+        return out
+
+
+#: LlamaIndex's default template for the blocks, compiled once for every ElasticMemory.
+_DEFAULT_ARGS: dict[str, Any] = {"template_str": DEFAULT_MEMORY_BLOCKS_TEMPLATE.template_str}
+_DEFAULT_TEMPLATE = _CompiledTemplate(**_DEFAULT_ARGS)
+
+
+def _template(given: RichPromptTemplate) -> RichPromptTemplate:
+    """``given``, or its compiled-once twin when it is LlamaIndex's default."""
+    return _DEFAULT_TEMPLATE if given is DEFAULT_MEMORY_BLOCKS_TEMPLATE else given
 
 
 # ---------------------------------------------------------------------- helpers
