@@ -33,7 +33,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from elastic_memory import Embedder, MiniLMEmbedder, UsageError
 from elastic_memory.embedders import check_embedder
 
-__all__ = ["DEFAULT_BATCH_SIZE", "ElasticMemoryEmbedding", "shared_embedder"]
+__all__ = ["DEFAULT_BATCH_SIZE", "ElasticMemoryEmbedding", "core_choice", "shared_embedder"]
 
 #: Texts per call to the model: the built-in model batches by length within a token budget itself.
 DEFAULT_BATCH_SIZE = 64
@@ -53,6 +53,15 @@ def shared_embedder() -> MiniLMEmbedder:
         if _shared is None:
             _shared = MiniLMEmbedder()
         return _shared
+
+
+def core_choice(embedder: Any) -> Any:
+    """``embedder`` as ``Memory.open`` takes it, ``"auto"`` being the process's shared built-in model.
+
+    >>> core_choice("auto") is shared_embedder(), core_choice(None)
+    (True, None)
+    """
+    return shared_embedder() if isinstance(embedder, str) and embedder == "auto" else embedder
 
 
 def _rows(vectors: Any, count: int) -> list[list[float]]:

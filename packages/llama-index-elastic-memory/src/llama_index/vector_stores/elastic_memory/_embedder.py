@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from elastic_memory import Embedder, UsageError
-from llama_index.embeddings.elastic_memory.base import ElasticMemoryEmbedding, shared_embedder
+from llama_index.embeddings.elastic_memory.base import ElasticMemoryEmbedding, core_choice
 
 __all__ = ["LlamaIndexEmbedder", "core_choice", "core_embedder"]
 
@@ -25,11 +24,6 @@ def core_embedder(embed_model: BaseEmbedding) -> Embedder:
     if isinstance(embed_model, ElasticMemoryEmbedding):
         return embed_model.embedder
     return LlamaIndexEmbedder(embed_model)
-
-
-def core_choice(embedder: Any) -> Any:
-    """``embedder`` as ``Memory.open`` takes it, ``"auto"`` being the process's shared built-in model."""
-    return shared_embedder() if isinstance(embedder, str) and embedder == "auto" else embedder
 
 
 class LlamaIndexEmbedder:

@@ -45,7 +45,8 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError, resolve_location
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened
+from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
 from ._embedder import core_embedder
 
@@ -393,9 +394,10 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
             msg = f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
             raise UsageError(msg)
         embedder = core_embedder(embed_model) if embed_model is not None and memory is None else None
-        opened = open_memory(
+        opened = open_for_user(
             path,
             memory,
+            None,
             embedder=embedder,
             embedder_arg="embed_model" if embed_model is not None else None,
             **options,

@@ -23,7 +23,7 @@ from typing import Any
 
 from elastic_memory import AsyncMemory, Memory, UsageError, resolve_location
 from elastic_memory.adapters import Opened, open_memory
-from llama_index.vector_stores.elastic_memory._embedder import core_choice
+from llama_index.embeddings.elastic_memory.base import core_choice
 
 __all__ = ["SharedOpened", "open_for_user", "open_shared", "user_handle"]
 

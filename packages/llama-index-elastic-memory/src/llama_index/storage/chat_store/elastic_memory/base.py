@@ -56,8 +56,8 @@ from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, Messag
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
 from elastic_memory.adapters import Opened, agent_handle
+from llama_index.embeddings.elastic_memory.base import core_choice
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
-from llama_index.vector_stores.elastic_memory._embedder import core_choice
 
 __all__ = ["ElasticMemoryAsyncChatStore", "ElasticMemoryChatStore"]
 
