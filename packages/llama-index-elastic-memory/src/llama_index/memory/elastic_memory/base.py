@@ -339,6 +339,13 @@ class ElasticMemory(Memory):
     recorded by :meth:`close`. The FIFO's later flush of the same messages is not recorded again
     (the block has ``accept_short_term_memory=False``). Recording never raises into LlamaIndex.
 
+    The chat history's messages are stored as kind ``message``: never embedded (putting one
+    runs no model) and out of recall and plans, where the loop's own chunks of the same turns
+    are. A ``path`` is opened once per process, shared by every class of the package that
+    names it with the same settings and closed with the last of them, so a request handler
+    that builds one per request while the app holds the file (or passes ``memory=``) opens
+    nothing per request.
+
     Many users: open the store once and give each request its user,
     ``ElasticMemory.from_defaults(memory=mem, user_id="alice", session_id=...)``. The memory
     loop, the plans and the chat history (its keys are the user's own session ids) are then
@@ -399,7 +406,8 @@ class ElasticMemory(Memory):
             record: Record each turn as it is put (``False``: recall only).
             memory_blocks: More blocks, after the elastic-memory one.
             tokenizer_fn: Token counter for LlamaIndex and the block (LlamaIndex's default).
-            memory_blocks_template: LlamaIndex's template for the blocks.
+            memory_blocks_template: LlamaIndex's template for the blocks (its default is used
+                compiled once: LlamaIndex compiles the template on every ``get``).
             insert_method: Where the blocks go (the system message, or the latest user message).
             chat_store: The short-term history's ``AsyncDBChatStore``; default elastic-memory's
                 ``ElasticMemoryAsyncChatStore`` on the same store (and user), so the history
