@@ -34,7 +34,7 @@ BROWSER_DEPS = ["playwright>=1.50"]
 # Linters pinned: a new release with new rules must not turn main red on its own.
 RUFF = "ruff==0.17.6"
 GEN_SYNC = f"{CORE}/tools/gen_sync.py"
-LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers")
+LLAMA_MODULES = ("vector_stores", "storage.chat_store", "memory", "retrievers", "embeddings")
 HAYSTACK_MODULES = ("document_stores", "components.retrievers", "components.embedders", "memory_stores")
 # package name -> (folder, modules whose doctests run, extra test dependencies)
 PACKAGES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {

@@ -88,3 +88,12 @@ def test_a_version_9_file_drops_messages_from_its_backlog_index(tmp_path: Path) 
         (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_unembedded'").fetchone()
         (version,) = conn.execute("PRAGMA user_version").fetchone()
     assert "kind <> 'message'" in sql and version >= 10
+
+
+def test_writing_only_messages_runs_no_model(location: str) -> None:
+    """A batch of chat messages neither waits for the model nor health-checks it."""
+    embedder = FakeEmbedder()
+    with Memory.open(location, embedder=embedder) as mem:
+        before = embedder.calls
+        mem.remember_many([{"content": MESSAGE, "kind": "message"}], dedupe=False)
+        assert embedder.calls == before

@@ -28,8 +28,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from banks import Prompt  # type: ignore[import-untyped]  # RichPromptTemplate's engine (a llama-index-core dependency)
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory import BaseMemoryBlock, InsertMethod, Memory
 from llama_index.core.memory.memory import DEFAULT_FLUSH_SIZE, DEFAULT_MEMORY_BLOCKS_TEMPLATE, DEFAULT_TOKEN_LIMIT
@@ -43,7 +44,7 @@ from elastic_memory.adapters import Opened, aopen_memory
 from elastic_memory.context import PREAMBLE
 from llama_index.storage.chat_store.elastic_memory import ElasticMemoryAsyncChatStore
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
-from llama_index.vector_stores.elastic_memory._embedder import LlamaIndexEmbedder
+from llama_index.vector_stores.elastic_memory._embedder import core_choice, core_embedder
 
 __all__ = ["ElasticMemory", "ElasticMemoryBlock"]
 
@@ -302,7 +303,9 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
 
     async def _astore(self) -> Opened:
         if self._opened is None:
-            self._opened = await aopen_memory(self._path(), None, **self._reopen_options())
+            self._opened = await aopen_memory(
+                self._path(), None, embedder=core_choice("auto"), **self._reopen_options()
+            )
         return self._opened
 
     def _path(self) -> str:
@@ -335,6 +338,13 @@ class ElasticMemory(Memory):
     calls), so a tool-calling agent's steps are not recorded as replies; a turn still open is
     recorded by :meth:`close`. The FIFO's later flush of the same messages is not recorded again
     (the block has ``accept_short_term_memory=False``). Recording never raises into LlamaIndex.
+
+    The chat history's messages are stored as kind ``message``: never embedded (putting one
+    runs no model) and out of recall and plans, where the loop's own chunks of the same turns
+    are. A ``path`` is opened once per process, shared by every class of the package that
+    names it with the same settings and closed with the last of them, so a request handler
+    that builds one per request while the app holds the file (or passes ``memory=``) opens
+    nothing per request.
 
     Many users: open the store once and give each request its user,
     ``ElasticMemory.from_defaults(memory=mem, user_id="alice", session_id=...)``. The memory
@@ -396,7 +406,8 @@ class ElasticMemory(Memory):
             record: Record each turn as it is put (``False``: recall only).
             memory_blocks: More blocks, after the elastic-memory one.
             tokenizer_fn: Token counter for LlamaIndex and the block (LlamaIndex's default).
-            memory_blocks_template: LlamaIndex's template for the blocks.
+            memory_blocks_template: LlamaIndex's template for the blocks (its default is used
+                compiled once: LlamaIndex compiles the template on every ``get``).
             insert_method: Where the blocks go (the system message, or the latest user message).
             chat_store: The short-term history's ``AsyncDBChatStore``; default elastic-memory's
                 ``ElasticMemoryAsyncChatStore`` on the same store (and user), so the history
@@ -441,7 +452,7 @@ class ElasticMemory(Memory):
                 tokenizer_fn=tokenizer,
                 chat_history_token_ratio=chat_history_token_ratio,
                 token_flush_size=token_flush_size,
-                memory_blocks_template=memory_blocks_template,
+                memory_blocks_template=_template(memory_blocks_template),
                 insert_method=insert_method,
                 chat_store=store,
             )
@@ -578,6 +589,63 @@ class ElasticMemory(Memory):
             await self.block.arecord_messages(turn, session_id=self.session_id)
 
 
+# ---------------------------------------------------------------------- the blocks' template
+class _NoRenderCache:
+    """A banks render cache that keeps nothing (a shared compiled prompt must not grow per call)."""
+
+    def get(self, context: dict[str, Any]) -> str | None:
+        return None
+
+    def set(self, context: dict[str, Any], prompt: str) -> None:
+        return None
+
+    def clear(self) -> None:
+        return None
+
+
+class _CompiledTemplate(RichPromptTemplate):
+    """A ``RichPromptTemplate`` compiled once.
+
+    LlamaIndex's ``Memory`` formats its blocks' template on every ``get`` that has block
+    content, and ``RichPromptTemplate`` compiles the Jinja template each time: the largest
+    single cost of a chat with a block. This one compiles it on first use and renders text
+    messages itself; a message with other content (images, audio) goes through LlamaIndex's
+    own ``format_messages``, as does a template with an output parser.
+    """
+
+    _compiled: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def format_messages(self, llm: Any = None, **kwargs: Any) -> list[ChatMessage]:
+        if self.output_parser is not None:
+            return super().format_messages(llm, **kwargs)
+        with self._lock:
+            if self._compiled is None:
+                self._compiled = Prompt(self.template_str, render_cache=_NoRenderCache())
+        rendered = self._compiled.chat_messages(data=self._map_all_vars({**self.kwargs, **kwargs}))
+        out: list[ChatMessage] = []
+        for message in rendered:
+            if isinstance(message.content, str):
+                out.append(ChatMessage(role=message.role, content=message.content))
+            elif all(part.type.value == "text" for part in message.content):
+                out.append(
+                    ChatMessage(role=message.role, blocks=[TextBlock(text=p.text or "") for p in message.content])
+                )
+            else:
+                return super().format_messages(llm, **kwargs)
+        return out
+
+
+#: LlamaIndex's default template for the blocks, compiled once for every ElasticMemory.
+_DEFAULT_ARGS: dict[str, Any] = {"template_str": DEFAULT_MEMORY_BLOCKS_TEMPLATE.template_str}
+_DEFAULT_TEMPLATE = _CompiledTemplate(**_DEFAULT_ARGS)
+
+
+def _template(given: RichPromptTemplate) -> RichPromptTemplate:
+    """``given``, or its compiled-once twin when it is LlamaIndex's default."""
+    return _DEFAULT_TEMPLATE if given is DEFAULT_MEMORY_BLOCKS_TEMPLATE else given
+
+
 # ---------------------------------------------------------------------- helpers
 @dataclass(frozen=True)
 class _Turn:
@@ -595,9 +663,9 @@ def _open(
     user_id: str | None,
 ) -> Opened:
     """The store at ``path`` (or ``memory``) as ``user_id``'s handle (``None``: as given, or the agent's)."""
-    chosen: Any = embedder
+    chosen: Any = core_choice(embedder)
     if embed_model is not None and memory is None:
-        chosen = LlamaIndexEmbedder(embed_model)
+        chosen = core_embedder(embed_model)
     arg = None if embed_model is None else "embed_model"
     return open_for_user(path, memory, user_id, embedder=chosen, embedder_arg=arg, **options)
 

@@ -25,8 +25,9 @@ from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, open_memory, provenance
-from llama_index.vector_stores.elastic_memory._embedder import LlamaIndexEmbedder
+from elastic_memory.adapters import Opened, provenance
+from llama_index.storage.chat_store.elastic_memory._users import open_for_user
+from llama_index.vector_stores.elastic_memory._embedder import core_choice, core_embedder
 
 __all__ = ["ElasticMemoryRetriever"]
 
@@ -68,9 +69,9 @@ class ElasticMemoryRetriever(BaseRetriever):
             raise UsageError(msg)
         Filters.parse(filters)  # a bad filter fails here, not at the first query
         super().__init__(callback_manager=callback_manager)
-        embedder: Any = "auto" if embed_model is None or memory is not None else LlamaIndexEmbedder(embed_model)
+        embedder: Any = core_choice("auto") if embed_model is None or memory is not None else core_embedder(embed_model)
         arg = None if embed_model is None else "embed_model"
-        self._opened: Opened = open_memory(path, memory, embedder=embedder, embedder_arg=arg, **options)
+        self._opened: Opened = open_for_user(path, memory, None, embedder=embedder, embedder_arg=arg, **options)
         self.similarity_top_k = similarity_top_k
         self.mode = mode
         self.filters = filters

@@ -1,4 +1,10 @@
-"""A LlamaIndex embedding model as an elastic-memory embedder (shared by the package's modules)."""
+"""A LlamaIndex embedding model as an elastic-memory embedder (shared by the package's modules).
+
+:func:`core_embedder` is what every class of the package hands the core for ``embed_model=``,
+and :func:`core_choice` what it hands it for ``embedder=``: the built-in model (``"auto"``)
+is the process's one shared instance, so however many stores a process opens, the model is
+loaded once.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,17 @@ from collections.abc import Sequence
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from elastic_memory import UsageError
+from elastic_memory import Embedder, UsageError
+from llama_index.embeddings.elastic_memory.base import ElasticMemoryEmbedding, core_choice
 
-__all__ = ["LlamaIndexEmbedder"]
+__all__ = ["LlamaIndexEmbedder", "core_choice", "core_embedder"]
+
+
+def core_embedder(embed_model: BaseEmbedding) -> Embedder:
+    """The core embedder for a LlamaIndex model: an :class:`ElasticMemoryEmbedding`'s own, else a wrapper."""
+    if isinstance(embed_model, ElasticMemoryEmbedding):
+        return embed_model.embedder
+    return LlamaIndexEmbedder(embed_model)
 
 
 class LlamaIndexEmbedder:

@@ -45,9 +45,10 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError, resolve_location
-from elastic_memory.adapters import Opened, open_memory
+from elastic_memory.adapters import Opened
+from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
-from ._embedder import LlamaIndexEmbedder
+from ._embedder import core_embedder
 
 __all__ = ["NODE_ID_KEY", "ElasticMemoryVectorStore"]
 
@@ -392,10 +393,11 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
         if embed_model is not None and not isinstance(embed_model, BaseEmbedding):
             msg = f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
             raise UsageError(msg)
-        embedder = LlamaIndexEmbedder(embed_model) if embed_model is not None and memory is None else None
-        opened = open_memory(
+        embedder = core_embedder(embed_model) if embed_model is not None and memory is None else None
+        opened = open_for_user(
             path,
             memory,
+            None,
             embedder=embedder,
             embedder_arg="embed_model" if embed_model is not None else None,
             **options,

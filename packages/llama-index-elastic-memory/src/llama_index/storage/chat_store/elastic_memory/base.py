@@ -6,10 +6,14 @@
   ``llama_index.core.memory.Memory`` keeps its FIFO in:
   ``Memory.from_defaults(session_id=..., chat_store=ElasticMemoryAsyncChatStore(path=...))``.
 
-Both keep one message as one core memory (kind ``note``, type ``episodic``, pinned) of a
-dedicated agent id, by default ``"<agent_id>:llama_index_chat"``, so the memory loop of the
-store's own agent never plans them into a prompt, and neither a file-wide ``prune`` nor the
-consolidation sweep ever archives or erases a transcript. The memory's ``session_id`` is the
+Both keep one message as one core memory (kind ``message``, type ``episodic``, pinned) of a
+dedicated agent id, by default ``"<agent_id>:llama_index_chat"``. The core never embeds a
+``message`` and leaves it out of recall and plans unless ``filters={"kind": "message"}`` asks
+for it, so writing a message runs no model, and neither ``Memory.recall``, a retriever nor
+the memory loop's plans show the raw transcript beside the loop's own chunks (the loop records
+and embeds each turn itself). Neither a file-wide ``prune`` nor the consolidation sweep ever
+archives or erases a transcript. Messages written before the ``message`` kind existed (kind
+``note``) are read and rewritten as before. The memory's ``session_id`` is the
 chat key; its content is the message text (searchable); its metadata holds ``seq`` (an
 explicit position: times can tie) and ``message`` (``ChatMessage.model_dump(mode="json")``,
 read back with ``ChatMessage.model_validate``); its tags say the key (``chat-key:<key>``)
@@ -52,6 +56,7 @@ from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, Messag
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
 from elastic_memory.adapters import Opened, agent_handle
+from llama_index.embeddings.elastic_memory.base import core_choice
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
 __all__ = ["ElasticMemoryAsyncChatStore", "ElasticMemoryChatStore"]
@@ -74,6 +79,10 @@ MAX_KEY_CHARS = 256 - len(KEY_TAG)
 #: The agent id suffix used when none is given.
 AGENT_SUFFIX = ":llama_index_chat"
 _STATUSES = (MessageStatus.ACTIVE.value, MessageStatus.ARCHIVED.value)
+#: The kind a message is stored as (never embedded, left out of recall unless asked for).
+KIND = "message"
+#: The kinds a message is read from: ``note`` is what the stores wrote before ``message`` existed.
+_READ_KINDS = [KIND, "note"]
 _IN_MEMORY = ":memory:"
 
 
@@ -82,7 +91,7 @@ _IN_MEMORY = ":memory:"
 class _Call:
     """One call of a method that :class:`Memory` and :class:`AsyncMemory` both have."""
 
-    name: Literal["recall", "remember_many", "forget", "update", "tags", "vectors"]
+    name: Literal["recall", "remember_many", "forget", "update", "tags"]
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -260,7 +269,7 @@ class _Transcript:
     def _filters(
         self, key: str | None, statuses: tuple[str, ...] = _STATUSES, seq: dict[str, int] | None = None
     ) -> dict[str, Any]:
-        filters: dict[str, Any] = {**self.owner, "tags": [STATUS_TAG + s for s in statuses]}
+        filters: dict[str, Any] = {**self.owner, "kind": _READ_KINDS, "tags": [STATUS_TAG + s for s in statuses]}
         if key is not None:
             filters["session_id"] = key
         if seq is not None:
@@ -338,6 +347,7 @@ class _Transcript:
         status, text, data = encoded
         return {
             "content": text,
+            "kind": KIND,
             "type": "episodic",
             **self.owner,
             "session_id": key,
@@ -361,7 +371,7 @@ class _Transcript:
         """Put ``message`` at position ``idx`` as ``list.insert`` does, in one transaction.
 
         The message takes the position after the one before it; the messages after it that
-        would not sort after it move up one (rewritten with their ids, times and vectors).
+        would not sort after it move up one (rewritten with their ids and times).
         """
         batch = _encode([message], status)
         rows = yield from self.rows(key)
@@ -374,12 +384,7 @@ class _Transcript:
                 moved.append((row, last))
         items = [self._item(key, seq, batch[0])]
         items += [{**self._item(key, to, (r.status, r.content, r.data)), "id": r.id} for r, to in moved]
-        vectors: list[list[float] | None] | None = None
-        if moved:
-            held: dict[str, list[float]] = yield _Call("vectors", ([r.id for r, _ in moved],))
-            if held:  # moved messages keep their vectors: nothing is embedded again
-                vectors = [None, *(held.get(r.id) for r, _ in moved)]
-        yield _Call("remember_many", (items,), {"dedupe": False, "vectors": vectors})
+        yield _Call("remember_many", (items,), {"dedupe": False})
 
     def replace(self, key: str, messages: list[ChatMessage], status: str) -> _Plan[list[_Row]]:
         """Write ``messages``, then erase what ``key`` held before (a failed write loses nothing)."""
@@ -451,7 +456,7 @@ def _open(
     if memory is not None and embedder is not None:
         msg = "embedder= applies when the store opens the file (path=); an open memory= has its embedder"
         raise UsageError(msg)
-    opened = open_for_user(path, memory, user_id, embedder=embedder, **options)
+    opened = open_for_user(path, memory, user_id, embedder=core_choice(embedder), **options)
     served = opened.sync
     agent = opened if served.user_id is None else Opened(agent_handle(served), owns=False)
     return opened, agent, agent_id or f"{served.agent_id}{AGENT_SUFFIX}"
@@ -510,9 +515,9 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
         user_id: The user whose conversations the store holds (default: the user ``memory=``
             serves, else none: the agent's own). Each user's keys are their own; a ``memory=``
             that serves another user is refused.
-        embedder: The core's embedder for ``path`` (default ``None``: messages are not embedded,
-            the chat store never searches by meaning; ``"auto"`` embeds them with the built-in
-            model). A ``memory=`` store embeds with its own embedder, if it has one.
+        embedder: The core's embedder for ``path`` (default ``None``: no model is loaded). Messages
+            are never embedded, whatever the store's embedder; it serves the store's other
+            memories (``"auto"``: the built-in model, shared by the process).
         db_data: Records ``{"key", "status", "message"}`` to append on opening (what
             serialising a ``":memory:"`` store carries).
         **options: More ``Memory.open`` options for ``path`` (``clock``, ``timeout``, ...).
