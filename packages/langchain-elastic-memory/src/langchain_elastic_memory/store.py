@@ -17,9 +17,23 @@ How items map onto core memories (all in one *collection*, a core ``agent_id``, 
   exact tag filter, so the prefix ``("a",)`` never matches ``("ab",)``. ``list_namespaces``
   reads the ``lg:n:`` tags (``Memory.tags``).
 - **content**: the text at the index field paths (``IndexConfig["fields"]``, default
-  ``["$"]``, the whole value as JSON; or the put's ``index=[...]``), one text per line. This
-  is what the core's full-text and vector indexes see. Items put with ``index=False`` (or
-  with no text at those paths) keep a placeholder content and are left out of ranking.
+  ``["$"]``, the whole value as JSON; or the put's ``index=[...]``), read with LangGraph's
+  ``get_text_at_path``: ``"a.b"``, ``"a[0]"``, ``"a[-1]"``, ``"a[*].b"``, ``"{a,b}"``;
+  a ``[*]`` path gives one text per element, a list or dict without one is one JSON text.
+  Items put with ``index=False`` (or with no text at those paths) keep a placeholder
+  content and are left out of ranking.
+- **one vector per field**, as LangGraph's stores: an item with one distinct text (the
+  default ``["$"]``, or one field) is ranked by its own row, tagged ``lg:indexed``. An item
+  with several keeps them joined as its content, untagged, and gets one hidden **field
+  row** per distinct text: content the text, tags ``lg:field``, ``lg:indexed`` and the
+  item's ``lg:p:`` prefixes, metadata ``{"item": <item id>, "field": "tags[*].1",
+  "value": <the value>}`` (the value again, so value filters apply to it), pinned, no TTL.
+  The item lists their ids (``metadata["fields"]``, new ids on every put). Field rows have
+  no ``lg:item`` or ``lg:n:`` tag, so listings and ``list_namespaces`` never see them.
+  A put erases the old field rows after writing the new ones, a delete erases them with
+  the item, and a sweep erases those of the items it erases. An expired item's field rows
+  rank nothing (a field row counts only for the live item that lists it), and refreshing a
+  TTL touches the item's row only.
 - **filters** on values become the core's metadata filters on ``value.<key>``: ``$eq $ne
   $gt $gte $lt $lte``, nested dicts and ``"a.b"`` keys as nested paths. They compare as
   ``InMemoryStore``'s: a scalar equals that scalar only, never a list holding it (the core's
@@ -34,10 +48,12 @@ How items map onto core memories (all in one *collection*, a core ``agent_id``, 
 - **times**: ``created_at``/``updated_at`` of the memory; items are pinned, so the core's
   ``prune`` never removes them.
 
-Search: with a ``query``, the core ranks the indexed items (``search_mode``: ``"semantic"``,
-the default, ``"hybrid"`` or ``"keyword"``), best first; the other matching items follow
-with ``score=None``. Without a query, items come in insertion order (the core's ``list``).
-``offset + limit`` is at most 1000.
+Search: with a ``query``, the core ranks the indexed rows (``search_mode``: ``"semantic"``,
+the default, ``"hybrid"`` or ``"keyword"``), best first; each field row counts for its item,
+so an item scores by its best field (``InMemoryStore``'s max over its vectors). The core is
+asked for more rows until ``offset + limit`` items come out or the rows run out (at most
+1000 rows). The other matching items follow with ``score=None``. Without a query, items
+come in insertion order (the core's ``list``). ``offset + limit`` is at most 1000.
 
 >>> store = ElasticMemoryStore(path=":memory:")
 >>> store.put(("users", "ana"), "prefs", {"units": "metric", "theme": "dark"})
@@ -162,8 +178,10 @@ class ElasticMemoryStore(BaseStore):
     - Without vectors (no ``index``), a ``query`` still puts keyword matches first; every
       ``score`` is ``None`` there, as theirs (they ignore the query). ``search_mode="keyword"``
       gives BM25.
-    - One vector per item: the texts at the ``fields`` paths are embedded together (they
-      embed each path and keep the best match).
+    - One vector per distinct text at the ``fields`` paths, the item scored by its best, as
+      theirs; a text repeated within an item is embedded once (``InMemoryStore`` raises on
+      it), a blank one not at all. Items with several texts add a hidden row per text (see
+      the module docstring) and rank among at most 1000 rows per search.
     - Without a query: insertion order, and an update keeps its place, as ``InMemoryStore``
       (``SqliteStore``: last updated first); across namespaces too (``InMemoryStore`` groups them).
     - With a query, items put with ``index=False`` follow the ranked ones unscored, as
