@@ -17,9 +17,23 @@ How items map onto core memories (all in one *collection*, a core ``agent_id``, 
   exact tag filter, so the prefix ``("a",)`` never matches ``("ab",)``. ``list_namespaces``
   reads the ``lg:n:`` tags (``Memory.tags``).
 - **content**: the text at the index field paths (``IndexConfig["fields"]``, default
-  ``["$"]``, the whole value as JSON; or the put's ``index=[...]``), one text per line. This
-  is what the core's full-text and vector indexes see. Items put with ``index=False`` (or
-  with no text at those paths) keep a placeholder content and are left out of ranking.
+  ``["$"]``, the whole value as JSON; or the put's ``index=[...]``), read with LangGraph's
+  ``get_text_at_path``: ``"a.b"``, ``"a[0]"``, ``"a[-1]"``, ``"a[*].b"``, ``"{a,b}"``;
+  a ``[*]`` path gives one text per element, a list or dict without one is one JSON text.
+  Items put with ``index=False`` (or with no text at those paths) keep a placeholder
+  content and are left out of ranking.
+- **one vector per field**, as LangGraph's stores: an item with one distinct text (the
+  default ``["$"]``, or one field) is ranked by its own row, tagged ``lg:indexed``. An item
+  with several keeps them joined as its content, untagged, and gets one hidden **field
+  row** per distinct text: content the text, tags ``lg:field``, ``lg:indexed`` and the
+  item's ``lg:p:`` prefixes, metadata ``{"item": <item id>, "field": "tags[*].1",
+  "value": <the value>}`` (the value again, so value filters apply to it), pinned, no TTL.
+  The item lists their ids (``metadata["fields"]``, new ids on every put). Field rows have
+  no ``lg:item`` or ``lg:n:`` tag, so listings and ``list_namespaces`` never see them.
+  A put erases the old field rows after writing the new ones, a delete erases them with
+  the item, and a sweep erases those of the items it erases. An expired item's field rows
+  rank nothing (a field row counts only for the live item that lists it), and refreshing a
+  TTL touches the item's row only.
 - **filters** on values become the core's metadata filters on ``value.<key>``: ``$eq $ne
   $gt $gte $lt $lte``, nested dicts and ``"a.b"`` keys as nested paths. They compare as
   ``InMemoryStore``'s: a scalar equals that scalar only, never a list holding it (the core's
@@ -34,10 +48,12 @@ How items map onto core memories (all in one *collection*, a core ``agent_id``, 
 - **times**: ``created_at``/``updated_at`` of the memory; items are pinned, so the core's
   ``prune`` never removes them.
 
-Search: with a ``query``, the core ranks the indexed items (``search_mode``: ``"semantic"``,
-the default, ``"hybrid"`` or ``"keyword"``), best first; the other matching items follow
-with ``score=None``. Without a query, items come in insertion order (the core's ``list``).
-``offset + limit`` is at most 1000.
+Search: with a ``query``, the core ranks the indexed rows (``search_mode``: ``"semantic"``,
+the default, ``"hybrid"`` or ``"keyword"``), best first; each field row counts for its item,
+so an item scores by its best field (``InMemoryStore``'s max over its vectors). The core is
+asked for more rows until ``offset + limit`` items come out or the rows run out (at most
+1000 rows). The other matching items follow with ``score=None``. Without a query, items
+come in insertion order (the core's ``list``). ``offset + limit`` is at most 1000.
 
 >>> store = ElasticMemoryStore(path=":memory:")
 >>> store.put(("users", "ana"), "prefs", {"units": "metric", "theme": "dark"})
@@ -103,6 +119,7 @@ _MODES = ("semantic", "hybrid", "keyword")
 
 _IDS = uuid.UUID("f830808f-e9b2-4e6d-8310-a3e4b1897400")
 _ITEM = "lg:item"
+_FIELD = "lg:field"
 _INDEXED = "lg:indexed"
 _TTL = "lg:ttl"
 _PREFIX = "lg:p:"
@@ -161,8 +178,10 @@ class ElasticMemoryStore(BaseStore):
     - Without vectors (no ``index``), a ``query`` still puts keyword matches first; every
       ``score`` is ``None`` there, as theirs (they ignore the query). ``search_mode="keyword"``
       gives BM25.
-    - One vector per item: the texts at the ``fields`` paths are embedded together (they
-      embed each path and keep the best match).
+    - One vector per distinct text at the ``fields`` paths, the item scored by its best, as
+      theirs; a text repeated within an item is embedded once (``InMemoryStore`` raises on
+      it), a blank one not at all. Items with several texts add a hidden row per text (see
+      the module docstring) and rank among at most 1000 rows per search.
     - Without a query: insertion order, and an update keeps its place, as ``InMemoryStore``
       (``SqliteStore``: last updated first); across namespaces too (``InMemoryStore`` groups them).
     - With a query, items put with ``index=False`` follow the ranked ones unscored, as
@@ -396,7 +415,7 @@ class ElasticMemoryStore(BaseStore):
         gets: list[tuple[int, GetOp, str]] = []
         searches: list[tuple[int, SearchOp, dict[str, Any]]] = []
         lists: list[tuple[int, ListNamespacesOp]] = []
-        puts: dict[str, dict[str, Any] | None] = {}
+        puts: dict[str, list[dict[str, Any]] | None] = {}
         for i, op in enumerate(listed):
             _check_shape(op)
             validate_op_namespace(op)
@@ -409,7 +428,7 @@ class ElasticMemoryStore(BaseStore):
             elif isinstance(op, PutOp):
                 mid = self._id(op.namespace, op.key)
                 puts.pop(mid, None)
-                puts[mid] = self._row(mid, op)
+                puts[mid] = self._rows(mid, op)
             else:
                 msg = f"unknown store operation {type(op).__name__}; use GetOp, SearchOp, PutOp or ListNamespacesOp"
                 raise UsageError(msg)
@@ -441,6 +460,7 @@ class ElasticMemoryStore(BaseStore):
             r.id: r
             for r in records
             if r.agent_id == self.collection
+            and _ITEM in r.tags
             and r.deleted_at is None
             and not r.archived
             and (r.expires_at is None or r.expires_at > now)
@@ -459,25 +479,15 @@ class ElasticMemoryStore(BaseStore):
         want = op.offset + op.limit
         if op.limit == 0 or len(".".join(prefix)) > _MAX_NAMESPACE:
             return []
-        scope = [_PREFIX + ".".join(prefix)] if prefix else [_ITEM]
-        filters: dict[str, Any] = {"agent_id": self.collection, "tags_all": scope}
+        scope = [_PREFIX + ".".join(prefix)] if prefix else []
+        filters: dict[str, Any] = {"agent_id": self.collection, "tags_all": [*scope, _ITEM]}
         if metadata:
             filters["metadata"] = metadata
         ranked: dict[str, float | None] = {}
+        records: dict[str, MemoryRecord] = {}
         if op.query is not None and op.query.strip():
-            how = yield (
-                "explain",
-                (op.query,),
-                {
-                    "k": want,
-                    "mode": self.search_mode,
-                    "filters": {**filters, "tags_all": [*scope, _INDEXED]},
-                },
-            )
-            # The mode's score when it ran; None when the core had no vectors and ranked by keywords.
-            scored = how.effective_mode is RecallMode(self.search_mode)
-            ranked = {hit.id: hit.score if scored else None for hit in how.hits}
-        records = yield from self._rest(filters, ranked, want)
+            ranked = yield from self._rank(op.query, {**filters, "tags_all": [*scope, _INDEXED]}, want, records)
+        records.update((yield from self._rest(filters, ranked, want)))
         page = list(ranked)[op.offset : want]
         missing = [mid for mid in page if mid not in records]
         if missing:
@@ -492,6 +502,37 @@ class ElasticMemoryStore(BaseStore):
             if op.refresh_ttl:
                 self._to_refresh(record, refresh)
         return out
+
+    def _rank(
+        self, query: str, filters: dict[str, Any], want: int, records: dict[str, MemoryRecord]
+    ) -> _Plan[dict[str, float | None]]:
+        """The ``want`` best items for ``query``, best first, each scored by its best row; their records.
+
+        The core ranks rows: items with one text and the field rows of the others. A field row
+        counts for the live item that lists it; the core is asked for more rows until
+        ``want`` items come out or the rows run out (at most 1000).
+        """
+        k = min(_PAGE, want * max(1, len(self._fields)))
+        while True:
+            how = yield ("explain", (query,), {"k": k, "mode": self.search_mode, "filters": filters})
+            # The mode's score when it ran; None when the core had no vectors and ranked by keywords.
+            scored = how.effective_mode is RecallMode(self.search_mode)
+            owners = {hit.id: _owner(hit.id, hit.tags, hit.metadata) for hit in how.hits}
+            missing = sorted({mid for mid in owners.values() if mid is not None and mid not in records})
+            if missing:
+                records.update({r.id: r for r in (yield ("get_many", (missing,), {}))})
+            live = self._live(records.values())
+            ranked: dict[str, float | None] = {}
+            for hit in how.hits:
+                owner = owners[hit.id]
+                item = live.get(owner) if owner is not None else None
+                if item is None or owner in ranked:
+                    continue
+                if hit.id == owner or hit.id in _field_ids(item):
+                    ranked[item.id] = hit.score if scored else None
+            if len(ranked) >= want or len(how.hits) < k or k >= _PAGE:
+                return ranked
+            k = min(_PAGE, k * 4)
 
     @staticmethod
     def _rest(filters: dict[str, Any], ranked: dict[str, float | None], want: int) -> _Plan[dict[str, MemoryRecord]]:
@@ -513,7 +554,7 @@ class ElasticMemoryStore(BaseStore):
     def _sweep(self) -> _Plan[int]:
         """Erase the expired items: those tagged with a TTL, checked again as the same transaction deletes them."""
         clock = self._opened.sync.clock
-        expired: list[str] = []
+        expired: dict[str, list[str]] = {}
         after: str | None = None
         while True:
             listed = yield (
@@ -522,22 +563,31 @@ class ElasticMemoryStore(BaseStore):
                 {"state": "all", "limit": _PAGE, "after": after},
             )
             now = clock()
-            expired += [r.id for r in listed.records if r.expires_at is not None and r.expires_at <= now]
+            expired.update(
+                {r.id: _field_ids(r) for r in listed.records if r.expires_at is not None and r.expires_at <= now}
+            )
             if listed.next is None:
                 break
             after = listed.next
         if not expired:
             return 0
         # One transaction checks and erases: an item a put or a TTL-refreshing read renewed meanwhile stays.
-        count: int = yield ("purge", (), {"ids": expired})
+        count: int = yield ("purge", (), {"ids": list(expired)})
+        fields = [mid for ids in expired.values() for mid in ids]
+        if fields:
+            # The field rows of the erased items go too; a renewed item keeps the ones it lists.
+            kept = {mid for r in (yield ("get_many", (list(expired),), {})) for mid in _field_ids(r)}
+            orphans = [mid for mid in fields if mid not in kept]
+            if orphans:
+                yield ("forget", (orphans,), {"hard": True})
         return count
 
     # ---------------------------------------------------------------- writes
     def _id(self, namespace: Iterable[str], key: str) -> str:
         return str(uuid.uuid5(_IDS, repr((self.collection, tuple(namespace), str(key)))))
 
-    def _row(self, mid: str, op: PutOp) -> dict[str, Any] | None:
-        """The remember_many() item of a put (``None`` for a delete), refused before any write."""
+    def _rows(self, mid: str, op: PutOp) -> list[dict[str, Any]] | None:
+        """A put's remember_many() items, the item's row first (``None`` for a delete), refused before any write."""
         if op.value is None:
             return None
         namespace = tuple(op.namespace)
@@ -552,47 +602,87 @@ class ElasticMemoryStore(BaseStore):
             )
             raise InvalidNamespaceError(msg)
         value = _json_value(op.value)
-        text = "\n".join(self._texts(value, op.index))
-        indexed = bool(text.strip())
-        tags = [_ITEM, _NAMESPACE + joined, *(_PREFIX + ".".join(namespace[:n]) for n in range(1, len(namespace) + 1))]
-        if indexed:
+        texts = self._texts(value, op.index)
+        prefixes = [_PREFIX + ".".join(namespace[:n]) for n in range(1, len(namespace) + 1)]
+        tags = [_ITEM, _NAMESPACE + joined, *prefixes]
+        # One text: the item's own row carries its vector. More: a hidden field row each.
+        fields = [
+            {
+                "content": text[:_MAX_TEXT],
+                "id": str(uuid.uuid4()),
+                "agent_id": self.collection,
+                "tags": [_FIELD, _INDEXED, *prefixes],
+                "metadata": {"item": mid, "field": label, "value": value},
+                "pinned": True,
+            }
+            for label, text in texts
+        ]
+        if len(texts) > 1:
+            content = "\n".join(text for _, text in texts)[:_MAX_TEXT]
+        elif texts:
+            content = texts[0][1][:_MAX_TEXT]
             tags.append(_INDEXED)
+            fields = []
+        else:
+            content = _UNINDEXED
         minutes = _ttl_minutes(op.ttl)
         if minutes is not None:
             tags.append(_TTL)
-        return {
-            "content": text[:_MAX_TEXT] if indexed else _UNINDEXED,
+        item = {
+            "content": content,
             "id": mid,
             "agent_id": self.collection,
             "tags": tags,
-            "metadata": {"namespace": list(namespace), "key": str(op.key), "value": value, "ttl": minutes},
+            "metadata": {
+                "namespace": list(namespace),
+                "key": str(op.key),
+                "value": value,
+                "ttl": minutes,
+                "fields": [row["id"] for row in fields],
+            },
             "pinned": True,
             "ttl": None if minutes is None else minutes * 60,
         }
+        return [item, *fields]
 
-    def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None) -> list[str]:
+    def _texts(self, value: dict[str, Any], index: Literal[False] | list[str] | None) -> list[tuple[str, str]]:
+        """The distinct texts to embed, each with its field label (LangGraph's: the path, ``path.i`` for several)."""
         if index is False:
             return []
         paths = self._fields if index is None else [index] if isinstance(index, str) else list(index)
-        return [text for path in paths for text in get_text_at_path(value, path)]
+        out: dict[str, str] = {}
+        for path in paths:
+            found = get_text_at_path(value, path)
+            for n, text in enumerate(found):
+                if text.strip():
+                    out.setdefault(text, path if len(found) == 1 else f"{path}.{n}")
+        return [(label, text) for text, label in out.items()]
 
-    def _write(self, puts: dict[str, dict[str, Any] | None]) -> _Plan[None]:
+    def _write(self, puts: dict[str, list[dict[str, Any]] | None]) -> _Plan[None]:
         """Erase hidden leftovers of re-put keys (a re-put starts fresh), upsert the puts, then delete.
 
         The upsert (where embedding can fail) comes before any visible change: if it fails, the
-        batch has changed nothing a read can see.
+        batch has changed nothing a read can see. Field rows are new on every put; the old ones
+        (of a re-put or deleted item) are erased after the upsert.
         """
         existing = yield ("get_many", (list(puts),), {})
         live = self._live(existing)
-        leftovers = [r.id for r in existing if r.id not in live and puts[r.id] is not None]
+        leftovers = [
+            mid for r in existing if r.id not in live and puts[r.id] is not None for mid in (r.id, *_field_ids(r))
+        ]
         if leftovers:
             yield ("forget", (leftovers,), {"hard": True})
-        rows = [row for row in puts.values() if row is not None]
+        rows = [row for put in puts.values() if put is not None for row in put]
         if rows:
             yield ("remember_many", (rows,), {"dedupe": False})
-        deleted = [r.id for r in existing if puts[r.id] is None]
-        if deleted:
-            yield ("forget", (deleted,), {"hard": True})
+        stale = [
+            mid
+            for r in existing
+            if puts[r.id] is None or r.id in live
+            for mid in ((r.id, *_field_ids(r)) if puts[r.id] is None else _field_ids(r))
+        ]
+        if stale:
+            yield ("forget", (stale,), {"hard": True})
 
 
 # ---------------------------------------------------------------- the TTL sweeper
@@ -689,6 +779,20 @@ def _fields(record: MemoryRecord) -> dict[str, Any]:
         "created_at": _time(record.created_at),
         "updated_at": _time(record.updated_at),
     }
+
+
+def _owner(mid: str, tags: Iterable[str], metadata: Mapping[str, Any]) -> str | None:
+    """The item a ranked row stands for: a field row's item, else the row itself."""
+    if _FIELD not in tags:
+        return mid
+    item = metadata.get("item")
+    return item if isinstance(item, str) else None
+
+
+def _field_ids(record: MemoryRecord) -> list[str]:
+    """The ids of an item's field rows (none for an item ranked by its own row)."""
+    ids = record.metadata.get("fields")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
 def _item(record: MemoryRecord) -> Item:
