@@ -30,7 +30,7 @@ from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
 from elastic_memory.adapters import provenance
 
 from ._memory import Opened, open_memory
-from .vectorstores import _cosine_relevance
+from .vectorstores import cosine_relevance
 
 __all__ = ["ElasticMemoryRetriever", "RecallMode"]
 
@@ -143,4 +143,4 @@ class ElasticMemoryRetriever(BaseRetriever):
         """The hits at least ``score_threshold`` relevant, as the vector store measures relevance."""
         if self.score_threshold is None:
             return hits
-        return [h for h in hits if _cosine_relevance(h, self.mode) >= self.score_threshold]
+        return [h for h in hits if cosine_relevance(h, self.mode) >= self.score_threshold]

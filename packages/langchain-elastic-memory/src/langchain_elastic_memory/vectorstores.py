@@ -131,26 +131,26 @@ def _options(kwargs: dict[str, Any], method: str, allowed: str) -> float | None:
     return threshold
 
 
-def _cosine_relevance(hit: Hit, mode: str) -> float:
+def cosine_relevance(hit: Hit, mode: str) -> float:
     """The hit's relevance, LangChain's way for cosine in semantic mode (may be negative there).
 
-    Semantic: ``_cosine_relevance_score_fn`` of the cosine distance, i.e. the cosine similarity
-    itself (what Chroma, PGVector and FAISS report with cosine). Hybrid and keyword: the core's
-    ``Hit.relevance`` in [0, 1] (docs/concepts.md, "Scores").
+    Semantic: LangChain's cosine relevance of the cosine distance (``1 - distance``), i.e. the
+    cosine similarity itself (what Chroma, PGVector and FAISS report). Hybrid and keyword: the
+    core's ``Hit.relevance`` in [0, 1] (docs/concepts.md, "Scores").
     """
     if mode == "semantic":
-        return VectorStore._cosine_relevance_score_fn(1.0 - hit.score)
+        return hit.score  # the cosine: 1 - (1 - cosine)
     return hit.relevance if hit.relevance is not None else 0.0
 
 
 def _relevance(hit: Hit, mode: str) -> float:
     """The relevance reported, in [0, 1]: an opposite document (negative cosine) gets 0."""
-    return min(1.0, max(0.0, _cosine_relevance(hit, mode)))
+    return min(1.0, max(0.0, cosine_relevance(hit, mode)))
 
 
 def _kept(hits: list[Hit], threshold: float | None, mode: str) -> list[Hit]:
     """The hits at least ``threshold`` relevant (all of them without one); a negative cosine never passes."""
-    return hits if threshold is None else [h for h in hits if _cosine_relevance(h, mode) >= threshold]
+    return hits if threshold is None else [h for h in hits if cosine_relevance(h, mode) >= threshold]
 
 
 def _in_memory_warning(method: str) -> None:
