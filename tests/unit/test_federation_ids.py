@@ -175,3 +175,47 @@ def test_a_promotion_at_write_time_is_authored_by_the_writer(trio: tuple[Memory,
     assert _texts(carol, "VPN password") == [(TRUE, "global", "alice")]
     record = carol.get(gid)
     assert record is not None and record.agent_id == "alice"
+
+
+# ------------------------------------------------------------------------ the first holder keeps its id
+def test_a_later_squat_in_another_pool_never_blocks_the_first_holders_upsert(tmp_path: Path) -> None:
+    """Alice (ops and team) wrote P to ops first; Bob (team only) squats P in team; Alice's upsert of P works."""
+    home, fake = tmp_path / "home", FakeEmbedder()
+    with (
+        Memory.for_agent("alice", home=home, pools=["ops", "team"], embedder=fake) as alice,
+        Memory.for_agent("bob", home=home, pools=["team"], embedder=fake) as bob,
+    ):
+        pid = str(alice.remember(TRUE, scope="shared", pool="ops"))
+        bob.remember(SQUAT, id=pid, scope="shared", pool="team")
+        alice.remember("Never share the VPN password, not even with IT.", id=pid, scope="shared", pool="ops")
+        record = alice.get(pid)
+        assert record is not None and record.content == "Never share the VPN password, not even with IT."
+
+
+def test_a_users_upsert_of_its_own_memory_survives_a_squat(tmp_path: Path) -> None:
+    """A user's own memory under an id Bob also wrote in a pool can still be upserted by the user."""
+    home, fake = tmp_path / "home", FakeEmbedder()
+    with (
+        Memory.for_agent("alice", home=home, pools=["ops"], embedder=fake) as alice,
+        Memory.for_agent("bob", home=home, pools=["ops"], embedder=fake) as bob,
+    ):
+        user = alice.for_user("u1")
+        mid = str(user.remember("My locker code is in the blue notebook."))
+        bob.remember(SQUAT, id=mid, scope="shared", pool="ops")
+        user.remember("My locker code is in the red notebook.", id=mid)
+        record = user.get(mid)
+        assert record is not None and record.content == "My locker code is in the red notebook."
+
+
+def test_a_promoted_row_of_a_file_first_written_alone_shows_once(tmp_path: Path) -> None:
+    """A private row authored "default" (the file was used with Memory.open first) and its promoted copy: one hit."""
+    home, fake = tmp_path / "home", FakeEmbedder()
+    with Memory.for_agent("alice", home=home, embedder=fake):
+        pass
+    with Memory.open(home / "agents" / "alice" / "memory.db", embedder=fake) as plain:
+        mid = str(plain.remember(TRUE))
+    with Memory.for_agent("alice", home=home, embedder=fake) as alice:
+        alice.update(mid, importance=0.95)
+        assert [(h.id, h.tier) for h in alice.recall("VPN password", mode="keyword")] == [(mid, "private")]
+        record = alice.get(mid)
+        assert record is not None and record.scope.value == "private"

@@ -209,6 +209,7 @@ class MemoryFederation:
 
         held = await read(target)
         taken = {r.id for r in held if not self.may_change(target, r)}
+        mine = {r.id for r in held if self.may_change(target, r)}  # an upsert of one's own row is never blocked
         found = await asyncio.gather(*(read(ref) for ref in others), return_exceptions=True)
         for ref, records in zip(others, found, strict=True):
             if isinstance(records, TierWriteError):
@@ -216,7 +217,7 @@ class MemoryFederation:
                 continue
             if isinstance(records, BaseException):
                 raise records
-            taken.update(r.id for r in records if not self.may_change(ref, r))
+            taken.update(r.id for r in records if not self.may_change(ref, r) and r.id not in mine)
         return [i for i in wanted if i in taken]
 
     def remove_pool(self, name: str) -> MemoryStore | None:
@@ -463,7 +464,9 @@ class MemoryFederation:
 
         answers = await asyncio.gather(*(ask(ref) for ref in refs))
         candidates = [(ref, hit) for ref, (hits, _, _) in zip(refs, answers, strict=True) for hit in hits]
-        ranked = self.router.rank(candidates, query=query, k=k, mode=mode, vector_weight=self.vector_weight)
+        ranked = self.router.rank(
+            candidates, query=query, k=k, mode=mode, vector_weight=self.vector_weight, owner=self.agent_id
+        )
         details = {
             "tiers": {
                 ref.name: {"hits": len(hits), "ms": round(ms, 3), "degraded": bool(failed), "reason": failed}
@@ -511,7 +514,8 @@ class MemoryFederation:
         """
         best: dict[str, tuple[tuple[bool, float, int], MemoryRecord]] = {}
         for ref, record in await self.copies(ids):
-            rank = (record.agent_id != self.agent_id, record.created_at, ref.order)
+            own = ref.scope is Scope.PRIVATE or record.agent_id == self.agent_id  # the private file is the agent's
+            rank = (not own, record.created_at, ref.order)
             held = best.get(record.id)
             if held is None or rank < held[0]:
                 best[record.id] = (rank, record)

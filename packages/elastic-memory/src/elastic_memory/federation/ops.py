@@ -286,7 +286,7 @@ class FederatedOps:
                     log.warning("recording access in the %s tier failed: %s", ref.name, e)
 
     async def get(self, id: Any) -> MemoryRecord | None:
-        """The memory ``id`` from the most local tier holding it, or ``None``."""
+        """The memory ``id`` or ``None``: this agent's own copy, else the id's first holder."""
         wanted = v.check_id(id)
         with self._as_owner():
             found = await self.federation.get([wanted])

@@ -329,11 +329,13 @@ class MemoryRouter(Generic[S]):
         k: int,
         mode: RecallMode | str = RecallMode.HYBRID,
         vector_weight: float = 0.5,
+        owner: str | None = None,
     ) -> list[Hit]:
         """Merge per-tier hits: dedupe by id and author, drop the decayed, order, truncate to ``k``.
 
         The copy from the most local tier wins a duplicate id of one author (a promoted memory is
-        shown once); rows of different authors under one id are all kept. Unpinned memories whose
+        shown once); rows of different authors under one id are all kept. ``owner`` (the agent whose
+        private tier this is) authors every private row, whatever its ``agent_id`` says. Unpinned memories whose
         retention fell below ``decay.consolidate_below`` drop out. Without query text the
         order is pinned first, then :meth:`score`, then newest. With text it is relevance
         (scaled by the type weight), then :meth:`score`, then newest; relevance is the
@@ -346,7 +348,8 @@ class MemoryRouter(Generic[S]):
         now = self._clock()
         best: dict[tuple[str, str, str | None], tuple[TierRef[Any], Hit]] = {}
         for ref, hit in candidates:
-            key = (hit.id, hit.agent_id, hit.user_id)  # one row per author: nobody's row hides another's
+            author = owner if owner is not None and ref.scope is Scope.PRIVATE else hit.agent_id
+            key = (hit.id, author, hit.user_id)  # one row per author: nobody's row hides another's
             held = best.get(key)
             if held is None or ref.order < held[0].order:
                 best[key] = (ref, hit)

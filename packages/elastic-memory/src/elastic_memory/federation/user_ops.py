@@ -78,7 +78,8 @@ class UserFederatedOps(FederatedOps):
             raise UsageError(msg)
         ids = [str(row["id"]) for row in rows]
         found = await self.federation.copies(ids)  # every tier's copy: a team memory's id is not the user's to take
-        taken = sorted({r.id for _, r in found if (r.agent_id, r.user_id) != (self.agent_name, self.user_id)})
+        mine = {r.id for _, r in found if (r.agent_id, r.user_id) == (self.agent_name, self.user_id)}
+        taken = sorted({r.id for _, r in found if r.id not in mine})  # the user's own row: an upsert
         if taken:
             msg = f"the id(s) {taken} belong to memories that are not this user's: use other ids. Nothing was written."
             raise AccessDeniedError(msg)
