@@ -11,11 +11,11 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_tests.integration_tests import EmbeddingsIntegrationTests
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 
+import elastic_memory.embedders.builtin as builtin_module
 from elastic_memory import Memory, UsageError
 from elastic_memory.embedders import MiniLMEmbedder
 from elastic_memory.testing import FakeEmbedder
 from langchain_elastic_memory import ElasticMemoryEmbeddings, ElasticMemoryVectorStore
-from langchain_elastic_memory import embeddings as embeddings_module
 
 
 class TestElasticMemoryEmbeddingsUnit(EmbeddingsUnitTests):
@@ -74,7 +74,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         counted.append(1)
         return original(self)
 
-    monkeypatch.setattr(embeddings_module, "_builtin", None)
+    monkeypatch.setattr(builtin_module, "_shared", None)  # the core keeps the process's one instance
     monkeypatch.setattr(MiniLMEmbedder, "_load", counting)
     yield counted
 

@@ -15,7 +15,7 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 
 import elastic_memory._core
-import llama_index.embeddings.elastic_memory.base as embedding_base
+import elastic_memory.embedders.builtin as builtin_module
 from elastic_memory import Memory, MiniLMEmbedder, UsageError
 from elastic_memory.testing import FakeEmbedder
 from llama_index.embeddings.elastic_memory import ElasticMemoryEmbedding, shared_embedder
@@ -117,7 +117,7 @@ def test_stores_opened_with_the_built_in_model_share_the_process_instance(
 ) -> None:
     built: list[object] = []
     monkeypatch.setattr(elastic_memory._core, "MiniLMEmbedder", lambda: built.append(1) or MiniLMEmbedder())
-    monkeypatch.setattr(embedding_base, "_shared", FakeEmbedder(model_id="the-shared-one"))
+    monkeypatch.setattr(builtin_module, "_shared", FakeEmbedder(model_id="the-shared-one"))
     with ElasticMemoryChatStore(path=tmp_path / "a.db", embedder="auto") as chats:
         chats.add_message("k", ChatMessage(role="user", content="hello"))  # messages are never embedded
         chats.memory.remember("a note")

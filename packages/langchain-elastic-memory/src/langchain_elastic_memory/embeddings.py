@@ -12,7 +12,6 @@ and shared by them all (:func:`builtin_embedder`).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,21 +19,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from elastic_memory import Embedder, UsageError
-from elastic_memory.embedders import MiniLMEmbedder, check_embedder
+from elastic_memory.embedders import MiniLMEmbedder, check_embedder, shared_builtin
 
 __all__ = ["ElasticMemoryEmbeddings", "builtin_embedder"]
-
-_builtin: MiniLMEmbedder | None = None
-_lock = threading.Lock()
 
 
 def builtin_embedder() -> MiniLMEmbedder:
     """The process's one built-in embedder (loaded on first use, then shared by every store and embeddings)."""
-    global _builtin  # noqa: PLW0603 - one model per process
-    with _lock:
-        if _builtin is None:
-            _builtin = MiniLMEmbedder()
-        return _builtin
+    return shared_builtin()
 
 
 def _rows(vectors: Any, count: int) -> list[list[float]]:

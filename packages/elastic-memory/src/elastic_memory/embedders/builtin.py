@@ -27,7 +27,7 @@ import numpy.typing as npt
 from ..errors import EmbedderError, UsageError
 from . import batching
 
-__all__ = ["FastEmbedEmbedder", "MiniLMEmbedder", "cache_dir"]
+__all__ = ["FastEmbedEmbedder", "MiniLMEmbedder", "cache_dir", "shared_builtin"]
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
@@ -274,3 +274,20 @@ class FastEmbedEmbedder:
                 msg = f"fastembed model {self.model_id!r} failed: {e}"
                 raise EmbedderError(msg) from e
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension)
+
+
+_shared: MiniLMEmbedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_builtin() -> MiniLMEmbedder:
+    """The process's one built-in model, made on first use: what the adapters share (one load per process).
+
+    >>> shared_builtin() is shared_builtin()
+    True
+    """
+    global _shared  # noqa: PLW0603 - one model per process is the point
+    with _shared_lock:
+        if _shared is None:
+            _shared = MiniLMEmbedder()
+        return _shared

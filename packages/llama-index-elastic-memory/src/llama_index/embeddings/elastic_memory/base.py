@@ -23,7 +23,6 @@ it LlamaIndex's default, say so once: ``Settings.embed_model = ElasticMemoryEmbe
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 import numpy as np
@@ -31,15 +30,12 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 
 from elastic_memory import Embedder, MiniLMEmbedder, UsageError
-from elastic_memory.embedders import check_embedder
+from elastic_memory.embedders import check_embedder, shared_builtin
 
 __all__ = ["DEFAULT_BATCH_SIZE", "ElasticMemoryEmbedding", "core_choice", "shared_embedder"]
 
 #: Texts per call to the model: the built-in model batches by length within a token budget itself.
 DEFAULT_BATCH_SIZE = 64
-
-_shared: MiniLMEmbedder | None = None
-_shared_lock = threading.Lock()
 
 
 def shared_embedder() -> MiniLMEmbedder:
@@ -48,11 +44,7 @@ def shared_embedder() -> MiniLMEmbedder:
     >>> shared_embedder() is shared_embedder()
     True
     """
-    global _shared  # noqa: PLW0603 - one model per process is the point
-    with _shared_lock:
-        if _shared is None:
-            _shared = MiniLMEmbedder()
-        return _shared
+    return shared_builtin()
 
 
 def core_choice(embedder: Any) -> Any:

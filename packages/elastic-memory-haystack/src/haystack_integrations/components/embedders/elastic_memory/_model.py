@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,14 +9,12 @@ import numpy as np
 from haystack.core.serialization import import_class_by_name
 
 from elastic_memory import Embedder, MiniLMEmbedder, UsageError
-from elastic_memory.embedders import check_embedder
+from elastic_memory.embedders import check_embedder, shared_builtin
 
 __all__ = ["BUILTIN", "builtin_embedder", "class_path", "embed", "embedder_from"]
 
 #: What ``embedder=`` serialises as for the built-in model.
 BUILTIN = "builtin"
-_lock = threading.Lock()
-_shared: MiniLMEmbedder | None = None
 
 
 def builtin_embedder() -> MiniLMEmbedder:
@@ -29,11 +26,7 @@ def builtin_embedder() -> MiniLMEmbedder:
     >>> builtin_embedder() is builtin_embedder()
     True
     """
-    global _shared  # noqa: PLW0603 - one model per process, made on first use
-    with _lock:
-        if _shared is None:
-            _shared = MiniLMEmbedder()
-        return _shared
+    return shared_builtin()
 
 
 def class_path(embedder: Embedder | None) -> str:
