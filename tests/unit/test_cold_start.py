@@ -182,6 +182,21 @@ def test_stores_sharing_an_embedder_load_it_once(tmp_path: Path, slow: SlowLoad)
     assert slow.loads == 1
 
 
+def test_a_store_opened_after_the_load_starts_no_loading_thread(tmp_path: Path, slow: SlowLoad) -> None:
+    """Opening a file per request costs no thread once the instance's model is loaded."""
+    slow.release.set()
+    with Memory.open(tmp_path / "first.db", embedder=slow) as first:
+        preload = first._core._preload
+        assert preload is not None
+        preload.wait()
+    with Memory.open(tmp_path / "again.db", embedder=slow) as again:
+        later = again._core._preload
+        assert later is not None and later.done and not later.thread.is_alive() and later.thread.ident is None
+        again.remember("embedded at once")
+        assert again.stats()["vectors"] == 1
+    assert slow.loads == 1
+
+
 def test_a_federation_opens_during_the_load_and_its_first_write_waits_outside_the_budget(
     tmp_path: Path, slow: SlowLoad
 ) -> None:

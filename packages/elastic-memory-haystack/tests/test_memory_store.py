@@ -145,6 +145,23 @@ def test_filters_with_query(store):
     assert [m.text for m in found] == ["I live in Leeds."]
 
 
+def test_a_filter_finds_matches_past_the_first_thousand_memories(store):
+    """The filter narrows the recall itself: two old matches under 1,200 newer memories are found."""
+    old = [ChatMessage.from_user(f"Old note {n} on the garden.", meta={"topic": "garden"}) for n in range(2)]
+    store.add_memories(messages=old, user_id="ada")
+    store.add_memories(messages=[ChatMessage.from_user(f"Newer note number {n}.") for n in range(1200)], user_id="ada")
+    found = store.search_memories(filters={"field": "meta.topic", "operator": "==", "value": "garden"}, user_id="ada")
+    assert sorted(m.text for m in found) == ["Old note 0 on the garden.", "Old note 1 on the garden."]
+
+
+def test_a_filter_on_content_is_checked_in_python(store):
+    store.add_memories(messages=HISTORY, user_id="ada")
+    found = store.search_memories(
+        filters={"field": "content", "operator": "==", "value": "Leeds is lovely."}, user_id="ada"
+    )
+    assert [m.text for m in found] == ["Leeds is lovely."]
+
+
 @pytest.mark.parametrize(
     "filters",
     [

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from . import _dump
 from . import _validate as v
 from .config import RecallConfig
-from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve
+from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve, unit_vectors
 from .embedders.gateway import order
 from .embedders.preload import Preload, preload
 from .errors import EmbedderError, StorageError, UsageError
@@ -185,22 +185,6 @@ def _export_error(target: Path, error: OSError) -> StorageError:
     return StorageError(f"could not export to {target}: {error.strerror or error}; {hint}")
 
 
-def _unit_rows(matrix: npt.NDArray[np.float64]) -> tuple[F32, npt.NDArray[np.bool_]]:
-    """Each row of a finite float64 matrix as a float32 unit vector, and which rows are all zeros.
-
-    Every row is divided by its largest magnitude before its length is taken, so no square
-    overflows (``1e300``) or vanishes (``1e-300``); the unit vector then fits float32 exactly as
-    well as any other. Zero rows stay zero: the caller refuses them or lets them through.
-    """
-    with np.errstate(all="ignore"):
-        peak = np.abs(matrix).max(axis=1, initial=0.0)
-        zero = peak == 0.0
-        scaled = matrix / np.where(zero, 1.0, peak)[:, None]
-        norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-        unit: F32 = (scaled / np.where(zero, 1.0, norms)[:, None]).astype(np.float32)
-    return unit, zero
-
-
 def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     try:
         matrix = np.asarray(vectors, dtype=np.float64)
@@ -213,7 +197,7 @@ def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
     if not np.isfinite(matrix).all():
         msg = f"embedder {who} returned NaN or infinite values"
         raise EmbedderError(msg)
-    unit, _ = _unit_rows(matrix)  # a zero row stays zero (no direction): the vector leg leaves it out
+    unit, _ = unit_vectors(matrix)  # a zero row stays zero (no direction): the vector leg leaves it out
     return unit
 
 
@@ -236,7 +220,7 @@ def _given_vector(vector: Any, name: str = "vector") -> F32:
     if not np.isfinite(array).all():
         msg = f"{name} holds NaN or infinite values"
         raise UsageError(msg)
-    unit, zero = _unit_rows(array[None])
+    unit, zero = unit_vectors(array[None])
     if zero[0]:
         msg = f"{name} is all zeros: it has no direction"
         raise UsageError(msg)
@@ -262,7 +246,7 @@ def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None]
         return None
     if not np.isfinite(matrix).all():
         return None
-    unit, zero = _unit_rows(matrix)
+    unit, zero = unit_vectors(matrix)
     if zero.any():
         return None
     return list(unit)
@@ -629,7 +613,7 @@ class MemoryCore:
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """The stored unit vectors of the memories among ``ids`` that have one."""
         found = await self.store.vectors_of(v.check_ids(ids))
-        return {key: [float(x) for x in vector] for key, vector in found.items()}
+        return {key: vector.tolist() for key, vector in found.items()}
 
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts over live memories; see :meth:`AsyncMemory.tags`."""

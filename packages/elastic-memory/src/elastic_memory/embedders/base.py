@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 import numpy.typing as npt
 
 from ..errors import UsageError
 
-__all__ = ["Embedder", "check_embedder"]
+__all__ = ["Embedder", "check_embedder", "unit_vectors"]
 
 
 @runtime_checkable
@@ -59,3 +60,24 @@ def check_embedder(obj: object) -> Embedder:
         msg = f"{type(obj).__name__}.embed must be callable"
         raise UsageError(msg)
     return obj  # type: ignore[return-value]
+
+
+def unit_vectors(matrix: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """Each row of a finite float64 matrix as the float32 unit vector a store keeps, and which rows are all zeros.
+
+    This is the rule every write and query vector goes through, so a caller can tell exactly
+    what the store will hold for a vector it supplies. Every row is divided by its largest
+    magnitude before its length is taken, so no square overflows (``1e300``) or vanishes
+    (``1e-300``); zero rows stay zero (they have no direction).
+
+    >>> unit, zero = unit_vectors(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    >>> unit.tolist(), zero.tolist()
+    ([[0.6000000238418579, 0.800000011920929], [0.0, 0.0]], [False, True])
+    """
+    with np.errstate(all="ignore"):
+        peak = np.abs(matrix).max(axis=1, initial=0.0)
+        zero = peak == 0.0
+        scaled = matrix / np.where(zero, 1.0, peak)[:, None]
+        norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+        unit: npt.NDArray[np.float32] = (scaled / np.where(zero, 1.0, norms)[:, None]).astype(np.float32)
+    return unit, zero

@@ -28,18 +28,23 @@ THREAD_NAME = "elastic-memory-model-load"
 #: The load started for each embedder instance (by id; the load holds the instance): however
 #: many stores share one instance (a federation's tiers), its model loads once.
 _started: weakref.WeakValueDictionary[int, Preload] = weakref.WeakValueDictionary()
+#: The embedder instances whose load succeeded (by id, a weak reference to check the id's owner):
+#: a store opened later on one of them starts no thread (opening a file per request stays cheap).
+_loaded: dict[int, weakref.ref[Embedder]] = {}
 _lock = threading.Lock()
 
 
 class Preload:
     """``embedder.load()`` on a thread of its own, and its outcome once it ends."""
 
-    def __init__(self, embedder: Embedder, load: Callable[[], object]) -> None:
+    def __init__(self, embedder: Embedder, load: Callable[[], object] | None) -> None:
         self.embedder = embedder
         self._load: Callable[[], object] | None = load
         self._ended = threading.Event()
         self._error: Exception | None = None
         self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=False)
+        if load is None:  # already loaded: nothing to run
+            self._ended.set()
 
     def __repr__(self) -> str:
         state = "failed" if self._error is not None else "loaded" if self.done else "loading"
@@ -49,6 +54,7 @@ class Preload:
         try:
             if self._load is not None:
                 self._load()
+            _remember_loaded(self.embedder)
         except Exception as e:  # noqa: BLE001 - raised again by wait(), to the first call that needs the model
             self._error = e
         finally:
@@ -90,6 +96,9 @@ def preload(embedder: Embedder) -> Preload | None:
     if not callable(load):
         return None
     with _lock:
+        known = _loaded.get(id(embedder))
+        if known is not None and known() is embedder:
+            return Preload(embedder, None)
         started = _started.get(id(embedder))
         if started is not None and started.embedder is embedder and not started.failed:
             return started
@@ -100,3 +109,21 @@ def preload(embedder: Embedder) -> Preload | None:
             return None
         _started[id(embedder)] = job
         return job
+
+
+def _remember_loaded(embedder: Embedder) -> None:
+    """Note that ``embedder``'s model is loaded, until the instance is gone (objects without weak references: never).
+
+    No lock: the weak reference's callback may run inside a garbage collection on any thread,
+    even one holding ``_lock``; single dict operations are atomic.
+    """
+    key = id(embedder)
+
+    def forget(ref: weakref.ref[Embedder]) -> None:
+        if _loaded.get(key) is ref:  # the instance died before its id could be reused
+            _loaded.pop(key, None)
+
+    try:
+        _loaded[key] = weakref.ref(embedder, forget)
+    except TypeError:  # no weak references to it: every store starts its (instant) load
+        return

@@ -964,12 +964,18 @@ class SQLiteStore(RecordReads):
         out: dict[str, F32] = {}
         if not self.has_vec or self.pin is None:
             return out
-        for chunk in chunks(list(dict.fromkeys(ids))):
-            rows = await self._read(*q.select_rows(by="id", values=chunk))
-            by_seq = {seq_of(r): record_from_row(r).id for r in rows}
-            if by_seq:
-                for r in await self._read(*q.vec_by_rowids(list(by_seq))):
-                    out[by_seq[int(r[0])]] = from_blob(r[1])
+        self._check_open()
+        async with self._lock:
+            with self._errors("read vectors"):
+                await self._sync_foreign()  # the RAM index is dropped when another connection changed the file
+                for chunk in chunks(list(dict.fromkeys(ids))):
+                    sql, params = q.in_list("id", chunk)
+                    by_seq = {
+                        int(r[0]): str(r[1])
+                        for r in await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
+                    }
+                    for seq, vector in (await self._vectors.vectors(list(by_seq))).items():
+                        out[by_seq[seq]] = vector
         return out
 
     async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:

@@ -599,6 +599,20 @@ class VectorLeg:
         sql, params = q.vec_scan(blob, filters, now=self._clock(), limit=limit)
         return [(int(r[0]), float(r[1])) for r in await self._query(sql, params) if r[1] is not None]  # rows read later
 
+    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
+        """The stored vectors of ``seqs`` that have one: from the RAM index when it holds them, else from vec0."""
+        out: dict[int, F32] = {}
+        ram = self.ram
+        if ram is not None:
+            for seq in seqs:
+                found = ram.vector(seq)
+                if found is not None:
+                    out[seq] = found
+        missing = [s for s in seqs if s not in out]  # hidden rows are not in the index
+        if missing:
+            out.update((int(r[0]), from_blob(r[1])) for r in await self._query(*q.vec_by_rowids(missing)))
+        return out
+
     async def scores(self, vector: F32, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of the given memories (absent: no stored vector)."""
         if self.ram is not None:

@@ -35,6 +35,7 @@ from haystack.utils.misc import expit
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, resolve_location
 from elastic_memory.adapters import Opened, open_memory, run_sync, text_arg
+from elastic_memory.embedders import unit_vectors
 
 from .filters import DOC_KEY, ID_KEY, Compiled, compile_filters, select, validate_filters
 
@@ -47,10 +48,13 @@ DEFAULT_COLLECTION = "haystack"
 #: The tag every document note carries: with the agent id and ``kind="note"`` it marks the store's rows.
 DOCUMENT_TAG = "haystack-document"
 #: Metadata keys of a document note: the Haystack id, the insertion sequence, the exact document
-#: (without its embedding) and the exact embedding (base64 of little-endian float64, or of float32
-#: after :data:`_F32` when every value is a float32, as a model's output is: exact, and far
-#: faster for the core to read back, and for SQL to filter past, than a JSON list of floats).
-_ID, _SEQ, _DOC, _EMB = ID_KEY, "_hs_seq", DOC_KEY, "_hs_emb"
+#: (without its embedding), and where its exact embedding is. Most embeddings are kept only in
+#: the store's vector table: a model's output (float32, of length about one) is exactly the unit
+#: vector the store keeps times a length, ``_NORM`` (1.0: the unit vector itself), checked when the
+#: document is written. Any other embedding (float64 values, no direction, a vector the store
+#: would round) is also kept in the note, ``_EMB``: base64 of little-endian float64, or of float32
+#: after :data:`_F32` when every value is a float32. A note stays small, so SQL filters past it fast.
+_ID, _SEQ, _DOC, _EMB, _NORM = ID_KEY, "_hs_seq", DOC_KEY, "_hs_emb", "_hs_norm"
 #: The most memories one core recall returns.
 _PAGE = 1000
 #: The note content of documents without text (the core needs some; the document keeps ``content=None``).
@@ -120,6 +124,39 @@ def _unpack(packed: str) -> list[float]:
         return single
     values: list[float] = np.frombuffer(base64.b64decode(packed), dtype="<f8").tolist()
     return values
+
+
+def _kept(arrays: list[np.ndarray[Any, Any] | None]) -> list[float | None]:
+    """Per indexable array: the ``_NORM`` rebuilding it exactly from the unit vector the store keeps, else ``None``."""
+    out: list[float | None] = [None] * len(arrays)
+    by_width: dict[int, list[int]] = {}
+    for n, array in enumerate(arrays):
+        if array is not None:
+            by_width.setdefault(array.size, []).append(n)
+    for rows in by_width.values():
+        matrix = np.stack([arrays[n] for n in rows])  # type: ignore[misc]
+        with np.errstate(all="ignore"):  # past float32 range: not kept this way
+            single = (matrix.astype("<f4").astype("<f8") == matrix).all(axis=1)
+            unit, _ = unit_vectors(matrix)
+            wide = unit.astype("<f8")
+            norms = np.linalg.norm(matrix, axis=1)
+            rebuilt = (wide * norms[:, None]).astype("<f4").astype("<f8")
+        same = single & (wide == matrix).all(axis=1)
+        scaled = single & np.isfinite(norms) & (rebuilt == matrix).all(axis=1)
+        for n, row in enumerate(rows):
+            if same[n]:
+                out[row] = 1.0
+            elif scaled[n] and float(norms[n]) != 1.0:
+                out[row] = float(norms[n])
+    return out
+
+
+def _rebuilt(unit: list[float], norm: float) -> list[float]:
+    """The embedding a document note's ``_NORM`` says the stored unit vector ``unit`` stands for (see :func:`_kept`)."""
+    if norm == 1.0:
+        return unit
+    rebuilt: list[float] = (np.asarray(unit, dtype="<f8") * norm).astype("<f4").tolist()
+    return rebuilt
 
 
 def _check_documents(documents: Any) -> list[Document]:
@@ -207,6 +244,7 @@ class ElasticMemoryDocumentStore:
         self._opened: Opened = open_memory(path, memory, embedder=None)
         self.path = _absolute(self._opened.sync.path)
         self._last_seq = 0
+        self._vector_table: bool | None = None  # whether the store keeps vectors: known at the first write
 
     # ------------------------------------------------------------- plumbing
     @property
@@ -274,10 +312,27 @@ class ElasticMemoryDocumentStore:
         )
 
     @staticmethod
-    def _document(found: MemoryRecord | Hit, score: float | None = None, *, embedding: bool = True) -> Document:
+    def _has_embedding(found: MemoryRecord | Hit) -> bool:
+        return found.metadata.get(_EMB) is not None or _NORM in found.metadata
+
+    async def _vectors(self, found: Sequence[MemoryRecord | Hit]) -> dict[str, list[float]]:
+        """The embeddings of ``found`` kept only in the vector table (see :data:`_NORM`), by memory id."""
+        ids = [f.id for f in found if f.metadata.get(_EMB) is None and _NORM in f.metadata]
+        if not ids:
+            return {}
+        units = await self.amemory.vectors(ids)
+        return {f.id: _rebuilt(units[f.id], float(f.metadata[_NORM])) for f in found if f.id in units}
+
+    @staticmethod
+    def _document(
+        found: MemoryRecord | Hit, score: float | None = None, *, vectors: Mapping[str, list[float]] | None = None
+    ) -> Document:
+        """The Haystack document of a note; its embedding from the note or ``vectors`` (``None``: without it)."""
         data = found.metadata[_DOC]
-        packed = found.metadata.get(_EMB) if embedding else None
-        vector = None if packed is None else _unpack(packed)
+        vector = None
+        if vectors is not None:
+            packed = found.metadata.get(_EMB)
+            vector = _unpack(packed) if packed is not None else vectors.get(found.id)
         if data.get("blob") is None and data.get("sparse_embedding") is None:
             meta = data.get("meta")
             return Document(
@@ -297,10 +352,11 @@ class ElasticMemoryDocumentStore:
         self._last_seq = base + count
         return base
 
-    def _item(self, document: Document, seq: int) -> tuple[dict[str, Any], np.ndarray[Any, Any] | None]:
-        """The core item of ``document`` and the vector to index for it."""
-        array = _array(document)
-        packed = None if array is None else _pack(array)
+    def _item(
+        self, document: Document, seq: int, array: np.ndarray[Any, Any] | None, norm: float | None
+    ) -> dict[str, Any]:
+        """The core item of ``document`` (its embedding as ``array``; ``norm``: see :func:`_kept`)."""
+        packed = None if array is None or norm is not None else _pack(array)
         # Document.to_dict(flatten=False) without the embedding and the score, and without its deep
         # copies (the core serialises the item at once).
         payload = {
@@ -313,15 +369,16 @@ class ElasticMemoryDocumentStore:
             "sparse_embedding": None if document.sparse_embedding is None else document.sparse_embedding.to_dict(),
         }
         text = document.content if isinstance(document.content, str) and document.content.strip() else _NO_TEXT
-        item = {
+        item: dict[str, Any] = {
             "content": text,
             "id": document.id,
             "agent_id": self.collection,
             "tags": [DOCUMENT_TAG],
             "pinned": True,
-            "metadata": {_ID: document.id, _SEQ: seq, _DOC: payload, _EMB: packed},
+            "metadata": {_ID: document.id, _SEQ: seq, _DOC: payload},
         }
-        return item, _indexable(array)
+        item["metadata"].update({_EMB: packed} if norm is None else {_NORM: norm})
+        return item
 
     # ----------------------------------------------------------------- reads
     async def _hits(self, metadata: dict[str, Any] | None = None) -> list[MemoryRecord]:
@@ -337,23 +394,29 @@ class ElasticMemoryDocumentStore:
         found.sort(key=lambda r: r.metadata.get(_SEQ, 0))
         return found
 
-    async def _all(self) -> list[Document]:
-        return [self._document(h) for h in await self._hits()]
+    async def _all(self, *, embeddings: bool = True) -> list[Document]:
+        records = await self._hits()
+        vectors = await self._vectors(records) if embeddings else None
+        return [self._document(h, vectors=vectors) for h in records]
 
-    async def _matching(self, filters: dict[str, Any] | None) -> list[tuple[MemoryRecord, Document]]:
+    async def _matching(
+        self, filters: dict[str, Any] | None, *, embeddings: bool = True
+    ) -> list[tuple[MemoryRecord, Document]]:
         """The notes and documents matching ``filters``: the SQL selects, Python checks what SQL cannot."""
         compiled = self._compile(filters)
         if compiled.never:
             return []
         records = await self._hits(compiled.sql)
-        pairs = [(r, self._document(r)) for r in records]
+        # A filter Python checks may read any field (the embedding too): it sees whole documents.
+        vectors = await self._vectors(records) if embeddings or not compiled.exact else None
+        pairs = [(r, self._document(r, vectors=vectors)) for r in records]
         if compiled.exact:
             return pairs
         keep = {id(d) for d in self._check([d for _, d in pairs], filters, compiled)}
         return [(r, d) for r, d in pairs if id(d) in keep]
 
-    async def _select(self, filters: dict[str, Any] | None) -> list[Document]:
-        return [d for _, d in await self._matching(filters)]
+    async def _select(self, filters: dict[str, Any] | None, *, embeddings: bool = True) -> list[Document]:
+        return [d for _, d in await self._matching(filters, embeddings=embeddings)]
 
     async def _count(self, filters: dict[str, Any] | None = None) -> int:
         compiled = self._compile(filters)
@@ -403,8 +466,13 @@ class ElasticMemoryDocumentStore:
         """Write documents (with their insertion sequence) through the core's batch path, one transaction."""
         if not documents:
             return
-        items, vectors = zip(*(self._item(doc, seq) for doc, seq in documents), strict=True)
-        await self.amemory.remember_many(list(items), dedupe=False, vectors=list(vectors))
+        arrays = [_array(doc) for doc, _ in documents]
+        vectors = [_indexable(a) for a in arrays]
+        if self._vector_table is None:  # SQLite without sqlite-vec keeps no vectors (PostgreSQL always does)
+            self._vector_table = (await self.amemory.stats()).get("sqlite_vec_version", "pgvector") is not None
+        norms = _kept(vectors) if self._vector_table else [None] * len(vectors)
+        items = [self._item(doc, seq, a, n) for (doc, seq), a, n in zip(documents, arrays, norms, strict=True)]
+        await self.amemory.remember_many(items, dedupe=False, vectors=vectors)  # type: ignore[arg-type]  # arrays
 
     async def _delete_ids(self, ids: Any) -> int:
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
@@ -443,7 +511,7 @@ class ElasticMemoryDocumentStore:
 
     # ------------------------------------------------------- metadata reports
     async def _count_unique(self, filters: dict[str, Any] | None, metadata_fields: list[str]) -> dict[str, int]:
-        docs = await self._select(filters)
+        docs = await self._select(filters, embeddings=False)
         result: dict[str, int] = {}
         for field in metadata_fields:
             key = _meta_key(field)
@@ -452,7 +520,7 @@ class ElasticMemoryDocumentStore:
 
     async def _fields_info(self) -> dict[str, dict[str, str]]:
         types: dict[str, str] = {}
-        for doc in await self._all():
+        for doc in await self._all(embeddings=False):
             for key, value in doc.meta.items():
                 if value is None:
                     continue
@@ -470,7 +538,7 @@ class ElasticMemoryDocumentStore:
         key = _meta_key(metadata_field)
         values = [
             d.meta[key]
-            for d in await self._all()
+            for d in await self._all(embeddings=False)
             if d.meta.get(key) is not None and isinstance(d.meta[key], int | float | str)
         ]
         if not values:
@@ -491,7 +559,7 @@ class ElasticMemoryDocumentStore:
         if search_term is not None:
             text_arg(search_term, "search_term")
         unique: dict[tuple[str, Any], Any] = {}
-        for doc in await self._select(filters):
+        for doc in await self._select(filters, embeddings=False):
             value = doc.meta.get(key)
             if value is not None:
                 unique.setdefault((type(value).__name__, _hashable(value)), value)
@@ -532,7 +600,8 @@ class ElasticMemoryDocumentStore:
                 vector=vector,
                 vector_weight=vector_weight,
             )
-            found = self._scored(hits, mode, scale_score, return_embedding)
+            vectors = await self._vectors(hits) if return_embedding else None
+            found = self._scored(hits, mode, scale_score, vectors)
             if compiled.exact:
                 break
             found = self._check(found, filters, compiled)
@@ -542,7 +611,7 @@ class ElasticMemoryDocumentStore:
                 k *= 8  # the SQL let through documents Python refused: look further down the ranking
                 continue
             # Still short a page down: narrow to the ids of every matching document (checked in Python).
-            ids = [d.id for d in await self._select(filters)]
+            ids = [d.id for d in await self._select(filters, embeddings=False)]
             if not ids:
                 return []
             metadata = {_ID: {"$in": ids}}
@@ -550,8 +619,13 @@ class ElasticMemoryDocumentStore:
         found.sort(key=lambda d: -(d.score or 0.0))
         return found[:top_k]
 
-    def _scored(self, hits: list[Hit], mode: _Mode, scale_score: bool, return_embedding: bool) -> list[Document]:
-        """The documents of ``hits`` with Haystack's scores: BM25, cosine similarity, or the fused score."""
+    def _scored(
+        self, hits: list[Hit], mode: _Mode, scale_score: bool, vectors: Mapping[str, list[float]] | None
+    ) -> list[Document]:
+        """The documents of ``hits`` with Haystack's scores: BM25, cosine similarity, or the fused score.
+
+        ``vectors``: the embeddings read for ``hits`` (``None``: documents without them).
+        """
         out: list[Document] = []
         for hit in hits:
             if not self._ours(hit):
@@ -562,13 +636,13 @@ class ElasticMemoryDocumentStore:
             elif mode == "semantic":
                 raw = hit.vector_score
                 score = None if raw is None else ((raw + 1) / 2 if scale_score else raw)
-                if hit.metadata.get(_EMB) is None:
+                if not self._has_embedding(hit):
                     continue  # a document without an embedding is never a semantic hit
             else:
                 score = hit.score
             if score is None:
                 continue
-            out.append(self._document(hit, float(score), embedding=return_embedding))
+            out.append(self._document(hit, float(score), vectors=vectors))
         return out
 
     @staticmethod

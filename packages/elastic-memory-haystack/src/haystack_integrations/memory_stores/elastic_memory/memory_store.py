@@ -14,7 +14,9 @@ role and the message's ``meta`` (plus the ``metadata=`` keyword of :meth:`add_me
 ``search_memories`` ranks the user's memories with the core's recall (hybrid, or keyword
 without an embedder; an empty query lists the newest first) and returns them as system
 messages whose ``meta`` holds the stored meta plus ``memory_id``, ``role``, ``user_id`` and
-``score``. Haystack filters apply to that meta (``meta.<key>`` or a bare key) and to ``content``.
+``score``. Haystack filters apply to that meta (``meta.<key>`` or a bare key) and to ``content``:
+in SQL for the stored meta's keys (the recall ranks only the matching memories), in Python for
+the others, and for what SQL cannot express exactly (as the document store does).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from haystack.utils.filters import document_matches_filter
 
 from elastic_memory import AccessDeniedError, AsyncMemory, Embedder, Hit, Memory, UsageError
+from haystack_integrations.document_stores.elastic_memory.filters import DOC_KEY, compile_filters, document_path
 
 from ._common import StoreOwner, agent_suffix, check_name
 
@@ -40,6 +43,18 @@ _PAGE = 1_000
 #: The user key memories are stored under when no ``user_id`` is given.
 DEFAULT_USER = "default"
 _ROLES = (ChatRole.USER, ChatRole.ASSISTANT)
+#: Keys of a found memory's ``meta`` that are not its stored meta (they shadow stored keys of the same name).
+_COMPUTED = ("memory_id", "role", "user_id", "score")
+_STORED_META = f"{DOC_KEY}.meta."
+
+
+def _stored_path(field: Any) -> str | None:
+    """The core metadata key of a filter field in a memory's stored meta; ``None``: checked in Python."""
+    path = document_path(field)
+    if path is None or not path.startswith(_STORED_META):
+        return None
+    keys = path[len(_STORED_META) :]
+    return None if keys.split(".")[0] in _COMPUTED else f"meta.{keys}"
 
 
 class ElasticMemoryStore(StoreOwner):
@@ -181,20 +196,27 @@ class ElasticMemoryStore(StoreOwner):
         user = self._user(user_id)
         if filters:
             document_matches_filter(filters, Document(content="", meta={}))  # malformed filters raise now
-        if top_k == 0:
+        compiled = compile_filters(filters, _stored_path)
+        if top_k == 0 or compiled.never:
             return []
-        k = _PAGE if filters else min(top_k, _PAGE)
+        scope: dict[str, Any] = {**self.owner_fields(self.agent_id), "session_id": user}
+        if compiled.sql is not None:
+            scope["metadata"] = compiled.sql
         hits = self.owner_memory.recall(
             query or "",
-            k=k,
+            k=min(top_k, _PAGE) if compiled.exact else _PAGE,
             mode=self.mode if query else "keyword",
-            filters={**self.owner_fields(self.agent_id), "session_id": user},
+            filters=scope,
             touch=False,
         )
         out: list[ChatMessage] = []
         for hit in hits:
             meta = _meta(hit, user)
-            if filters and not document_matches_filter(filters, Document(content=hit.content, meta=meta)):
+            if (
+                filters
+                and not compiled.exact
+                and not document_matches_filter(filters, Document(content=hit.content, meta=meta))
+            ):
                 continue
             out.append(ChatMessage.from_system(hit.content, meta=meta))
             if len(out) == top_k:
