@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from elastic_memory import LoopConfig, Memory, backup, cli
+from elastic_memory.cli import _common as cli_common
 from elastic_memory.testing import FakeEmbedder, short_repr
 
 from . import strategies as hs
@@ -63,9 +64,11 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     soft-deleted memories, facts (one set, one extracted), a lesson, graph entities and a
     quarantined item.
     """
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli, "_embedder_spec", lambda c: FakeEmbedder() if c is cli.EmbedderChoice.AUTO else None)
+    monkeypatch.setattr(
+        cli_common, "_embedder_spec", lambda c: FakeEmbedder() if c is cli_common.EmbedderChoice.AUTO else None
+    )
     db = tmp_path / "memory.db"
     with Memory.open(db, embedder=FakeEmbedder(), loop=LoopConfig(background=False)) as mem:
         mem.remember("The user's dog is called Biscuit.", id="biscuit", tags=["pets"], metadata={"n": 1})
@@ -352,7 +355,7 @@ def test_every_command_is_fuzzed(tmp_path: Path) -> None:
 def test_command_exits_0_1_or_2_without_traceback(world: dict[str, Any], command: str) -> None:
     """Hostile words: exit 0, 1 or 2, no traceback, and the store unchanged after a failure.
 
-    If this fails, the falsifying argv is printed: catch that error in ``cli.reported`` or
+    If this fails, the falsifying argv is printed: catch that error in ``cli_common.reported`` or
     validate the option with typer.
     """
     db = world["db"]

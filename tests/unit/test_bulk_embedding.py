@@ -127,8 +127,8 @@ def test_remembering_stored_texts_again_embeds_nothing(tmp_path: Path) -> None:
 
 def test_ingest_embeds_notes_in_like_length_batches(tmp_path: Path) -> None:
     """Notes are read ahead and sorted by length before they are cut into batches (less padding)."""
-    from elastic_memory._cli_ingest import BATCH, ingest_folder
     from elastic_memory.connectors import MarkdownFolder
+    from elastic_memory.connectors.ingest import BATCH, ingest_folder
 
     class Recording(FakeEmbedder):
         def __init__(self) -> None:

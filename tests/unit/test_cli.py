@@ -18,7 +18,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, MemoryType, __version__, cli
-from elastic_memory._demo_loop import LOOP_TURNS
+from elastic_memory.cli import _common as cli_common
+from elastic_memory.cli import demo as cli_demo
+from elastic_memory.cli._demo_loop import LOOP_TURNS
 from elastic_memory.testing import FakeEmbedder
 
 runner = CliRunner()
@@ -27,7 +29,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
 
 
@@ -40,10 +42,10 @@ def db(tmp_path: Path) -> Path:
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--embedder auto`` means the 16-d hashing FakeEmbedder: vectors without loading a model."""
 
-    def spec(choice: cli.EmbedderChoice) -> Any:
-        return FakeEmbedder() if choice is cli.EmbedderChoice.AUTO else None
+    def spec(choice: cli_common.EmbedderChoice) -> Any:
+        return FakeEmbedder() if choice is cli_common.EmbedderChoice.AUTO else None
 
-    monkeypatch.setattr(cli, "_embedder_spec", spec)
+    monkeypatch.setattr(cli_common, "_embedder_spec", spec)
 
 
 def invoke(*args: str | Path, env: dict[str, str] | None = None) -> Result:
@@ -157,7 +159,7 @@ def test_add_importance_out_of_range_exits_2(db: Path) -> None:
 
 def test_db_defaults_to_the_environment_variable(tmp_path: Path) -> None:
     target = tmp_path / "from-env.db"
-    result = invoke("add", "hello", "--embedder", "none", env={cli.DB_ENV: str(target)})
+    result = invoke("add", "hello", "--embedder", "none", env={cli_common.DB_ENV: str(target)})
     assert result.exit_code == 0, result.output
     assert target.is_file()
     assert not (tmp_path / "memory.db").exists()
@@ -240,7 +242,7 @@ class TopicEmbedder(FakeEmbedder):
 @pytest.fixture
 def pets(db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A store of one memory about a dog and two unrelated ones; ``--embedder auto`` is the TopicEmbedder."""
-    monkeypatch.setattr(cli, "_embedder_spec", lambda choice: TopicEmbedder())
+    monkeypatch.setattr(cli_common, "_embedder_spec", lambda choice: TopicEmbedder())
     for text in ("My dog is called Biscuit.", "I live in Lisbon.", "The sky is blue."):
         assert invoke("add", text, "--db", db).exit_code == 0
     return db
@@ -342,11 +344,11 @@ def test_error_message_is_one_line_even_when_long(db: Path) -> None:
 
 # --------------------------------------------------------------------- parse_filters
 def test_parse_filters_collects_a_repeated_key_into_a_list() -> None:
-    assert cli.parse_filters(["tags=a", "tags=b", "type=semantic"]) == {"tags": ["a", "b"], "type": "semantic"}
+    assert cli_common.parse_filters(["tags=a", "tags=b", "type=semantic"]) == {"tags": ["a", "b"], "type": "semantic"}
 
 
 def test_parse_filters_converts_numbers_booleans_and_dates() -> None:
-    parsed = cli.parse_filters(["min_importance=0.5", "pinned=yes", "since=2025-03-01", "until=1700000000"])
+    parsed = cli_common.parse_filters(["min_importance=0.5", "pinned=yes", "since=2025-03-01", "until=1700000000"])
     assert parsed is not None
     assert parsed["min_importance"] == 0.5
     assert parsed["pinned"] is True
@@ -355,12 +357,12 @@ def test_parse_filters_converts_numbers_booleans_and_dates() -> None:
 
 
 def test_parse_filters_reads_metadata_values_as_json_else_text() -> None:
-    parsed = cli.parse_filters(["metadata.project=halvorsen", "metadata.n=3", 'metadata={"done": false}'])
+    parsed = cli_common.parse_filters(["metadata.project=halvorsen", "metadata.n=3", 'metadata={"done": false}'])
     assert parsed == {"metadata": {"project": "halvorsen", "n": 3, "done": False}}
 
 
 def test_parse_filters_of_nothing_is_none() -> None:
-    assert cli.parse_filters([]) is None
+    assert cli_common.parse_filters([]) is None
 
 
 # --------------------------------------------------------------------------- stats
@@ -468,7 +470,7 @@ def test_demo_keyword_only_runs_in_a_temporary_store_it_removes(
     monkeypatch.setattr("tempfile.tempdir", str(scratch))
     result = invoke("demo", "--embedder", "none")
     assert result.exit_code == 0, result.output
-    for question in cli.DEMO_QUESTIONS:
+    for question in cli_demo.DEMO_QUESTIONS:
         assert question.text in result.stdout
     assert "semantic → keyword" in result.stdout
     assert "ran as keyword search" in result.stderr
@@ -483,7 +485,7 @@ def test_demo_keeps_the_store_with_db(db: Path) -> None:
     with Memory.open(db, embedder=None) as mem:
         notes = mem.recall("", k=1000, filters={"kind": "note"})
         chunks = mem.recall("", k=1000, filters={"kind": "chunk"})
-    assert len(notes) == len(cli.DEMO_MEMORIES)
+    assert len(notes) == len(cli_demo.DEMO_MEMORIES)
     assert len(chunks) == len(LOOP_TURNS), "the memory-loop part records its scripted turns"
 
 
@@ -491,7 +493,7 @@ def test_demo_rerun_on_the_same_store_adds_nothing(db: Path) -> None:
     assert invoke("demo", "--db", db, "--embedder", "none").exit_code == 0
     result = invoke("demo", "--db", db, "--embedder", "none")
     assert result.exit_code == 0, result.output
-    assert f"(0 new, {len(cli.DEMO_MEMORIES)} already there)" in result.stdout
+    assert f"(0 new, {len(cli_demo.DEMO_MEMORIES)} already there)" in result.stdout
 
 
 @pytest.mark.model
@@ -503,8 +505,8 @@ def test_demo_with_the_built_in_model_finds_the_paraphrase(db: Path) -> None:
     result = invoke("demo", "--db", db)
     assert result.exit_code == 0, result.output
     verdicts = re.findall(r"keyword (\S+) · semantic (\S+) · hybrid (\S+)", result.stdout)
-    assert len(verdicts) == len(cli.DEMO_QUESTIONS)
-    by_question = dict(zip((q.text for q in cli.DEMO_QUESTIONS), verdicts, strict=True))
+    assert len(verdicts) == len(cli_demo.DEMO_QUESTIONS)
+    by_question = dict(zip((q.text for q in cli_demo.DEMO_QUESTIONS), verdicts, strict=True))
     assert by_question["What pet do I have?"] == ("missed", "#1", "#1")
     assert by_question["What can't I eat?"] == ("missed", "#1", "#1")
     rare_keyword, rare_semantic, rare_hybrid = by_question["When does Estrela open?"]

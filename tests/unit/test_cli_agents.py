@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import LoopConfig, Memory, cli
+from elastic_memory.cli import _common as cli_common
 
 runner = CliRunner()
 DEMO = "elastic-memory-demo"
@@ -17,7 +18,7 @@ DEMO = "elastic-memory-demo"
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.chdir(tmp_path)
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from elastic_memory import Memory, _cli_ingest, cli
+from elastic_memory import Memory, cli
+from elastic_memory.cli import _common as cli_common
 from elastic_memory.connectors import MarkdownFolder
+from elastic_memory.connectors import ingest as _cli_ingest
 
 runner = CliRunner()
 
@@ -18,7 +20,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
 
 

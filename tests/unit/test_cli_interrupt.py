@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from elastic_memory import EmbedderError, Memory
-from elastic_memory._cli_ingest import BATCH, ingest_folder
 from elastic_memory.connectors import MarkdownFolder
+from elastic_memory.connectors.ingest import BATCH, ingest_folder
 from elastic_memory.testing import FakeEmbedder
 
 #: Notes in the interrupted vault: enough that the ingest is still running when the first batches are in.
@@ -67,7 +67,7 @@ def test_ctrl_c_exits_130_soon_and_a_rerun_finishes(tmp_path: Path) -> None:
     """SIGINT during `elastic-memory ingest`: exit 130 within seconds, the stored notes kept; a re-run adds the rest.
 
     If the exit takes long, check that a batch is small (``BATCH``) and that the command
-    does not catch KeyboardInterrupt before ``cli.interruptible``.
+    does not catch KeyboardInterrupt before ``cli_common.interruptible``.
     """
     vault, db = _vault(tmp_path, NOTES), tmp_path / "m.db"
     command = [sys.executable, "-m", "elastic_memory.cli", "ingest", str(vault), "--db", str(db), "--embedder", "none"]

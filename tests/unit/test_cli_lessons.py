@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, cli
+from elastic_memory.cli import _common as cli_common
 
 runner = CliRunner()
 
@@ -16,7 +17,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.setenv("COLUMNS", "200")  # tables keep each cell on one line
     monkeypatch.chdir(tmp_path)
 

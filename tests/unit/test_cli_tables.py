@@ -11,7 +11,8 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, cli
-from elastic_memory._cli_table import Column, Grid
+from elastic_memory.cli import _common as cli_common
+from elastic_memory.cli._table import Column, Grid
 
 runner = CliRunner()
 
@@ -21,7 +22,7 @@ VET = "Biscuit's vet is Dr. Okonkwo at the Estrela clinic, open weekdays from ni
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.chdir(tmp_path)
 

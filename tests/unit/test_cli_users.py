@@ -9,13 +9,14 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import LoopConfig, Memory, cli
+from elastic_memory.cli import _common as cli_common
 
 runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.chdir(tmp_path)
 
@@ -77,7 +78,7 @@ def test_user_with_a_federation_serves_that_user(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with Memory.for_agent("ada", home=home, embedder=FakeEmbedder()) as agent:
         agent.for_user("alice").remember("Alice's locker code is 4412.")
-    from elastic_memory._cli_serve import open_served
+    from elastic_memory.cli._serve import open_served
 
     for user, found in (("bob", False), ("alice", True)):
         mem = open_served(tmp_path / "x.db", embedder=None, agent="ada", home=home, pools=[], create=False, user=user)

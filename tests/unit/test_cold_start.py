@@ -165,9 +165,9 @@ def test_a_lite_tier_does_not_load_the_builtin_model(db_path: Path) -> None:
 
 def test_a_reading_cli_command_does_not_load_the_model_ahead(db_path: Path) -> None:
     """``elastic-memory stats`` and the like open without the worker: no model loads unless a call needs it."""
-    from elastic_memory import cli  # typer and rich, only for this test
+    from elastic_memory.cli import _common as cli_common  # typer and rich, only for this test
 
-    with cli.open_memory(db_path, cli.EmbedderChoice.AUTO, reads=True) as mem:
+    with cli_common.open_memory(db_path, cli_common.EmbedderChoice.AUTO, reads=True) as mem:
         assert mem._core._preload is None and not mem._core.loading
 
 

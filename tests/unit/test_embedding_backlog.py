@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from elastic_memory import LoopConfig, Memory, cli
+from elastic_memory.cli import _common as cli_common
 from elastic_memory.governor import Admission
 from elastic_memory.loop.jobs import EMBED_BATCH, EMBED_BATCHES
 from elastic_memory.testing import FakeEmbedder
@@ -212,8 +213,8 @@ def test_memories_added_with_embedder_none_on_the_command_line_get_vectors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``add --embedder none`` stores no vector; a later command with a model embeds those memories too."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
-    monkeypatch.setattr(cli, "_embedder_spec", lambda choice: FakeEmbedder() if choice.value == "auto" else None)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
+    monkeypatch.setattr(cli_common, "_embedder_spec", lambda choice: FakeEmbedder() if choice.value == "auto" else None)
     db = tmp_path / "memory.db"
     runner = CliRunner()
     for text in ("The spare key is under the blue pot.", "The wifi password is on the fridge."):
@@ -228,8 +229,8 @@ def test_the_stats_command_counts_the_backlog_and_embeds_none_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A command that only reads (``stats``) runs no background worker: the memories keep waiting."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
-    monkeypatch.setattr(cli, "_embedder_spec", lambda choice: FakeEmbedder() if choice.value == "auto" else None)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
+    monkeypatch.setattr(cli_common, "_embedder_spec", lambda choice: FakeEmbedder() if choice.value == "auto" else None)
     db = tmp_path / "memory.db"
     _fill_without_vectors(str(db), _notes(3))
     result = CliRunner().invoke(cli.app, ["stats", "--db", str(db), "--json"])

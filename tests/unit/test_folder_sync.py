@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from elastic_memory import Memory, UsageError, cli
+from elastic_memory.cli import _common as cli_common
 from elastic_memory.connectors import MarkdownFolder, note_id
 from elastic_memory.ingest import IngestReport, ingest_folder
 from elastic_memory.testing import FakeEmbedder
@@ -449,7 +450,7 @@ def test_read_one_note_as_the_walk_would(vault: Path, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- CLI
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path / "memory.db"
 

@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, StorageError, UsageError, cli
+from elastic_memory.cli import _common as cli_common
 from elastic_memory.storage.sqlite import _SQLiteSnapshot
 from elastic_memory.testing import FakeEmbedder
 
@@ -329,7 +330,7 @@ runner = CliRunner()
 @pytest.fixture
 def _cli_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No CLI test reads the caller's $ELASTIC_MEMORY_DB or writes outside tmp_path."""
-    monkeypatch.delenv(cli.DB_ENV, raising=False)
+    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
 
 

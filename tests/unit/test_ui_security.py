@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from elastic_memory import Memory, UsageError, cli
-from elastic_memory._cli_ui import _open
+from elastic_memory.cli.ui import _open
 from elastic_memory.testing import FakeEmbedder
 from elastic_memory.ui import Address, build_app, check_token
 

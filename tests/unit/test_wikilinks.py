@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from elastic_memory import Memory, UsageError
-from elastic_memory._cli_ingest import ingest_folder
 from elastic_memory.connectors import EdgeIndexReport, Link, MarkdownFolder, WikilinkEdgeExtractor, note_id, parse_links
+from elastic_memory.connectors.ingest import ingest_folder
 from elastic_memory.types import Edge
 
 

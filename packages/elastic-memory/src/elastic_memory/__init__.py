@@ -9,9 +9,9 @@
 """
 
 from ._backup import BackupReport, abackup, arestore_backup, backup, restore_backup
-from ._core import RecallWarning
 from ._paging import Page
 from ._repair import RepairReport, TableReport, arepair, repair
+from ._version import __version__
 from .config import RecallConfig
 from .context import ContextPlan, PlanItem, Section
 from .embedders import Embedder, FastEmbedEmbedder, MiniLMEmbedder
@@ -22,6 +22,7 @@ from .errors import (
     EmbedderError,
     EmbeddingMismatchError,
     MemoryWriteError,
+    RecallWarning,
     RoutingError,
     SchemaVersionError,
     StorageError,
@@ -60,8 +61,6 @@ from .types import (
     Source,
     TurnReceipt,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "METADATA_OPERATORS",

@@ -27,7 +27,7 @@ from .config import RecallConfig
 from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve, unit_vectors
 from .embedders.gateway import order
 from .embedders.preload import Preload, preload
-from .errors import EmbedderError, StorageError, UsageError
+from .errors import EmbedderError, RecallWarning, StorageError, UsageError
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
 from .loop import LoopConfig, MemoryLoop, check_loop_args
@@ -52,7 +52,7 @@ from .types import (
 )
 from .users import scoped_filters
 
-__all__ = ["EmbedderSpec", "MemoryCore", "RecallWarning"]
+__all__ = ["EmbedderSpec", "MemoryCore"]
 
 log = logging.getLogger("elastic_memory")
 
@@ -92,10 +92,6 @@ _IMPORT_FIELDS = (
 _QUERY_MEMO = 32
 #: The model a database is pinned to when its first vectors come from the caller and no embedder is configured.
 SUPPLIED = "supplied"
-
-
-class RecallWarning(UserWarning):
-    """Recall is degraded (for example keyword-only because no embedder is usable)."""
 
 
 def embedder_candidates(spec: EmbedderSpec) -> list[Embedder]:

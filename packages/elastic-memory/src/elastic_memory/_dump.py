@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 import numpy.typing as npt
 
+from ._version import __version__
 from .errors import AccessDeniedError
 from .storage import dump_tables as d
 from .storage import queries as q
@@ -48,8 +49,6 @@ def _line(data: Mapping[str, Any]) -> str:
 
 def header_line(backend: str, pin: EmbeddingPin | None, *, vectors: bool) -> str:
     """The first line: format, version, where it came from, and the embedding pin of the vectors."""
-    from . import __version__  # noqa: PLC0415 - the package imports this module
-
     return _line(
         {
             "record": "header",

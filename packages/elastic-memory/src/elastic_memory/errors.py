@@ -15,6 +15,8 @@ The first split says whose fault it is::
     │   └── MemoryWriteError        # the agent's private tier could not keep a write
     └── EmbedderError               # the embedding model failed to load or to run
 
+Warnings (not errors: the call still answers) are :class:`RecallWarning` (recall is degraded).
+
 ``UsageError`` also derives from :class:`ValueError`, so code that already guards
 argument errors with ``except ValueError`` keeps working; ``AccessDeniedError`` is also a
 :class:`PermissionError`. Messages say what to do next.
@@ -29,6 +31,8 @@ __all__ = [
     "EmbedderError",
     "EmbeddingMismatchError",
     "MemoryWriteError",
+    "ReadOnlyError",
+    "RecallWarning",
     "RoutingError",
     "SchemaVersionError",
     "StorageError",
@@ -101,3 +105,11 @@ class MemoryWriteError(StorageError):
     Shared and global tiers degrade instead (see ``health()``). The
     :class:`TierWriteError` is the ``__cause__``; retrying with the same ids is safe.
     """
+
+
+class ReadOnlyError(UsageError):
+    """A read-only source (a Markdown folder) was asked to change: edit the files instead."""
+
+
+class RecallWarning(UserWarning):
+    """Recall is degraded (for example keyword-only because no embedder is usable)."""

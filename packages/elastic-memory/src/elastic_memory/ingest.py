@@ -3,6 +3,6 @@
 >>> from elastic_memory.ingest import IngestReport, ingest_folder
 """
 
-from ._cli_ingest import IngestReport, ingest_folder
+from .connectors.ingest import IngestReport, ingest_folder
 
 __all__ = ["IngestReport", "ingest_folder"]

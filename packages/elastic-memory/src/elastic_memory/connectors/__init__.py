@@ -17,8 +17,7 @@
 ('references', True, 1)
 """
 
-from .markdown import NAMESPACE, MarkdownFolder, Note, ReadOnlyError, ScanReport, note_id
-from .store import FolderStore
+from .markdown import NAMESPACE, FolderStore, MarkdownFolder, Note, ReadOnlyError, ScanReport, note_id
 from .wikilinks import EdgeIndexReport, EdgeSink, Link, WikilinkEdgeExtractor, parse_links
 
 __all__ = [

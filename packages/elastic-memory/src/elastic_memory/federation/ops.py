@@ -16,8 +16,7 @@ from typing import Any
 
 from .. import _validate as v
 from .._core import MemoryCore
-from ..connectors.markdown import ReadOnlyError
-from ..errors import AccessDeniedError, TierWriteError, UsageError
+from ..errors import AccessDeniedError, ReadOnlyError, TierWriteError, UsageError
 from ..filters import with_scope
 from ..types import (
     Explanation,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from .. import __version__
+from .._version import __version__
 from ..memory import AsyncMemory
 from ._guide import INSTRUCTIONS, PROFILE_URI, SESSIONS_URI, add_guide
 from ._http import TOKEN_ENV, Address, BearerAuth, check_token, serve_http

@@ -15,8 +15,9 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ._cli_table import Column, Grid
-from .types import QuarantinedItem
+from ..types import QuarantinedItem
+from . import _common as common
+from ._table import Column, Grid
 
 __all__ = ["item_to_dict", "register"]
 
@@ -60,56 +61,54 @@ def _table(items: list[QuarantinedItem]) -> Grid:
 
 def register(app: typer.Typer) -> None:
     """Add the ``quarantine`` commands to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
-
     group = typer.Typer(help="Review what the guards refused to store: list, release or discard items.")
     app.add_typer(group, name="quarantine")
     ItemId = Annotated[int, typer.Argument(metavar="ID", min=1, help="The item's id (from `quarantine list`).")]
 
     @group.command("list")
     def list_(
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Items to show.")] = 100,
         as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
+        embedder: common.EmbedderOption = common.EmbedderChoice.NONE,
     ) -> None:
         """Show the quarantined items, most recent first, with their reason and source turn."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
+        with common.reported(), common.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             items = mem.quarantine(limit)
         if as_json:
             for item in items:
                 typer.echo(json.dumps(item_to_dict(item), ensure_ascii=False))
             return
         if not items:
-            cli.console_out().print(Text(f"The quarantine of agent {agent!r} is empty."))
-            cli.note_others(db, "quarantined items", agent, user)
+            common.console_out().print(Text(f"The quarantine of agent {agent!r} is empty."))
+            common.note_others(db, "quarantined items", agent, user)
             return
-        cli.console_out().print(_table(items))
+        common.console_out().print(_table(items))
 
     @group.command()
     def release(
         item_id: ItemId,
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
+        embedder: common.EmbedderOption = common.EmbedderChoice.AUTO,
     ) -> None:
         """Write item ID as the fact or memory it would have been, and take it out of the quarantine."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
+        with common.reported(), common.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             written = mem.release_quarantined(item_id)
-        cli.console_out().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
+        common.console_out().print(Text(f"Released item {item_id}: wrote {written}."), soft_wrap=True)
 
     @group.command()
     def discard(
         item_id: ItemId,
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.NONE,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
+        embedder: common.EmbedderOption = common.EmbedderChoice.NONE,
     ) -> None:
         """Delete item ID from the quarantine for good."""
-        with cli.reported(), cli.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
+        with common.reported(), common.open_memory(db, embedder, must_exist=True, agent_id=agent, user_id=user) as mem:
             mem.discard_quarantined(item_id)
-        cli.console_out().print(Text(f"Discarded item {item_id}."), soft_wrap=True)
+        common.console_out().print(Text(f"Discarded item {item_id}."), soft_wrap=True)

@@ -16,9 +16,10 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ._cli_table import Column, Grid
-from .graph.api import Node, Reached
-from .types import Entity
+from ..graph.api import Node, Reached
+from ..types import Entity
+from . import _common as common
+from ._table import Column, Grid
 
 __all__ = ["register"]
 
@@ -67,8 +68,6 @@ def _reached_table(reached: list[Reached], title: str) -> Grid:
 
 def register(app: typer.Typer) -> None:
     """Add the ``graph`` commands to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
-
     group = typer.Typer(help="An agent's knowledge graph: entities, neighbors, paths.", no_args_is_help=True)
     app.add_typer(group, name="graph")
     JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per row, one per line.")]
@@ -79,16 +78,16 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def entities(
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 50,
         as_json: JsonOption = False,
     ) -> None:
         """Show the most mentioned entities first, with their ids, then the notes wikilinks join."""
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             found = mem.graph.entities(limit)
             linked = mem.graph.nodes(limit)
@@ -98,21 +97,21 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps({"node": node.id, "name": node.name, "links": node.links}, ensure_ascii=False))
             return
         if not found and not linked:
-            cli.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
-            cli.note_others(db, "entities", agent, user)
+            common.console_out().print(Text(f"Agent {agent!r} has no entities yet.", style="dim"))
+            common.note_others(db, "entities", agent, user)
         if found:
-            cli.console_out().print(_entities_table(found, f"entities of {agent}"))
+            common.console_out().print(_entities_table(found, f"entities of {agent}"))
         if linked:
-            cli.console_out().print(_nodes_table(linked, f"linked notes of {agent}"))
+            common.console_out().print(_nodes_table(linked, f"linked notes of {agent}"))
 
     @group.command()
     def neighbors(
         name: Annotated[
             str, typer.Argument(metavar="NAME", help="An entity's name or alias, or a linked note's name, path or id.")
         ],
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         hops: Annotated[int, typer.Option(min=1, max=3, help="How many relations away.")] = 1,
         relation: Annotated[str | None, typer.Option(help="Follow only relations of this type.")] = None,
         limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Entities to show.")] = 100,
@@ -123,25 +122,25 @@ def register(app: typer.Typer) -> None:
         When NAME is a note an ingest linked (its name, path or memory id), the notes within --hops links.
         """
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             found = mem.graph.traverse(name, hops=hops, relation=relation, limit=limit)
         if as_json:
             echo_rows(found)
         elif not found:
-            cli.console_out().print(Text(f"Nothing is related to {name!r} (agent {agent!r}).", style="dim"))
-            cli.note_others(db, "entities", agent, user)
+            common.console_out().print(Text(f"Nothing is related to {name!r} (agent {agent!r}).", style="dim"))
+            common.note_others(db, "entities", agent, user)
         else:
-            cli.console_out().print(_reached_table(found, f"within {hops} hop(s) of {name}"))
+            common.console_out().print(_reached_table(found, f"within {hops} hop(s) of {name}"))
 
     @group.command()
     def path(
         source: Annotated[str, typer.Argument(metavar="A", help="The entity to start from.")],
         target: Annotated[str, typer.Argument(metavar="B", help="The entity to reach.")],
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         max_hops: Annotated[int, typer.Option(min=1, max=6, help="The longest chain to look for.")] = 4,
         as_json: Annotated[
             bool, typer.Option("--json", help="One JSON object, or null when there is no path.")
@@ -149,16 +148,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show the shortest chain of relations between entities A and B."""
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             found = mem.graph.path(source, target, max_hops=max_hops)
         if as_json:
             typer.echo(json.dumps(None if found is None else dataclasses.asdict(found), ensure_ascii=False))
         elif found is None:
-            cli.console_out().print(
+            common.console_out().print(
                 Text(f"No path from {source!r} to {target!r} within {max_hops} hops.", style="dim"), soft_wrap=True
             )
-            cli.note_others(db, "entities", agent, user)
+            common.note_others(db, "entities", agent, user)
         else:
-            cli.console_out().print(Text(f"{found.hops} hop(s): " + " → ".join(found.path)), soft_wrap=True)
+            common.console_out().print(Text(f"{found.hops} hop(s): " + " → ".join(found.path)), soft_wrap=True)

@@ -16,9 +16,10 @@ from typing import Annotated
 
 import typer
 
-from ._cli_serve import open_served
-from .errors import UsageError
-from .memory import Memory
+from ..errors import UsageError
+from ..memory import Memory
+from . import _common as common
+from ._serve import open_served
 
 __all__ = ["register"]
 
@@ -49,13 +50,12 @@ def _opened(
 
 def register(app: typer.Typer) -> None:
     """Add the ``mcp`` command to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
 
     @app.command()
     def mcp(
-        db: cli.DbOption = cli.DEFAULT_DB,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
-        agent: cli.AgentOption = "default",
+        db: common.DbOption = common.DEFAULT_DB,
+        embedder: common.EmbedderOption = common.EmbedderChoice.AUTO,
+        agent: common.AgentOption = "default",
         user: Annotated[
             str | None,
             typer.Option(
@@ -87,21 +87,21 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Serve the store to MCP clients: stdio by default, or streamable HTTP with --http."""
-        with cli.reported():
+        with common.reported():
             _require_sdk()
-            from .mcp_server import Address, build_server, check_token, serve_http  # noqa: PLC0415 - the extra
+            from ..mcp_server import Address, build_server, check_token, serve_http  # noqa: PLC0415 - the extra
 
             address = None if http is None else Address.parse(http)
             required = None if address is None else check_token(address, token)
-        spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
-        with cli.reported(), _opened(db, spec, agent, home, pool or [], user) as mem:
+        spec = "auto" if embedder is common.EmbedderChoice.AUTO else None
+        with common.reported(), _opened(db, spec, agent, home, pool or [], user) as mem:
             if home is None:
-                cli.note_others(db, "data", agent, user)
+                common.note_others(db, "data", agent, user)
             server = build_server(mem.as_async(), read_only=read_only)
             if address is None:
                 server.run("stdio")
                 return
             import anyio  # noqa: PLC0415 - an mcp dependency
 
-            cli.console_err().print(f"elastic-memory MCP server on {address.url}", soft_wrap=True)
+            common.console_err().print(f"elastic-memory MCP server on {address.url}", soft_wrap=True)
             anyio.run(serve_http, server, address, required)

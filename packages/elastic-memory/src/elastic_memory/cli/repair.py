@@ -12,14 +12,14 @@ from typing import Annotated
 
 import typer
 
-from ._repair import repair
+from .._repair import repair
+from . import _common as common
 
 __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``repair`` command to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
 
     @app.command("repair")
     def repair_(
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="The report as one JSON object.")] = False,
     ) -> None:
         """Copy everything still readable of SOURCE into the new file DESTINATION and report what was lost."""
-        with cli.reported():
+        with common.reported():
             report = repair(source, destination)
         if as_json:
             tables = {t.table: {"copied": t.read, "lost": t.lost, "error": t.error} for t in report.tables}

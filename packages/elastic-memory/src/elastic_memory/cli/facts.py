@@ -16,9 +16,10 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from ._cli_table import Column, Grid
-from .errors import UsageError
-from .types import Fact
+from ..errors import UsageError
+from ..types import Fact
+from . import _common as common
+from ._table import Column, Grid
 
 __all__ = ["fact_to_dict", "register"]
 
@@ -69,8 +70,6 @@ def _as_of(value: str | None) -> float | str | None:
 
 def register(app: typer.Typer) -> None:
     """Add the ``facts`` commands to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
-
     group = typer.Typer(help="An agent's versioned facts: get, set, history, forget, list.", no_args_is_help=True)
     app.add_typer(group, name="facts")
     Key = Annotated[str, typer.Argument(metavar="KEY", help="A dotted key, such as user.dog_name.")]
@@ -82,71 +81,73 @@ def register(app: typer.Typer) -> None:
                 typer.echo(json.dumps(fact_to_dict(fact), ensure_ascii=False, sort_keys=True))
             return
         if not facts:
-            cli.console_out().print(Text("No facts.", style="dim"))
+            common.console_out().print(Text("No facts.", style="dim"))
             return
-        cli.console_out().print(_table(facts, title))
+        common.console_out().print(_table(facts, title))
 
     def show_or_hint(facts: list[Fact], title: str, as_json: bool, where: tuple[Path, str, str | None]) -> None:
         """:func:`show`, then, when there is nothing, the other agents that hold facts."""
         show(facts, title, as_json)
         if not facts and not as_json:
-            cli.note_others(where[0], "facts", where[1], where[2])
+            common.note_others(where[0], "facts", where[1], where[2])
 
     @group.command()
     def get(
         key: Key,
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         as_of: Annotated[
             str | None, typer.Option(metavar="TIME", help="The version that held then: epoch seconds or ISO date.")
         ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show the current value of KEY (or the one that held at --as-of)."""
-        with cli.reported():
+        with common.reported():
             when = _as_of(as_of)
-            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem:
+            with common.open_memory(
+                db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user
+            ) as mem:
                 fact = mem.facts.get(key, as_of=when)
             if fact is None:
                 msg = f"agent {agent!r} has no fact {key!r}" + (" at that time" if as_of else "")
-                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
+                raise UsageError(common.with_others(msg, db, "facts", agent, user))
         show([fact], f"fact {key}", as_json)
 
     @group.command("set")
     def set_(
         key: Key,
         value: Annotated[str, typer.Argument(metavar="VALUE", help="The value (text).")],
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         category: Annotated[
             str | None, typer.Option(help="profile (always shown to the model) or note (shown when relevant).")
         ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Set KEY to VALUE (user-confirmed); the previous version stays in its history."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, agent_id=agent, user_id=user) as mem:
+        with common.reported(), common.open_memory(db, common.EmbedderChoice.NONE, agent_id=agent, user_id=user) as mem:
             fact = mem.facts.set(key, value, category=category)
         if as_json:
             show([fact], "", as_json)
             return
-        cli.console_out().print(
+        common.console_out().print(
             Text(f"set {fact.key} = {fact.value} (fact {fact.id}, {fact.category})"), soft_wrap=True
         )
 
     @group.command()
     def history(
         key: Key,
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show every version of KEY, oldest first."""
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.history(key)
         show_or_hint(facts, f"history of {key}", as_json, (db, agent, user))
@@ -154,37 +155,37 @@ def register(app: typer.Typer) -> None:
     @group.command()
     def forget(
         key: Key,
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """Tombstone KEY so it is no longer shown (its history stays)."""
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             done = mem.facts.forget(key)
             if not done and not mem.facts.history(key):
                 msg = f"agent {agent!r} has no fact {key!r}; `elastic-memory facts list` shows the keys"
-                raise UsageError(cli.with_others(msg, db, "facts", agent, user))
+                raise UsageError(common.with_others(msg, db, "facts", agent, user))
         if as_json:
             typer.echo(json.dumps({"key": key, "forgotten": done}))
             return
-        cli.console_out().print(Text(f"forgot {key}" if done else f"{key} was already forgotten; nothing to do"))
+        common.console_out().print(Text(f"forgot {key}" if done else f"{key} was already forgotten; nothing to do"))
 
     @group.command("list")
     def list_(
-        db: cli.DbOption = cli.DEFAULT_DB,
-        agent: cli.AgentOption = "default",
-        user: cli.UserOption = None,
+        db: common.DbOption = common.DEFAULT_DB,
+        agent: common.AgentOption = "default",
+        user: common.UserOption = None,
         category: Annotated[str | None, typer.Option(help="Only profile or only note facts.")] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show the current facts, most important first."""
         with (
-            cli.reported(),
-            cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
+            common.reported(),
+            common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True, agent_id=agent, user_id=user) as mem,
         ):
             facts = mem.facts.list(category=category)
         show_or_hint(facts, f"facts of {agent}", as_json, (db, agent, user))

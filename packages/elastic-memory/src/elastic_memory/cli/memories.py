@@ -22,12 +22,13 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ._backup import restore_backup
-from ._cli_backup import printable
-from ._cli_table import Column, Grid
-from .errors import UsageError
-from .memory import Memory
-from .types import MemoryRecord, MemoryType, PruneAction, PruneReport
+from .._backup import restore_backup
+from ..errors import UsageError
+from ..memory import Memory
+from ..types import MemoryRecord, MemoryType, PruneAction, PruneReport
+from . import _common as common
+from ._table import Column, Grid
+from .backup import printable
 
 __all__ = ["ListState", "record_state", "record_to_dict", "records_table", "register"]
 
@@ -141,14 +142,12 @@ def _echo_json(data: Any) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``list``, ``get``, ``update``, ``forget``, ``restore`` and ``prune`` to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
-
     Ids = Annotated[list[str], typer.Argument(metavar="ID...", help="Memory ids (from `list` or `recall`).")]
     JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
     @app.command("list")
     def list_(
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         filter_: Annotated[
             list[str] | None,
             typer.Option(
@@ -177,19 +176,19 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """List memories in the order written, a page at a time, with their ids (no access is recorded)."""
-        with cli.reported():
-            filters = cli.parse_filters([*(filter_ or []), *([f"agent_id={agent}"] if agent else [])])
-            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+        with common.reported():
+            filters = common.parse_filters([*(filter_ or []), *([f"agent_id={agent}"] if agent else [])])
+            with common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True) as mem:
                 page = mem.list(filters, state=state.value, limit=limit, after=after)
         now = time.time()
         if as_json:
             _echo_json({"records": [record_to_dict(r, now) for r in page.records], "next": page.next})
             return
-        out = cli.console_out()
+        out = common.console_out()
         if not page.records:
             out.print(Text(f"No {state.value} memories" + (" after that cursor." if after else "."), style="dim"))
             if agent is not None and after is None:
-                cli.note_others(db, "memories", agent, None)
+                common.note_others(db, "memories", agent, None)
             return
         out.print(records_table(list(page.records), f"{state.value} memories", now))
         if page.next:
@@ -198,11 +197,11 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def get(
         memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id.")],
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         as_json: JsonOption = False,
     ) -> None:
         """Show every field of memory ID, hidden or not (no access is recorded)."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+        with common.reported(), common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True) as mem:
             record = mem.get(memory_id)
             if record is None:
                 msg = f"no memory with id {memory_id!r}; `elastic-memory list --state all` shows every id"
@@ -210,12 +209,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             _echo_json(record_to_dict(record, time.time()))
             return
-        cli.console_out().print(_record_table(record, time.time()))
+        common.console_out().print(_record_table(record, time.time()))
 
     @app.command()
     def update(
         memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id.")],
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         content: Annotated[str | None, typer.Option(help="New text (re-embedded).")] = None,
         importance: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="New importance, 0 to 1.")] = None,
         tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="Replace the tags; repeat for more.")] = None,
@@ -225,14 +224,14 @@ def register(app: typer.Typer) -> None:
             bool | None, typer.Option("--pinned/--no-pinned", help="Pin (never pruned, listed first) or unpin.")
         ] = None,
         as_json: JsonOption = False,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
+        embedder: common.EmbedderOption = common.EmbedderChoice.AUTO,
     ) -> None:
         """Change fields of the live memory ID; what is not given stays as it is."""
-        with cli.reported():
+        with common.reported():
             changes: dict[str, Any] = {
                 "importance": importance,
                 "tags": tag,
-                "metadata": cli.parse_metadata(metadata),
+                "metadata": common.parse_metadata(metadata),
                 "type": None if type_ is None else type_.value,
                 "pinned": pinned,
             }
@@ -244,24 +243,24 @@ def register(app: typer.Typer) -> None:
                     "nothing to change: pass --content, --importance, --tag, --metadata, --type or --pinned/--no-pinned"
                 )
                 raise UsageError(msg)
-            with cli.open_memory(db, embedder, must_exist=True) as mem:
+            with common.open_memory(db, embedder, must_exist=True) as mem:
                 record = mem.update(memory_id, **changes)
         if as_json:
             _echo_json(record_to_dict(record, time.time()))
             return
-        cli.console_out().print(Text(f"updated {record.id} ({', '.join(sorted(changes))})"), soft_wrap=True)
+        common.console_out().print(Text(f"updated {record.id} ({', '.join(sorted(changes))})"), soft_wrap=True)
 
     @app.command()
     def forget(
         memory_ids: Ids,
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         hard: Annotated[
             bool, typer.Option("--hard", help="Erase for good instead of hiding (cannot be undone).")
         ] = False,
         as_json: JsonOption = False,
     ) -> None:
         """Hide memories ID... from recall (undo with `restore ID...`), or erase them with --hard."""
-        with cli.reported(), cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+        with common.reported(), common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True) as mem:
             known_records(mem, memory_ids)
             count = mem.forget(memory_ids, hard=hard)
         if as_json:
@@ -269,7 +268,7 @@ def register(app: typer.Typer) -> None:
             return
         how = "erased" if hard else "forgot"
         undo = "" if hard or not count else "; `elastic-memory restore ID...` brings them back"
-        cli.console_out().print(Text(f"{how} {count} of {len(memory_ids)} memories{undo}"), soft_wrap=True)
+        common.console_out().print(Text(f"{how} {count} of {len(memory_ids)} memories{undo}"), soft_wrap=True)
 
     @app.command()
     def restore(
@@ -277,7 +276,7 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Argument(metavar="[ID...]", help="Forgotten or archived memories to bring back (not with --backup)."),
         ] = None,
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         backup: Annotated[
             str | None,
             typer.Option(
@@ -292,7 +291,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Bring memories ID... back (forgotten or archived), or with --backup FILE restore a store from a backup."""
-        with cli.reported():
+        with common.reported():
             if backup is not None:
                 if memory_ids:
                     msg = "pass memory ids or --backup FILE, not both"
@@ -308,7 +307,7 @@ def register(app: typer.Typer) -> None:
                 if force:
                     msg = "--force goes with --backup FILE only"
                     raise UsageError(msg)
-                with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+                with common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True) as mem:
                     records = known_records(mem, memory_ids)
                     mem.restore(memory_ids)
                     mem.archive(memory_ids, archived=False)
@@ -317,11 +316,11 @@ def register(app: typer.Typer) -> None:
         if as_json:
             _echo_json(data)
             return
-        cli.console_out().print(Text(printable(line)), soft_wrap=True)
+        common.console_out().print(Text(printable(line)), soft_wrap=True)
 
     @app.command()
     def prune(
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         min_importance: Annotated[
             float | None, typer.Option(min=0.0, max=1.0, help="Prune unpinned memories below this importance.")
         ] = None,
@@ -335,11 +334,11 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Archive or purge low-value memories by an importance floor and/or an entry cap (pinned never)."""
-        with cli.reported():
+        with common.reported():
             if min_importance is None and max_entries is None:
                 msg = "pass --min-importance, --max-entries, or both"
                 raise UsageError(msg)
-            with cli.open_memory(db, cli.EmbedderChoice.NONE, must_exist=True) as mem:
+            with common.open_memory(db, common.EmbedderChoice.NONE, must_exist=True) as mem:
                 report = mem.prune(
                     min_importance=min_importance, max_entries=max_entries, action=action, dry_run=dry_run
                 )
@@ -348,7 +347,7 @@ def register(app: typer.Typer) -> None:
             return
         verb = {PruneAction.ARCHIVE: "archive", PruneAction.PURGE: "purge"}[report.action]
         head = f"would {verb}" if report.dry_run else f"{verb}d"
-        out = cli.console_out()
+        out = common.console_out()
         out.print(
             Text(
                 f"{head} {report.count} memories ({report.below_importance} below the importance floor, "

@@ -15,8 +15,9 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from .storage.driver import driver
-from .storage.integrity import check_file
+from ..storage.driver import driver
+from ..storage.integrity import check_file
+from . import _common as common
 
 __all__ = ["register"]
 
@@ -30,11 +31,10 @@ def _repaired_name(db: Path) -> Path:
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
 
     @app.command("check")
     def check_(
-        db: cli.DbOption = cli.DEFAULT_DB,
+        db: common.DbOption = common.DEFAULT_DB,
         full: Annotated[
             bool,
             typer.Option("--full", help="PRAGMA integrity_check: also compare every index with its table (slower)."),
@@ -45,16 +45,16 @@ def register(app: typer.Typer) -> None:
 
         Exits 1 when damage is found: copy what is readable with `elastic-memory repair`.
         """
-        with cli.reported():
+        with common.reported():
             report = check_file(db, drv=driver(), full=full)
         what = "integrity check" if full else "quick check"
         if as_json:
             data = {"db": str(db), "ok": report.ok, "problems": list(report.problems), "full": report.full}
             typer.echo(json.dumps({**data, "seconds": round(report.seconds, 3)}, ensure_ascii=False))
         elif report.ok:
-            cli.console_out().print(Text(f"{db}: no damage found ({what}, {report.seconds:.2f} s)."), soft_wrap=True)
+            common.console_out().print(Text(f"{db}: no damage found ({what}, {report.seconds:.2f} s)."), soft_wrap=True)
         else:
-            out = cli.console_out()
+            out = common.console_out()
             out.print(Text(f"{db} is damaged ({what} found {len(report.problems)} problems):"), soft_wrap=True)
             for problem in report.problems[:_SHOWN]:
                 out.print(Text(f"  {problem}"), soft_wrap=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import UsageError
-from .loop import LoopConfig
-from .memory import Memory
+from ..errors import UsageError
+from ..loop import LoopConfig
+from ..memory import Memory
 
 __all__ = ["open_served"]
 

@@ -14,7 +14,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ._backup import backup
+from .._backup import backup
+from . import _common as common
 
 __all__ = ["printable", "register"]
 
@@ -29,7 +30,6 @@ def printable(text: str) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the ``backup`` command to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
 
     @app.command("backup")
     def backup_(
@@ -42,17 +42,17 @@ def register(app: typer.Typer) -> None:
 
         Restore it with `elastic-memory restore --backup DST --db PATH`.
         """
-        with cli.reported():
+        with common.reported():
             report = backup(source, destination, force=force)
         if as_json:
             data = {"source": report.source, "destination": report.destination, "memories": report.memories}
             typer.echo(json.dumps({**data, "size_bytes": report.size_bytes, "schema_version": report.schema_version}))
             return
-        cli.console_out().print(
+        common.console_out().print(
             Text(
                 printable(
                     f"Backed up {report.source} to {report.destination}: {report.memories} memories, "
-                    f"{cli.human_bytes(report.size_bytes)}."
+                    f"{common.human_bytes(report.size_bytes)}."
                 )
             ),
             soft_wrap=True,

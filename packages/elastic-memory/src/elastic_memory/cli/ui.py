@@ -14,10 +14,11 @@ from typing import Annotated
 
 import typer
 
-from ._cli_serve import open_served
-from .errors import ElasticMemoryError, UsageError
-from .loop import LoopConfig
-from .memory import Memory
+from ..errors import ElasticMemoryError, UsageError
+from ..loop import LoopConfig
+from ..memory import Memory
+from . import _common as common
+from ._serve import open_served
 
 __all__ = ["DEFAULT_PORT", "register"]
 
@@ -53,13 +54,12 @@ def _warm(mem: Memory) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add the ``ui`` command to the ``elastic-memory`` app."""
-    from . import cli  # noqa: PLC0415 - cli imports this module first; its helpers exist once it calls register()
 
     @app.command()
     def ui(
-        db: cli.DbOption = cli.DEFAULT_DB,
-        embedder: cli.EmbedderOption = cli.EmbedderChoice.AUTO,
-        agent: cli.AgentOption = "default",
+        db: common.DbOption = common.DEFAULT_DB,
+        embedder: common.EmbedderOption = common.EmbedderChoice.AUTO,
+        agent: common.AgentOption = "default",
         user: Annotated[
             str | None, typer.Option("--user", help="Inspect this user's memory only (of --agent).")
         ] = None,
@@ -87,22 +87,22 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Open the inspector: browse, search, edit and explain the store in a browser (http://127.0.0.1:8700/)."""
-        with cli.reported():
+        with common.reported():
             _require_extra()
-            from .ui import Address, check_token, serve  # noqa: PLC0415 - the extra
+            from ..ui import Address, check_token, serve  # noqa: PLC0415 - the extra
 
             address = Address.parse(host, port)
             required = check_token(address, token)
-        spec = "auto" if embedder is cli.EmbedderChoice.AUTO else None
-        with cli.reported():
+        spec = "auto" if embedder is common.EmbedderChoice.AUTO else None
+        with common.reported():
             mem = _open(db, spec, agent, home, pool or [], user)
         try:
             if home is None:
-                cli.note_others(db, "data", agent, user)
+                common.note_others(db, "data", agent, user)
             _warm(mem)
             url = address.url if required is None else f"{address.url}?token={required}"
-            cli.console_err().print(f"elastic-memory inspector on {url} (Ctrl-C stops it)", soft_wrap=True)
-            with cli.reported():
+            common.console_err().print(f"elastic-memory inspector on {url} (Ctrl-C stops it)", soft_wrap=True)
+            with common.reported():
                 asyncio.run(serve(mem.as_async(), address, token=required, read_only=read_only))
         finally:
             mem.close()

@@ -1,0 +1,5 @@
+"""``python -m elastic_memory.cli``."""
+
+from . import main
+
+main()
