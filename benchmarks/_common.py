@@ -62,7 +62,7 @@ def library_source() -> str:
 def environment() -> list[str]:
     """Lines describing the machine and the versions in use (printed at the top of every run)."""
     import elastic_memory
-    from elastic_memory.storage.driver import driver
+    from elastic_memory.storage.sqlite.driver import driver
 
     drv = driver()
     return [

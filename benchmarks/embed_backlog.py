@@ -36,7 +36,7 @@ from typing import Any
 
 from _common import environment, section
 from elastic_memory import Memory
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.testing import FakeEmbedder
 
 TURNS_PER_SESSION = 20

@@ -68,7 +68,7 @@ from _common import RESULTS, environment, percentile, run_block, section, table,
 from elastic_memory import Memory, MiniLMEmbedder
 from elastic_memory import _runner as runner
 from elastic_memory.federation import Entry, MemoryStore, SQLiteMemoryStore, TierBudget, TierHealth
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.types import Hit, MemoryId, MemoryRecord
 
 F32 = npt.NDArray[np.float32]

@@ -60,8 +60,8 @@ from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
 from elastic_memory.connectors import MarkdownFolder, WikilinkEdgeExtractor
 from elastic_memory.graph import canonical
 from elastic_memory.ingest import ingest_folder
-from elastic_memory.storage.driver import driver
 from elastic_memory.storage.loop_queries import SQLITE
+from elastic_memory.storage.sqlite.driver import driver
 from locomo_recall import CATEGORIES, CATEGORY_NAMES, DEFAULT_DATA, MemoEmbedder, load
 
 AGENT = "default"

@@ -45,9 +45,9 @@ import numpy.typing as npt
 from _common import RESULTS, environment, median, percentile, run_block, section, table, write_json
 from elastic_memory import Memory
 from elastic_memory._validate import content_hash
-from elastic_memory.storage.driver import driver
-from elastic_memory.storage.fts import STOP_WORDS, match_expression, query_terms
 from elastic_memory.storage.queries import vec_create
+from elastic_memory.storage.sqlite.driver import driver
+from elastic_memory.storage.sqlite.fts import STOP_WORDS, match_expression, query_terms
 
 F32 = npt.NDArray[np.float32]
 DIM = 384

@@ -33,9 +33,9 @@ from typing import Any
 from _common import environment, median, percentile, section, table
 from elastic_memory import Memory
 from elastic_memory.filters import Filters
-from elastic_memory.storage import partition_queries as pq
 from elastic_memory.storage import queries as q
-from elastic_memory.storage.fts import match_expression
+from elastic_memory.storage.sqlite import partition_queries as pq
+from elastic_memory.storage.sqlite.fts import match_expression
 from ingest_recall import K, make_corpus, raw_connect
 
 BIG = "a"

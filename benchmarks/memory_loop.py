@@ -48,7 +48,7 @@ from typing import Any
 
 from _common import RESULTS, environment, median, percentile, run_block, section, table, write_json
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 from ingest_recall import WordVectorEmbedder, make_corpus
 from locomo_recall import DEFAULT_DATA, MemoEmbedder, turn_text
 

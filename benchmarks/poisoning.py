@@ -40,8 +40,8 @@ from typing import Any
 from _common import REPO, environment, section, table
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder
 from elastic_memory.extraction import detect
+from elastic_memory.extraction.flags import FLAG_KEY
 from elastic_memory.extraction.poisoning import FAMILIES
-from elastic_memory.loop.flags import FLAG_KEY
 
 CORPUS = REPO / "tests" / "data" / "poisoning_corpus.json"
 _FLOOR = re.compile(r"\bignore\s+previous\s+instructions\b", re.IGNORECASE)

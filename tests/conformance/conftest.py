@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from elastic_memory import LoopConfig
-from elastic_memory.storage import ann_index
+from elastic_memory.storage.vectors import ann as ann_index
 from elastic_memory.testing import FakeEmbedder
 
 from .drivers import DRIVERS, Capability, MemoryDriver

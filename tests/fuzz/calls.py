@@ -104,7 +104,7 @@ def _jsonl_bytes() -> st.SearchStrategy[bytes]:
 
 def _v2_bytes() -> st.SearchStrategy[bytes]:
     """A format 2 file: a header (its pin hostile at times), then records of any type with hostile fields."""
-    from elastic_memory.storage.dump_tables import TABLES
+    from elastic_memory.maintenance.tables import TABLES
 
     kinds = ["memory", "end", *(t.record for t in TABLES)]
     columns = sorted({c for t in TABLES for c in t.columns})

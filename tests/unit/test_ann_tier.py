@@ -13,9 +13,9 @@ import numpy.typing as npt
 import pytest
 
 from elastic_memory import AsyncMemory, EmbeddingMismatchError, Memory, UsageError
-from elastic_memory.storage import ann_index
-from elastic_memory.storage.ann_index import AnnIndex, nlist_for
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
+from elastic_memory.storage.vectors import ann as ann_index
+from elastic_memory.storage.vectors.ann import AnnIndex, nlist_for
 
 F32 = npt.NDArray[np.float32]
 
@@ -681,7 +681,7 @@ def test_bad_options_are_refused(db_path: Path, options: dict[str, Any]) -> None
 
 
 def test_forced_ann_without_faiss_is_refused(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """_core.py asks ``ann_index.available()`` through the module, so patching the attribute reaches it."""
+    """core.py asks ``ann_index.available()`` through the module, so patching the attribute reaches it."""
     monkeypatch.setattr(ann_index, "available", lambda: False)
     with pytest.raises(UsageError, match="faiss"):
         Memory.open(db_path, embedder=None, vector_index="ann")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from elastic_memory import EmbedderError, Memory, StorageError
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.testing import FakeEmbedder
 
 

@@ -17,7 +17,8 @@ from urllib.request import url2pathname
 
 import pytest
 
-from elastic_memory import Memory, StorageError, UsageError, _backup, backup, restore_backup
+from elastic_memory import Memory, StorageError, UsageError, backup, restore_backup
+from elastic_memory.maintenance import backup as _backup
 from elastic_memory.testing import FakeEmbedder
 
 

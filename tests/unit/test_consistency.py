@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from elastic_memory import Memory
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -102,7 +102,7 @@ def test_a_warm_search_scanned_in_a_worker_thread_sees_a_commit_too(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Large matrices scan off the event loop, with the data_version read queued before the candidate read."""
-    from elastic_memory.storage import vectors
+    from elastic_memory.storage.vectors import leg as vectors
 
     monkeypatch.setattr(vectors, "_THREAD_CELLS", 10)
     emb = FakeEmbedder()

@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from elastic_memory import AsyncMemory, Memory
-from elastic_memory.graph.api import Reached
+from elastic_memory.facade.graph import Reached
 from elastic_memory.mcp_server import build_server
 from elastic_memory.mcp_server._shapes import neighbor_out, quarantined_out
 from elastic_memory.types import QuarantinedItem

@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from elastic_memory.storage import driver as driver_module
-from elastic_memory.storage.driver import Driver, driver
+from elastic_memory.storage.sqlite import driver as driver_module
+from elastic_memory.storage.sqlite.driver import Driver, driver
 
 
 @pytest.fixture

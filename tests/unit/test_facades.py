@@ -119,7 +119,7 @@ def test_a_cancelled_async_call_still_finishes_its_transaction(db_path: Path) ->
     """Timing out an awaited write leaves no open transaction: it commits, the index follows."""
     import time
 
-    from elastic_memory.storage.driver import driver
+    from elastic_memory.storage.sqlite.driver import driver
 
     blocker = driver().connect(str(db_path), timeout=5)
 

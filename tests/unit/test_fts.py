@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elastic_memory.storage.driver import driver
-from elastic_memory.storage.fts import MAX_TERMS, match_expression, query_terms
+from elastic_memory.storage.sqlite.driver import driver
+from elastic_memory.storage.sqlite.fts import MAX_TERMS, match_expression, query_terms
 
 
 def test_operators_and_punctuation_are_stripped() -> None:

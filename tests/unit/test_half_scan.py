@@ -12,9 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elastic_memory import Memory
-from elastic_memory.storage import ann_index, half_scan, ram_index, vectors
-from elastic_memory.storage.half_scan import HalfScan
-from elastic_memory.storage.ram_index import HalfJob, RamIndex, ScanReport
+from elastic_memory.storage.vectors import ann as ann_index
+from elastic_memory.storage.vectors import half as half_scan
+from elastic_memory.storage.vectors import leg as vectors
+from elastic_memory.storage.vectors import ram as ram_index
+from elastic_memory.storage.vectors.half import HalfScan
+from elastic_memory.storage.vectors.ram import HalfJob, RamIndex, ScanReport
 
 F32 = npt.NDArray[np.float32]
 

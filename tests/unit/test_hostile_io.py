@@ -20,7 +20,7 @@ from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, StorageError, UsageError, cli
 from elastic_memory.cli import _common as cli_common
-from elastic_memory.storage.sqlite import _SQLiteSnapshot
+from elastic_memory.storage.sqlite.store import _SQLiteSnapshot
 from elastic_memory.testing import FakeEmbedder
 
 TIERS = ["ram", "vec0", "ann"]
@@ -169,7 +169,7 @@ def test_import_from_none_is_a_usage_error(db_path: Path) -> None:
 def test_a_file_name_too_long_for_the_os_is_a_usage_error(db_path: Path, tmp_path: Path, call: str) -> None:
     """A name past the file system's limit (ENAMETOOLONG) asks for a shorter path instead of raising OSError.
 
-    If this fails, check _kind in _core.py: every stat of a user path goes through it.
+    If this fails, check _kind in core.py: every stat of a user path goes through it.
     """
     too_long = tmp_path / ("x" * 10_000)
     with Memory.open(db_path, embedder=None) as mem:

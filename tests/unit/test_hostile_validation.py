@@ -335,7 +335,7 @@ def test_a_quarantine_id_past_sqlite_integers_is_a_usage_error(sqlite_store: Mem
 def test_graph_edges_that_are_not_a_list_are_a_usage_error(sqlite_store: Memory, edges: Any) -> None:
     """``add_edges`` and ``replace_source`` take an iterable of Edge; anything else names the argument.
 
-    If this fails, check _edges in graph/api.py.
+    If this fails, check _edges in facade/graph.py.
     """
     with pytest.raises(UsageError, match="edges must be an iterable of Edge"):
         sqlite_store.graph.add_edges(edges)

@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 
 from elastic_memory import CheckReport, CorruptDatabaseError, Memory, UsageError, backup
 from elastic_memory import cli as cli_module
-from elastic_memory.storage import integrity
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite import integrity
+from elastic_memory.storage.sqlite.driver import driver
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite.driver import driver
 
 ASYNC_DROPPED = """
 import asyncio, gc, sys

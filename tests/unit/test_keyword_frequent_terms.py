@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from elastic_memory import Memory, _runner
-from elastic_memory.storage import bm25, frequent_terms
-from elastic_memory.storage.driver import driver
-from elastic_memory.storage.fts import match_expression
+from elastic_memory.storage.sqlite import bm25, frequent_terms
+from elastic_memory.storage.sqlite.driver import driver
+from elastic_memory.storage.sqlite.fts import match_expression
 from elastic_memory.testing import reference_bm25
 
 #: Scores agree to this (both are sums of the same doubles, added in another order).

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from elastic_memory import AsyncMemory, Memory, StorageError
-from elastic_memory.storage import migrations
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite import migrations
+from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.testing import FakeEmbedder, reference_bm25
 
 QUERY = "otter river"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from elastic_memory.loop.tables import FactWrite, LoopStore
 from elastic_memory.storage import Backend, PostgresStore, SQLiteStore
-from elastic_memory.storage.loop_tables import FactWrite, LoopStore
 
 BACKENDS = ["sqlite", "postgres"]
 

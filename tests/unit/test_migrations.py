@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from elastic_memory import Memory, SchemaVersionError, StorageError, UsageError
-from elastic_memory.storage import migrations
-from elastic_memory.storage.driver import driver
+from elastic_memory.storage.sqlite import migrations
+from elastic_memory.storage.sqlite.driver import driver
 
 
 def _user_version(path: Path) -> int:

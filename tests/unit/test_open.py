@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from elastic_memory import EmbedderError, FastEmbedEmbedder, Memory, StorageError, UsageError
-from elastic_memory.storage import sqlite
+from elastic_memory.storage.sqlite import store as sqlite
 
 
 @pytest.mark.parametrize(

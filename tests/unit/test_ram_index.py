@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elastic_memory.storage.ram_index import RamIndex
+from elastic_memory.storage.vectors.ram import RamIndex
 
 DIM = 8
 ops = st.lists(

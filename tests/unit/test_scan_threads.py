@@ -16,7 +16,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from elastic_memory import Memory
-from elastic_memory.storage.blas import one_thread
+from elastic_memory.storage.vectors.blas import one_thread
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -29,7 +29,7 @@ import json
 import numpy as np
 from threadpoolctl import threadpool_info
 from elastic_memory import _runner
-from elastic_memory.storage.blas import one_thread
+from elastic_memory.storage.vectors.blas import one_thread
 
 def threads():
     return sorted({int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"})
@@ -75,7 +75,7 @@ def test_a_semantic_recall_leaves_the_blas_setting_as_it_was(tmp_path: Path) -> 
 
 
 def test_without_threadpoolctl_scans_run_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
-    from elastic_memory.storage import blas
+    from elastic_memory.storage.vectors import blas
 
     monkeypatch.setattr(blas, "_controller", None)
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # the import fails

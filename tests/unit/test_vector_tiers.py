@@ -104,7 +104,7 @@ def test_fast_index_load_equals_the_row_by_row_load(db_path: Path) -> None:
 
 
 def test_index_loads_through_vec0_when_the_fast_reader_declines(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from elastic_memory.storage.vectors import VectorLeg
+    from elastic_memory.storage.vectors.leg import VectorLeg
 
     async def decline(self, seqs, dimension):  # type: ignore[no-untyped-def]
         return None

@@ -65,10 +65,10 @@ class Target:
 
 
 TARGETS = (
-    Target("memory.py", "AsyncMemory", "Memory", skip=frozenset({"as_sync"})),
-    Target("loop/facades.py", "AsyncFacts", "Facts", "facts."),
-    Target("loop/facades.py", "AsyncLessons", "Lessons", "lessons."),
-    Target("graph/api.py", "AsyncGraph", "Graph", "graph."),
+    Target("facade/memory.py", "AsyncMemory", "Memory", skip=frozenset({"as_sync"})),
+    Target("facade/facts.py", "AsyncFacts", "Facts", "facts."),
+    Target("facade/facts.py", "AsyncLessons", "Lessons", "lessons."),
+    Target("facade/graph.py", "AsyncGraph", "Graph", "graph."),
 )
 
 

@@ -8,9 +8,6 @@
 "The user's dog is called Biscuit."
 """
 
-from ._backup import BackupReport, abackup, arestore_backup, backup, restore_backup
-from ._paging import Page
-from ._repair import RepairReport, TableReport, arepair, repair
 from ._version import __version__
 from .config import RecallConfig
 from .context import ContextPlan, PlanItem, Section
@@ -30,13 +27,16 @@ from .errors import (
     UsageError,
 )
 from .extraction import ExtractionPolicy
+from .facade.facts import AsyncFacts, AsyncLessons, Facts, Lessons
+from .facade.graph import AsyncGraph, Cluster, Graph, Reached, Traversal
+from .facade.memory import AsyncMemory, Memory
+from .facade.paging import Page
 from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier
-from .graph.api import AsyncGraph, Cluster, Graph, Reached, Traversal
 from .location import resolve_location
 from .loop import LoopConfig
-from .loop.facades import AsyncFacts, AsyncLessons, Facts, Lessons
-from .memory import AsyncMemory, Memory
+from .maintenance.backup import BackupReport, abackup, arestore_backup, backup, restore_backup
+from .maintenance.repair import RepairReport, TableReport, arepair, repair
 from .types import (
     CheckReport,
     Edge,

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 from . import _runner
 from .errors import UsageError
+from .facade.memory import AsyncMemory, Memory, agent_handle
 from .filters import check_text
-from .memory import AsyncMemory, Memory, agent_handle
 from .types import Hit
 
 __all__ = [

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .context import ContextPlan
-    from .graph.api import Reached
+    from .facade.graph import Reached
     from .types import Explanation, Fact, Hit
 
 __all__ = [

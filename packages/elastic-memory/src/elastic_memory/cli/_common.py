@@ -31,12 +31,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .._core import EmbedderSpec
-from .._owners import hint_others, owner_label
 from .._validate import check_json_depth
+from ..core import EmbedderSpec
 from ..errors import ElasticMemoryError, UsageError
+from ..facade.memory import Memory
 from ..loop import LoopConfig
-from ..memory import Memory
+from ..maintenance.owners import hint_others, owner_label
 from ..types import Explanation, Hit
 from ._table import Column, Grid
 

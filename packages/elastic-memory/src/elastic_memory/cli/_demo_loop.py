@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..memory import Memory
+from ..facade.memory import Memory
 
 __all__ = ["LOOP_TURNS", "LOOP_QUESTION", "show_loop"]
 

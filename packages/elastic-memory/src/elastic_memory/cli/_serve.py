@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
+from ..facade.memory import Memory
 from ..loop import LoopConfig
-from ..memory import Memory
 
 __all__ = ["open_served"]
 

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from .._backup import backup
+from ..maintenance.backup import backup
 from . import _common as common
 
 __all__ = ["printable", "register"]

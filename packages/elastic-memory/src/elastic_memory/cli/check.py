@@ -15,8 +15,8 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ..storage.driver import driver
-from ..storage.integrity import check_file
+from ..storage.sqlite.driver import driver
+from ..storage.sqlite.integrity import check_file
 from . import _common as common
 
 __all__ = ["register"]

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import UsageError
-from ..memory import Memory
+from ..facade.memory import Memory
 from ..types import Explanation, Hit, RecallMode
 from ._common import (
     EmbedderChoice,

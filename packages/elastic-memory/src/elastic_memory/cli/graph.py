@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ..graph.api import Node, Reached
+from ..facade.graph import Node, Reached
 from ..types import Entity
 from . import _common as common
 from ._table import Column, Grid

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..memory import Memory
+from ..facade.memory import Memory
 from . import _common as common
 from ._serve import open_served
 

@@ -22,9 +22,9 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from .._backup import restore_backup
 from ..errors import UsageError
-from ..memory import Memory
+from ..facade.memory import Memory
+from ..maintenance.backup import restore_backup
 from ..types import MemoryRecord, MemoryType, PruneAction, PruneReport
 from . import _common as common
 from ._table import Column, Grid

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from .._repair import repair
+from ..maintenance.repair import repair
 from . import _common as common
 
 __all__ = ["register"]

@@ -15,8 +15,8 @@ from typing import Annotated
 import typer
 
 from ..errors import ElasticMemoryError, UsageError
+from ..facade.memory import Memory
 from ..loop import LoopConfig
-from ..memory import Memory
 from . import _common as common
 from ._serve import open_served
 

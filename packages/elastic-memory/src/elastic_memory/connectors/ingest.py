@@ -43,7 +43,7 @@ from .markdown import NAMESPACE, MarkdownFolder, Note, note_id
 from .wikilinks import LinkIndex, source_of
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..facade.memory import Memory
 
 __all__ = ["BATCH", "MISSING_AT", "IngestReport", "ingest_folder", "note_item"]
 

@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .._core import EmbedderSpec, MemoryCore, embedder_candidates
 from .._validate import check_path
 from ..config import RecallConfig
+from ..core import EmbedderSpec, MemoryCore, embedder_candidates
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
-from ..storage.postgres import is_url, redact
+from ..storage.postgres.store import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants

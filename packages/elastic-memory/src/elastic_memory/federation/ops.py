@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _validate as v
-from .._core import MemoryCore
+from ..core import MemoryCore
 from ..errors import AccessDeniedError, ReadOnlyError, TierWriteError, UsageError
 from ..filters import with_scope
 from ..types import (

@@ -8,10 +8,10 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from .._core import MemoryCore
-from .._user_core import user_core
+from ..core import MemoryCore
 from ..errors import StorageError, UsageError
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+from ..user_core import user_core
 from .protocol import Entry, TierHealth
 
 __all__ = ["SQLiteMemoryStore", "own_rows_only", "serving_user", "touching"]

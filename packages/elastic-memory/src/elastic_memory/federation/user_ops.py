@@ -13,10 +13,10 @@ import threading
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from .._core import MemoryCore
-from .._user_core import MAX_HANDLES, user_core
+from ..core import MemoryCore
 from ..errors import AccessDeniedError, UsageError
 from ..types import MemoryId, MemoryRecord
+from ..user_core import MAX_HANDLES, user_core
 from ..users import check_user, split_owner
 from .federation import MemoryFederation
 from .ops import FederatedOps

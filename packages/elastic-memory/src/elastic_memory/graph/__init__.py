@@ -3,7 +3,7 @@
 ``names`` (entity names, n-grams), ``nudge`` (the recall nudge) and ``clusters`` are pure;
 ``writes`` (what an extraction adds), ``recall`` (graph-aware recall) and ``api`` (the
 ``mem.graph`` views) use the graph's tables in ``storage/graph_tables.py``, which imports
-``names``. Import those three by their full path (``elastic_memory.graph.api``): importing
+``names``. Import those three by their full path (``elastic_memory.facade.graph``): importing
 them here would make ``storage`` and ``graph`` import each other.
 """
 

@@ -17,7 +17,7 @@ from ..types import MemoryRecord
 from ..users import owner_key
 
 if TYPE_CHECKING:
-    from .._core import MemoryCore
+    from ..core import MemoryCore
 
 __all__ = ["NODE_SCAN", "Links", "Node", "label"]
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..filters import Filters
-from ..storage.graph_tables import GraphStore, Step
 from ..storage.rows import hit_from_record
 from ..types import Entity, Explanation, Hit
 from .names import ngrams
 from .nudge import GraphMatch, nudge_scores
+from .tables import GraphStore, Step
 
 __all__ = ["GraphContext", "find", "nudge"]
 

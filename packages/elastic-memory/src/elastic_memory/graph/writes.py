@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..extraction import Extraction
-from ..storage.graph_tables import EntityWrite, GraphWrite, RelationWrite
 from ..types import Entity
 from .names import canonical
+from .tables import EntityWrite, GraphWrite, RelationWrite
 
 __all__ = ["CO_MENTIONED", "USER", "USER_NAME", "graph_write", "known_in", "user_names"]
 

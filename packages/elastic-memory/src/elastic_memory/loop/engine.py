@@ -35,6 +35,7 @@ from ..extraction import (
     Rejection,
     Turn,
 )
+from ..extraction.flags import FLAG_KEY, SPLIT_CHARS, UNSCREENED, flag_of, split_flag, turn_flag, withhold
 from ..extraction.guards import GuardReason, check_text
 from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
@@ -42,19 +43,18 @@ from ..governor import Admission, Governor, MemoryProfile, Tier
 from ..graph import ngrams
 from ..graph import recall as graph_recall
 from ..graph.writes import graph_write, known_in
-from ..storage.fts import match_expression
-from ..storage.loop_tables import FactWrite, LoopStore, Quarantined, SessionState
+from ..storage.sqlite.fts import match_expression
 from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 from ..users import owner_key, split_owner
 from . import jobs
 from .chunking import asked_in, split_exchange
 from .config import LoopConfig
-from .flags import FLAG_KEY, SPLIT_CHARS, UNSCREENED, flag_of, split_flag, turn_flag, withhold
+from .tables import FactWrite, LoopStore, Quarantined, SessionState
 from .window import InWindow, by_count, by_turns, window_texts
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
 
 if TYPE_CHECKING:
-    from .._core import MemoryCore
+    from ..core import MemoryCore
 
 __all__ = ["MemoryLoop", "as_session", "as_text", "check_loop_args"]
 

@@ -18,13 +18,13 @@ import numpy as np
 
 from .. import _validate as v
 from ..extraction import Extraction, Turn, looks_like_instruction
+from ..extraction.flags import FLAG_KEY, UNSCREENED, flagged, turn_flag
 from ..forgetting import DAY, half_life_for, merge_text, near_duplicate_groups, priority, retention
 from ..governor import Tier
 from ..graph import canonical
 from ..graph.clusters import components
 from ..graph.writes import graph_write
-from ..storage.loop_tables import FactWrite, TurnRow
-from .flags import FLAG_KEY, UNSCREENED, flagged, turn_flag
+from .tables import FactWrite, TurnRow
 from .worker import ForegroundBusy
 
 if TYPE_CHECKING:

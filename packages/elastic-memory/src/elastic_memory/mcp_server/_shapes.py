@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from ..context import ContextPlan
 from ..context.quoting import clean
-from ..graph.api import Reached
+from ..facade.graph import Reached
 from ..types import Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
 
 __all__ = [

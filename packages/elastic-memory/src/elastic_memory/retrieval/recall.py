@@ -21,8 +21,8 @@ import numpy.typing as npt
 from ..config import RecallConfig
 from ..filters import Filters
 from ..storage import Store
-from ..storage.fts import match_expression
 from ..storage.rows import hit_from_record
+from ..storage.sqlite.fts import match_expression
 from ..types import Explanation, Fusion, MemoryRecord, RecallMode
 from . import fusion, scores
 

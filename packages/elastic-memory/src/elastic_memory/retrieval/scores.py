@@ -22,7 +22,7 @@ never scores 1 and a store of one memory is not a perfect match for everything.
 
 from __future__ import annotations
 
-from ..storage.bm25 import RELEVANCE_HALF as BM25_HALF
+from ..storage.sqlite.bm25 import RELEVANCE_HALF as BM25_HALF
 
 __all__ = ["BM25_HALF", "COSINE_FLOOR", "clipped", "cosine_relevance", "hybrid", "keyword_relevance"]
 

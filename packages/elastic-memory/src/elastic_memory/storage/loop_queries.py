@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import pg_queries as pq
+from .postgres import queries as pq
 from .queries import UNEMBEDDED, Prepared, in_list
 
 __all__ = [

@@ -15,7 +15,7 @@ from ..filters import Filters
 from ..types import MemoryRecord
 from .queries import Prepared
 from .rows import record_from_row, seq_of
-from .vectors import chunks
+from .vectors.leg import chunks
 
 __all__ = ["Dialect", "RecordReads"]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..types import MemoryId
 from . import queries as q
-from .vectors import KEEP
+from .vectors.leg import KEEP
 
 __all__ = ["EXISTING", "Plan", "WriteMode", "plan"]
 

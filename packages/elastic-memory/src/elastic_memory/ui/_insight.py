@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..graph.api import Reached
+from ..facade.graph import Reached
 from ._params import MAX_ID, NotFound, choice, integer, text
 from ._render import Inspector, render
 

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .._owners import hint_others
+from ..maintenance.owners import hint_others
 from ..types import MemoryRecord, QuarantinedItem
 from ._links import path_segments
 from ._params import MAX_ID, BadRequest, NotFound, integer, text
@@ -18,7 +18,7 @@ from ._render import Inspector, render
 from ._writes import done, is_read, notice, refuse_read_only, write_form
 
 if TYPE_CHECKING:
-    from ..memory import AsyncMemory
+    from ..facade.memory import AsyncMemory
 
 __all__ = ["ROUTES"]
 

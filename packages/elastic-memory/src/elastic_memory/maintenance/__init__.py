@@ -1,0 +1,1 @@
+"""Whole-store work over a core: export and import, backups, repair, and who owns what."""
