@@ -50,22 +50,28 @@ END = "# ---- end of generated code ----"
 
 @dataclass(frozen=True)
 class Target:
-    """One sync class generated from one async class of the same module."""
+    """One sync class generated from one async class (of the same module unless ``source`` names another)."""
 
     module: str  # path under src/elastic_memory
     async_class: str
     sync_class: str
     prefix: str = ""  # how the loop guard names the call: "facts." + "set"
     skip: frozenset[str] = frozenset()
+    source: str = ""  # the async class's module, when not ``module``
 
     @property
     def path(self) -> Path:
-        """The module's file."""
+        """The sync class's file."""
         return SRC / self.module
+
+    @property
+    def source_path(self) -> Path:
+        """The async class's file."""
+        return SRC / (self.source or self.module)
 
 
 TARGETS = (
-    Target("facade/memory.py", "AsyncMemory", "Memory", skip=frozenset({"as_sync"})),
+    Target("facade/memory.py", "AsyncMemory", "Memory", skip=frozenset({"as_sync"}), source="facade/async_memory.py"),
     Target("facade/facts.py", "AsyncFacts", "Facts", "facts."),
     Target("facade/facts.py", "AsyncLessons", "Lessons", "lessons."),
     Target("facade/graph.py", "AsyncGraph", "Graph", "graph."),
@@ -195,10 +201,10 @@ def _region(source: str, target: Target) -> tuple[int, int]:
     return first[0] + 1, last[0]
 
 
-def generate(source: str, target: Target) -> str:
-    """``source`` with ``target``'s generated region written afresh."""
+def generate(source: str, target: Target, async_source: str | None = None) -> str:
+    """``source`` with ``target``'s generated region written afresh (the async class read from ``async_source``)."""
     first, end = _region(source, target)
-    members = transform(_members(source, target), target.prefix).strip("\n")
+    members = transform(_members(source if async_source is None else async_source, target), target.prefix).strip("\n")
     lines = _lines(source)
     return "".join(lines[:first]) + "\n" + members + "\n\n" + "".join(lines[end:])
 
@@ -215,7 +221,8 @@ def stale() -> list[str]:
     out = []
     for target in TARGETS:
         source = target.path.read_text(encoding="utf-8")
-        if _dump(source, target) != _dump(generate(source, target), target):
+        async_source = target.source_path.read_text(encoding="utf-8")
+        if _dump(source, target) != _dump(generate(source, target, async_source), target):
             out.append(f"{target.module}: {target.sync_class}")
     return out
 
@@ -240,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     before = {path: path.read_text(encoding="utf-8") for path in paths}
     after = dict(before)
     for target in TARGETS:  # every file is generated before any is written
-        after[target.path] = generate(after[target.path], target)
+        async_source = after.get(target.source_path) or target.source_path.read_text(encoding="utf-8")
+        after[target.path] = generate(after[target.path], target, async_source)
     for path in paths:
         path.write_text(after[path], encoding="utf-8")
     _ruff_format(paths)  # the generated lines are the async ones, edited: ruff lays them out

@@ -27,9 +27,10 @@ from .errors import (
     UsageError,
 )
 from .extraction import ExtractionPolicy
+from .facade.async_memory import AsyncMemory
 from .facade.facts import AsyncFacts, AsyncLessons, Facts, Lessons
 from .facade.graph import AsyncGraph, Cluster, Graph, Reached, Traversal
-from .facade.memory import AsyncMemory, Memory
+from .facade.memory import Memory
 from .facade.paging import Page
 from .filters import METADATA_OPERATORS, Filters
 from .governor import MemoryProfile, Tier

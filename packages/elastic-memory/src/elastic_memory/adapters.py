@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 
 from . import _runner
 from .errors import UsageError
-from .facade.memory import AsyncMemory, Memory, agent_handle
+from .facade.async_memory import AsyncMemory
+from .facade.base import agent_handle
+from .facade.memory import Memory
 from .filters import check_text
 from .types import Hit
 

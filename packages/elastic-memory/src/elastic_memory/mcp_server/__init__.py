@@ -15,7 +15,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from .._version import __version__
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from ._guide import INSTRUCTIONS, PROFILE_URI, SESSIONS_URI, add_guide
 from ._http import TOKEN_ENV, Address, BearerAuth, check_token, serve_http
 from ._tools import READ_TOOLS, WRITE_TOOLS, add_tools

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
 from ..errors import ElasticMemoryError
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from ..types import MemoryRecord
 from ._shapes import fact_out, shown
 

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from ..errors import ElasticMemoryError
 from ..extraction import check_text
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from ..types import MemoryRecord
 from ._shapes import (
     ContextResult,

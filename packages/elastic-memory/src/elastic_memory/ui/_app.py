@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from ..errors import AccessDeniedError, ElasticMemoryError, UsageError
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from . import _insight, _loop, _memories
 from ._params import Conflict, Forbidden, NotFound
 from ._render import Inspector, render

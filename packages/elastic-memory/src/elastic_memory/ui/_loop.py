@@ -18,7 +18,7 @@ from ._render import Inspector, render
 from ._writes import done, is_read, notice, refuse_read_only, write_form
 
 if TYPE_CHECKING:
-    from ..facade.memory import AsyncMemory
+    from ..facade.async_memory import AsyncMemory
 
 __all__ = ["ROUTES"]
 

@@ -11,7 +11,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from ._links import memory_url, segment, session_url
 
 __all__ = ["NAV", "Inspector", "render"]

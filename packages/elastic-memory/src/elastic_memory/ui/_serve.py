@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..facade.memory import AsyncMemory
+from ..facade.async_memory import AsyncMemory
 from ._app import build_app
 from ._security import Address
 
