@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, SupportsIndex, overload
+from typing import Any, Generic, SupportsIndex, TypeVar, overload
 
 from . import display
 
@@ -186,7 +186,50 @@ class Hit:
         p.text(display.hits_text([self]))
 
 
-class Hits(list[Hit]):
+_T = TypeVar("_T")
+_L = TypeVar("_L", bound="ShownList[Any]")
+
+
+class ShownList(list[_T], Generic[_T]):
+    """A ``list`` that a notebook shows as a table (IPython as text columns); a slice keeps the class.
+
+    The results that are lists (:class:`Hits`, :class:`FactHistory`, ``Traversal``) derive from
+    it and say how they are shown (``_html``, ``_text``); one holding more than its items (the
+    degraded tiers of :class:`Hits`) also says how a slice keeps it (``_sliced``).
+
+    >>> FactHistory() == [], isinstance(FactHistory(), list), type(FactHistory()[:1]).__name__
+    (True, True, 'FactHistory')
+    """
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> _T: ...
+    @overload
+    def __getitem__(self: _L, index: slice, /) -> _L: ...
+    def __getitem__(self: _L, index: SupportsIndex | slice, /) -> Any:
+        """An item, or a slice of the same class (still shown as a table)."""
+        if isinstance(index, slice):
+            return self._sliced(super().__getitem__(index))
+        return super().__getitem__(index)
+
+    def _sliced(self: _L, items: list[Any]) -> _L:
+        return type(self)(items)
+
+    def _html(self) -> str:
+        raise NotImplementedError
+
+    def _text(self) -> str:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self._html()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(f"{type(self).__name__}([...])" if cycle else self._text())
+
+
+class Hits(ShownList[Hit]):
     """What :meth:`Memory.recall` returns: a ``list`` of :class:`Hit`, best first, shown as a table.
 
     It is a list in every way (indexing, slicing, ``==`` with a plain list, JSON); a notebook
@@ -206,21 +249,14 @@ class Hits(list[Hit]):
         super().__init__(hits)
         self.degraded: dict[str, str] = dict(degraded or {})
 
-    @overload
-    def __getitem__(self, index: SupportsIndex, /) -> Hit: ...
-    @overload
-    def __getitem__(self, index: slice, /) -> Hits: ...
-    def __getitem__(self, index: SupportsIndex | slice, /) -> Hit | Hits:
-        """An item, or a slice as a Hits (still shown as a table)."""
-        if isinstance(index, slice):
-            return Hits(super().__getitem__(index), degraded=self.degraded)
-        return super().__getitem__(index)
+    def _sliced(self, items: list[Hit]) -> Hits:
+        return Hits(items, degraded=self.degraded)
 
-    def _repr_html_(self) -> str:
+    def _html(self) -> str:
         return display.hits_html(self)
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text("Hits([...])" if cycle else display.hits_text(self))
+    def _text(self) -> str:
+        return display.hits_text(self)
 
 
 @dataclass(frozen=True)
@@ -349,7 +385,7 @@ class Fact:
     user_id: str | None = None
 
 
-class FactHistory(list[Fact]):
+class FactHistory(ShownList[Fact]):
     """What :meth:`Facts.history` returns: a ``list`` of :class:`Fact` versions, oldest first, shown as a table.
 
     >>> FactHistory() == [], isinstance(FactHistory(), list)
@@ -358,21 +394,11 @@ class FactHistory(list[Fact]):
 
     __slots__ = ()
 
-    @overload
-    def __getitem__(self, index: SupportsIndex, /) -> Fact: ...
-    @overload
-    def __getitem__(self, index: slice, /) -> FactHistory: ...
-    def __getitem__(self, index: SupportsIndex | slice, /) -> Fact | FactHistory:
-        """An item, or a slice as a FactHistory (still shown as a table)."""
-        if isinstance(index, slice):
-            return FactHistory(super().__getitem__(index))
-        return super().__getitem__(index)
-
-    def _repr_html_(self) -> str:
+    def _html(self) -> str:
         return display.facts_html(self)
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text("FactHistory([...])" if cycle else display.facts_text(self))
+    def _text(self) -> str:
+        return display.facts_text(self)
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, SupportsIndex, overload
+from typing import TYPE_CHECKING, Any
 
 from .. import _runner, display
 from .._validate import check_k, check_text
 from ..errors import AccessDeniedError, UsageError
 from ..graph.links import Links, Node
-from ..types import Edge, Entity, Relation
+from ..types import Edge, Entity, Relation, ShownList
 
 if TYPE_CHECKING:
     from ..core import MemoryCore
@@ -29,7 +29,7 @@ class Reached:
     relation: str
 
 
-class Traversal(list[Reached]):
+class Traversal(ShownList[Reached]):
     """What :meth:`Graph.traverse` returns: a ``list`` of :class:`Reached`, nearest first, shown as a table.
 
     >>> Traversal() == [], isinstance(Traversal(), list)
@@ -38,21 +38,11 @@ class Traversal(list[Reached]):
 
     __slots__ = ()
 
-    @overload
-    def __getitem__(self, index: SupportsIndex, /) -> Reached: ...
-    @overload
-    def __getitem__(self, index: slice, /) -> Traversal: ...
-    def __getitem__(self, index: SupportsIndex | slice, /) -> Reached | Traversal:
-        """An entity reached, or a slice as a Traversal (still shown as a table)."""
-        if isinstance(index, slice):
-            return Traversal(super().__getitem__(index))
-        return super().__getitem__(index)
-
-    def _repr_html_(self) -> str:
+    def _html(self) -> str:
         return display.traversal_html(self)
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text("Traversal([...])" if cycle else display.traversal_text(self))
+    def _text(self) -> str:
+        return display.traversal_text(self)
 
 
 @dataclass(frozen=True)
