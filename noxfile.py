@@ -97,14 +97,14 @@ MATRIX = ("3.10", "3.11", "3.12", "3.13")
 #: Besides the conformance suite: the unit tests closest to the interpreter (the async bridge and
 #: the facades, the loop's worker, opening and closing, the SQLite driver and migrations, PostgreSQL).
 MATRIX_UNITS = (
-    "test_facades.py",
-    "test_loop_worker.py",
-    "test_open.py",
-    "test_lifecycle.py",
-    "test_driver.py",
-    "test_migrations.py",
-    "test_fts.py",
-    "test_postgres_store.py",
+    "facade/test_facades.py",
+    "loop/test_loop_worker.py",
+    "storage/test_open.py",
+    "facade/test_lifecycle.py",
+    "storage/test_driver.py",
+    "storage/test_migrations.py",
+    "storage/test_fts.py",
+    "storage/test_postgres_store.py",
     "test_optional_extras.py",
 )
 

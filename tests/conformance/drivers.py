@@ -410,7 +410,7 @@ class FederatedDriver(CoreAsyncDriver):
             options["server"] = server
         agent_id = options.pop("agent_id", "default")
         # Timeouts no loaded machine hits: these cells test what a federation returns, not when it
-        # gives up (tests/unit/test_federation_faults.py injects slow tiers for that).
+        # gives up (tests/unit/federation/test_federation_faults.py injects slow tiers for that).
         Path(home).mkdir(parents=True, exist_ok=True)
         (Path(home) / "resilience.json").write_text(json.dumps(PATIENT))
         mem = await AsyncMemory.for_agent(agent_id, home=home, pools=["team"], embedder=embedder, **options)

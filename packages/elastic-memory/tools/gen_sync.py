@@ -2,7 +2,7 @@
 
 Usage: ``python packages/elastic-memory/tools/gen_sync.py`` (then ``ruff format`` runs on the
 files it changed), or ``--check`` to only report stale files (what
-``tests/unit/test_sync_facade.py`` does). ``nox -s sync`` runs it with ruff installed.
+``tests/unit/facade/test_sync_facade.py`` does). ``nox -s sync`` runs it with ruff installed.
 
 The sync class is written by hand down to its docstring (its examples are sync); between two
 marker comments in its body the generator writes every member of the async class, turned:

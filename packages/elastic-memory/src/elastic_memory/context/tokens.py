@@ -50,7 +50,7 @@ def estimate_tokens(text: str) -> int:
     a number ``1 + (n - 1) // 3``, every CJK character and every other non-space symbol 1.
     Whitespace is free, so the estimate is additive: the count of ``a + "\n" + b`` is the count
     of ``a`` plus that of ``b``. On English prose it lands within a few percent of a real
-    WordPiece tokenizer, slightly over (calibrated in ``tests/unit/test_context_tokens.py``);
+    WordPiece tokenizer, slightly over (calibrated in ``tests/unit/context/test_context_tokens.py``);
     other scripts are rougher.
 
     >>> estimate_tokens("The user prefers dark mode.")

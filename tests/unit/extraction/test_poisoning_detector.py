@@ -36,7 +36,7 @@ from elastic_memory.extraction import (
 LANGUAGES = ["de", "en", "es", "fr"]
 CORPUS = [
     row
-    for row in json.loads((Path(__file__).parent.parent / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
+    for row in json.loads((Path(__file__).parents[2] / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
     if row["language"] in LANGUAGES and "text" in row  # cases of several turns: test_poisoning_screening.py
 ]
 ATTACKS = [row for row in CORPUS if row["family"] is not None]

@@ -29,7 +29,7 @@ CUE_SETS = {
 LANGUAGES = list(CUE_SETS)
 CORPUS = [
     row
-    for row in json.loads((Path(__file__).parent.parent / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
+    for row in json.loads((Path(__file__).parents[2] / "data" / "poisoning_corpus.json").read_text(encoding="utf-8"))
     if row["language"] in LANGUAGES and "source" not in row  # rows written with these cues (not a later set)
 ]
 ATTACKS = [row for row in CORPUS if row["family"] is not None]

@@ -20,7 +20,7 @@ import pytest
 
 import elastic_memory
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GENERATOR = ROOT / "packages" / "elastic-memory" / "tools" / "gen_sync.py"
 #: The bridges between the facades: each exists on one side only.
 BRIDGES = {"as_async", "as_sync"}

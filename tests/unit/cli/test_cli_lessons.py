@@ -6,29 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from elastic_memory import Memory, cli
-from elastic_memory.cli import _common as cli_common
+from elastic_memory import Memory
 
-runner = CliRunner()
+from ._cli import invoke
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the caller's $ELASTIC_MEMORY_DB or writes ./memory.db outside tmp_path."""
-    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
-    monkeypatch.setenv("COLUMNS", "200")  # tables keep each cell on one line
-    monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
-
-
-def invoke(*args: str | Path) -> Result:
-    return runner.invoke(cli.app, [str(a) for a in args])
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 def ok(*args: str | Path) -> Result:
