@@ -9,63 +9,39 @@ a degraded result (an error receipt, an emptier plan).
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import dataclasses
 import json
 import logging
-import math
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from .. import _runner
 from .. import _validate as v
-from ..context import ContextPlan, PlanItem, assemble, check_counter, estimate_tokens
+from ..context import ContextPlan, check_counter, estimate_tokens
 from ..embedders import MiniLMEmbedder
 from ..errors import UsageError
-from ..extraction import (
-    Extraction,
-    FactCandidate,
-    HeuristicExtractor,
-    LLMExtractor,
-    MemoryCandidate,
-    Rejection,
-    Turn,
-)
-from ..extraction.flags import FLAG_KEY, SPLIT_CHARS, UNSCREENED, flag_of, split_flag, turn_flag, withhold
+from ..extraction import HeuristicExtractor, LLMExtractor
+from ..extraction.flags import FLAG_KEY
 from ..extraction.guards import GuardReason, check_text
 from ..extraction.rules import KEYS
 from ..filters import Filters, to_timestamp
-from ..governor import Admission, Governor, MemoryProfile, Tier
-from ..graph import ngrams
+from ..governor import Admission, Governor, MemoryProfile
 from ..graph import recall as graph_recall
-from ..graph.writes import graph_write, known_in
-from ..storage.sqlite.fts import match_expression
-from ..types import KINDS, Explanation, Fact, Hit, MemoryRecord, QuarantinedItem, TurnReceipt
-from ..users import owner_key, split_owner
-from . import jobs
-from .chunking import asked_in, split_exchange
+from ..types import KINDS, Explanation, Fact, MemoryRecord, QuarantinedItem, TurnReceipt
+from . import jobs, plan, turns
 from .config import LoopConfig
-from .tables import FactWrite, LoopStore, Quarantined, SessionState
-from .window import InWindow, by_count, by_turns, window_texts
+from .host import LoopHost
+from .inputs import as_messages, as_session, as_text, check_loop_args
+from .tables import FactWrite, LoopStore
 from .worker import ForegroundGate, Job, LLMCaller, Worker, describe
+from .writes import Written
 
-if TYPE_CHECKING:
-    from ..core import MemoryCore
-
-__all__ = ["MemoryLoop", "as_session", "as_text", "check_loop_args"]
+__all__ = ["MemoryLoop"]
 
 log = logging.getLogger("elastic_memory")
-#: Characters of one side of a turn kept verbatim; beyond, the text is cut with a marker.
-MAX_TURN_CHARS = 1_000_000
-#: Characters of the user input used as a search query.
-MAX_QUERY_CHARS = 2_000
-DEFAULT_SESSION = "default"
-#: Sources of memories the host itself wrote (everything but what extraction inferred).
-HOST_SOURCES = ("user_confirmed", "agent", "imported")
 #: What a store without the loop's tables answers to every loop call.
 NO_LOOP = (
     "the memory loop (record_turn, build_context, facts, lessons, sessions, the knowledge graph) is not "
@@ -87,79 +63,20 @@ class _NoLoopTables:
         return unavailable
 
 
-#: Characters of each side of a turn the inline extraction reads (the transcript keeps all).
-INLINE_CHARS = 2_000
-#: Characters of each side of a turn condensed into chunks (at most 32 are indexed anyway); all are screened.
-CHUNKED_CHARS = 40_000
-#: Characters of each side of a turn screened on the write path; the chunks of a longer turn are
-#: withheld from plans (``em_flagged="unscreened"``) until the worker has screened all of it.
-SCREENED_INLINE = INLINE_CHARS
-#: Sessions whose last user message is kept in memory, to read an instruction split over two turns.
-_SPLIT_SESSIONS = 256
-#: What a turn wrote: its chunks' ids, its memories' ids, the keys of the facts it created.
-_Written = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-#: Turns between consolidation sweeps when sessions do not end (one long-lived session).
-CONSOLIDATE_EVERY = 200
-#: Facts and semantic memories shown only when at least this relevant, relative to the best match.
-FACT_FLOOR = 0.3
 #: Keys whose facts are shown in every plan unless set with another category.
 PROFILE_KEYS = frozenset(key for key, category, _ in KEYS if category == "profile")
-_DAY = 86_400.0
-
-
-def as_text(value: Any) -> str:
-    """Any turn value as text: ``None`` is empty, bytes are decoded, other objects ``str()``-ed.
-
-    Chat-message-like objects (``.content``) and dicts (``["content"]``) give their content;
-    lone surrogates are replaced so the text can always be stored.
-    """
-    if value is None:
-        text = ""
-    elif isinstance(value, str):
-        text = value
-    elif isinstance(value, bytes | bytearray):
-        text = bytes(value).decode("utf-8", "replace")
-    elif isinstance(value, dict) and "content" in value:
-        return as_text(value["content"])
-    elif hasattr(value, "content") and not isinstance(value, type):
-        return as_text(value.content)
-    elif isinstance(value, list | tuple):
-        text = "\n".join(as_text(v) for v in value)
-    else:
-        try:
-            text = str(value)
-        except Exception:  # noqa: BLE001 - a hostile __str__ must not break the host
-            text = f"<unprintable {type(value).__name__}>"
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    if len(text) > MAX_TURN_CHARS:
-        text = text[:MAX_TURN_CHARS] + f" [... {len(text) - MAX_TURN_CHARS} characters cut]"
-    return text.replace("\x00", "")
-
-
-def as_session(session_id: Any) -> str:
-    """A usable session id: ``None`` is ``"default"``, anything else its text (at most 200 chars)."""
-    if session_id is None:
-        return DEFAULT_SESSION
-    text = as_text(session_id).strip()[:200]
-    return text or DEFAULT_SESSION
-
-
-def check_loop_args(llm: Any, context_tokens: Any) -> None:
-    """Validate :meth:`Memory.open`'s ``llm`` and ``context_tokens``."""
-    if llm is not None and not callable(llm):
-        msg = f"llm must be a callable taking a prompt and returning text, got {llm!r}"
-        raise UsageError(msg)
-    if isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens <= 0:
-        msg = f"context_tokens must be the model's context size in tokens (a positive int), got {context_tokens!r}"
-        raise UsageError(msg)
 
 
 class MemoryLoop:
-    """The loop of one :class:`MemoryCore`. Every coroutine runs on the library loop."""
+    """The loop of one core (see :class:`.LoopHost`). Every coroutine runs on the library loop.
+
+    ``record_turn``'s write path is :mod:`.turns`, ``build_context``'s plan :mod:`.plan`, the
+    background work :mod:`.jobs`; this class holds their shared state and the host's other calls.
+    """
 
     def __init__(
         self,
-        core: MemoryCore,
+        core: LoopHost,
         config: LoopConfig,
         *,
         llm: Callable[..., str] | None,
@@ -195,18 +112,23 @@ class MemoryLoop:
         self._backlog_said: set[str] = set()  # why drain left a backlog, each reason logged once
         self.last_turn_at = time.monotonic()
         self.consolidated_at = time.monotonic()
-        self._session: str | None = None
-        self._touched: set[str] = set()
-        self._touched_facts: set[int] = set()
-        self._since_sweep = 0
-        self._said: dict[tuple[str, str], tuple[tuple[str, _Written], ...]] = {}
+        #: The session of the latest turn recorded by this process.
+        self.current_session: str | None = None
+        #: Memories and facts plans showed, for the touch job to count (see :mod:`.plan`).
+        self.touched: set[str] = set()
+        self.touched_facts: set[int] = set()
+        #: Turns recorded since the last consolidation sweep.
+        self.since_sweep = 0
+        #: Per (jobs prefix, session): the ends of the last user messages and what they wrote (see :mod:`.turns`).
+        self.said: dict[tuple[str, str], tuple[tuple[str, Written], ...]] = {}
         self.asked_pairs: set[tuple[int, int]] = set()  # duplicate-entity questions already asked
         self.labelled: dict[int, str] = {}  # clusters the llm named, and their labels
         self._foreground_owner: int | None = None
-        self._jobs_prefix = ""
+        #: Prefixes this loop's job keys: empty for the agent's own loop, the owner for a user's.
+        self.jobs_prefix = ""
         core.store.allow_ram_index(self.profile.ram_vector_index, ann=self.profile.ann_vector_index)
 
-    def for_owner(self, core: MemoryCore) -> MemoryLoop:
+    def for_owner(self, core: LoopHost) -> MemoryLoop:
         """The loop of ``core``, a user's handle on this loop's store (see :mod:`elastic_memory.users`).
 
         It shares this loop's worker, governor, foreground gate, llm and extractors (one queue,
@@ -218,25 +140,20 @@ class MemoryLoop:
         sibling.agent_id = core.agent_id
         # Length-prefixed: ids may hold ':' ("u" + "summary:x:embed" must not equal "u:summary:x" + "embed"),
         # and a root job key never starts with a digit.
-        sibling._jobs_prefix = f"{len(core.agent_id)}:{core.agent_id}:"
-        sibling._session = None
-        sibling._touched, sibling._touched_facts = set(), set()
-        sibling._since_sweep = 0
+        sibling.jobs_prefix = f"{len(core.agent_id)}:{core.agent_id}:"
+        sibling.current_session = None
+        sibling.touched, sibling.touched_facts = set(), set()
+        sibling.since_sweep = 0
         sibling.asked_pairs, sibling.labelled = set(), {}
         return sibling
 
     # ------------------------------------------------------------------ helpers
     @property
-    def current_session(self) -> str | None:
-        """The session of the latest turn recorded by this process."""
-        return self._session
-
-    @property
     def profile(self) -> MemoryProfile:
         """The governor's current budgets."""
         return self.governor.profile
 
-    def _retune(self) -> MemoryProfile:
+    def retune(self) -> MemoryProfile:
         """Re-check the governor; apply what its tier says to the store (the RAM vector index)."""
         profile = self.governor.tick()
         self.core.store.allow_ram_index(profile.ram_vector_index, ann=profile.ann_vector_index)
@@ -269,9 +186,9 @@ class MemoryLoop:
         """
         profile = self.profile
         if kind != "touch":
-            own = self._jobs_prefix + key if self._jobs_prefix else f"{self.agent_id}:{key}"
+            own = self.jobs_prefix + key if self.jobs_prefix else f"{self.agent_id}:{key}"
             run = self._claimed(key if store_wide else own, run)
-        queued = key if store_wide else self._jobs_prefix + key  # one store-wide job serves every user's loop
+        queued = key if store_wide else self.jobs_prefix + key  # one store-wide job serves every user's loop
         job = Job(kind=kind, run=run, key=queued, critical=critical, deferrable=defer)
         return self.worker.submit(job, queue_max=profile.queue_max, headroom_seconds=profile.headroom_seconds)
 
@@ -329,114 +246,13 @@ class MemoryLoop:
 
     # -------------------------------------------------------------- record_turn
     async def record_turn(self, user: Any, reply: Any, session_id: Any = None, metadata: Any = None) -> TurnReceipt:
-        """Store one exchange; never raises (see :meth:`AsyncMemory.record_turn`)."""
+        """Store one exchange; never raises (see :meth:`AsyncMemory.record_turn` and :mod:`.turns`)."""
         if not self.supported:
             raise UsageError(NO_LOOP)
         async with self.worker.calls.call():  # background work waits for the host's call
-            return await self._record_turn(user, reply, session_id, metadata)
+            return await turns.record_turn(self, user, reply, session_id, metadata)
 
-    async def _record_turn(self, user: Any, reply: Any, session_id: Any, metadata: Any) -> TurnReceipt:
-        session = DEFAULT_SESSION
-        try:
-            session = as_session(session_id)
-            user_text, reply_text = as_text(user), as_text(reply)
-            if not user_text.strip() and not reply_text.strip():
-                return TurnReceipt(ok=True, session_id=session)
-            extra = self._metadata(metadata)
-            profile = self.profile
-            now = self.core.store.clock()
-            # Rules and cues only, no model; bounded text keeps the write path in milliseconds.
-            turn = Turn(user=user_text[:INLINE_CHARS], reply=reply_text[:INLINE_CHARS], session_id=session)
-            found = self.heuristic.extract(turn)
-            flag = turn_flag(user_text[:SCREENED_INLINE], reply_text[:SCREENED_INLINE])
-            before = self._said.get((self._jobs_prefix, session), ())
-            said_before = " ".join(tail for tail, _ in before)
-            split = split_flag(said_before, user_text) if flag is None and said_before.strip() else None
-            flag = flag or split
-            earlier = before if split is not None else ()  # only a split's first parts are withdrawn
-            later = flag is None and max(len(user_text), len(reply_text)) > SCREENED_INLINE
-            if flag is not None:  # kept verbatim, never trusted: its candidates go to the quarantine
-                found = withhold(found, flag)
-                extra = {**extra, FLAG_KEY: flag}
-            elif later:  # withheld from plans until the worker has read all of it
-                extra = {**extra, FLAG_KEY: UNSCREENED}
-            importance = found.episode_importance
-            chunks = split_exchange(
-                user_text[:CHUNKED_CHARS],
-                reply_text[:CHUNKED_CHARS],
-                target_tokens=profile.chunk_target_tokens,
-                count=self.count,
-            )
-            rows = [
-                v.build_row(
-                    text,
-                    now=now,
-                    default_agent=self.agent_id,
-                    type="episodic",
-                    importance=importance,
-                    source="agent",
-                    session_id=session,
-                    metadata={**extra, **({"part": i} if i else {})},
-                    kind="chunk",
-                )
-                for i, text in enumerate(chunks)
-            ]
-            rows += self.memory_rows(found, session, now)
-            facts = [self.fact_write(f, session, now) for f in found.facts]
-            quarantine = self.quarantined(found.rejected, session, now)
-            said = f"{turn.user}\n{turn.reply}"
-            known = known_in(said, await self.store.graph.detect(self.agent_id, ngrams(said, limit=400)))
-            number, ids, outcomes = await self.store.record_turn(
-                agent_id=self.agent_id,
-                session_id=session,
-                user=user_text,
-                reply=reply_text,
-                importance=importance,
-                rows=rows,
-                facts=facts,
-                quarantine=quarantine,
-                extracted=not self.llm_extraction_due(),
-                graph=graph_write(found, known),
-            )
-            self.last_turn_at = time.monotonic()
-            chunk_ids = tuple(ids[: len(chunks)])
-            created = tuple(f.key for f, outcome in outcomes if outcome == "created")
-            written: _Written = (chunk_ids, tuple(ids[len(chunks) :]), created)
-            self._remember_said(session, None if flag is not None else user_text, written)
-            for _, wrote in earlier:  # the first parts of a split were stored as clean: distrust them
-                await self.distrust(wrote, flag or "instruction")
-            if later:
-                self.submit(
-                    "screen",
-                    f"screen:{len(session)}:{session}:{number}",
-                    lambda: jobs.screen_turn(self, written, user_text[:CHUNKED_CHARS], reply_text[:CHUNKED_CHARS]),
-                    critical=True,
-                    defer=True,
-                )
-            self._after_turn(session)
-            return TurnReceipt(
-                ok=True,
-                session_id=session,
-                turn=number,
-                chunk_ids=chunk_ids,
-                facts=tuple(f.key for f, outcome in outcomes if outcome in ("created", "superseded", "unchanged")),
-                quarantined=len(quarantine),
-            )
-        except Exception as e:  # noqa: BLE001 - record_turn never raises into the host
-            return TurnReceipt(ok=False, session_id=session, error=self.failed("record_turn", e))
-
-    def _remember_said(self, session: str, user_text: str | None, written: _Written) -> None:
-        """Keep the ends of the session's last two user messages (and what they wrote) for :func:`.split_flag`.
-
-        A flagged message (``None``) starts afresh: what follows it is not read with it.
-        """
-        key = (self._jobs_prefix, session)
-        kept = self._said.pop(key, ())
-        self._said[key] = () if user_text is None else (*kept[-1:], (user_text[-SPLIT_CHARS:], written))
-        while len(self._said) > _SPLIT_SESSIONS:
-            self._said.pop(next(iter(self._said)))
-
-    async def distrust(self, written: _Written, flag: str) -> None:
+    async def distrust(self, written: Written, flag: str) -> None:
         """A turn proved half of a split instruction: its chunks flagged, its memories archived, new facts forgotten."""
         chunk_ids, memory_ids, fact_keys = written
         await self.core.set_metadata_key(chunk_ids, FLAG_KEY, flag)
@@ -445,94 +261,16 @@ class MemoryLoop:
         for key in fact_keys:
             await self.forget_fact(key)
 
-    def quarantined(self, rejected: Iterable[Rejection], session: str | None, observed_at: float) -> list[Quarantined]:
-        """What to keep of refused candidates: a fact or memory with the write releasing it would make."""
-        out = []
-        for r in rejected:
-            payload: dict[str, Any] | None = None
-            if isinstance(r.candidate, FactCandidate):
-                payload = {"fact": dataclasses.asdict(self.fact_write(r.candidate, session, observed_at))}
-            elif isinstance(r.candidate, MemoryCandidate) and r.candidate.type in ("semantic", "procedural"):
-                m = r.candidate
-                fields = {"type": m.type, "importance": m.importance, "confidence": m.confidence, "kind": m.kind}
-                payload = {"memory": {"content": m.content, "session_id": session, **fields}}
-            text = None if payload is None else json.dumps(payload, ensure_ascii=False)
-            out.append(Quarantined(r.reason, r.what, r.text, r.origin, text))
-        return out
-
     def llm_extraction_due(self) -> bool:
         """Whether the worker will run an llm extraction over new turns."""
         profile = self.profile
         return self.llm is not None and profile.llm_extraction and profile.extract_every_n_turns > 0
 
-    def memory_rows(self, found: Extraction, session: str | None, now: float) -> list[dict[str, Any]]:
-        """Rows for the semantic and procedural memories an extraction proposes."""
-        return [
-            v.build_row(
-                m.content,
-                now=now,
-                default_agent=self.agent_id,
-                type=m.type,
-                importance=m.importance,
-                confidence=m.confidence,
-                source="extracted",
-                session_id=session,
-                kind=m.kind if m.kind in KINDS else "note",
-            )
-            for m in found.memories
-            if m.type in ("semantic", "procedural")  # the episode is the turn's chunk
-        ]
-
-    def _metadata(self, metadata: Any) -> dict[str, Any]:
-        """The host's chunk metadata, made storable: values JSON cannot hold become text.
-
-        Metadata that is not a mapping is dropped (reported in :meth:`health`): the turn
-        itself is always stored.
-        """
-        if metadata is None:
-            return {}
-        try:
-            if not isinstance(metadata, Mapping):
-                msg = f"metadata must be a dict, got {type(metadata).__name__}; it was not stored"
-                raise UsageError(msg)
-            plain = json.loads(json.dumps(dict(metadata), default=str, ensure_ascii=False))
-            return dict(v.check_metadata(plain))
-        except Exception as e:  # noqa: BLE001 - bad metadata never costs the turn
-            self.failed("record_turn metadata", e)
-            return {}
-
-    def fact_write(self, fact: Any, session: str | None, observed_at: float) -> FactWrite:
-        """The write for a captured fact; ``observed_at`` is when the turn it came from was said."""
-        return FactWrite(
-            key=fact.key,
-            value=fact.value,
-            category=fact.category,
-            source="extracted",
-            origin=fact.origin,
-            confidence=fact.confidence,
-            importance=0.8 if fact.category == "profile" else 0.6,
-            session_id=session,
-            observed_at=observed_at,
-        )
-
-    def _after_turn(self, session: str) -> None:
-        """Queue the work a stored turn leaves: extraction, embedding, ending earlier sessions."""
-        if self.llm_extraction_due():
-            self.submit("extract", "extract", lambda: jobs.extract_pending(self))
-        self.queue_embedding()
-        if session != self._session:
-            self._session = session
-            self.submit("session_summary", "end-others", lambda: jobs.end_other_sessions(self), critical=True)
-        self._since_sweep += 1
-        if self._since_sweep >= CONSOLIDATE_EVERY:
-            self._since_sweep = 0
-            self.submit("consolidate", "consolidate", lambda: jobs.consolidate(self))
-
     # ------------------------------------------------------------ build_context
     async def build_context(
         self, user_input: Any, session_id: Any = None, *, touch: Any = True, window: Any = None
     ) -> ContextPlan:
-        """The plan for the next model call; never raises (an empty plan on failure).
+        """The plan for the next model call (see :mod:`.plan`); never raises (an empty plan on failure).
 
         ``touch=False`` counts no access for what the plan shows (a read-only caller).
         ``window``: the messages the model will see (see :mod:`.window`); ``None`` assumes the
@@ -544,273 +282,14 @@ class MemoryLoop:
             msg = f"touch must be True or False, got {touch!r}"
             raise UsageError(msg)
         async with self.worker.calls.call():  # background work waits for the host's call
-            return await self._build_context(user_input, session_id, touch=touch, window=window)
+            return await plan.build_plan(self, user_input, session_id, touch=touch, window=window)
 
-    async def _in_window(
-        self, session: str, state: SessionState | None, profile: MemoryProfile, window: Any
-    ) -> InWindow:
-        """Which recalled memories the model already sees: the host's ``window``, else the plan's assumption."""
-        if window is None:
-            return by_count(session, state.turns if state else 0, profile.keep_last_n_turns)
-        texts = window_texts(_messages(window), as_text)
-        if state is None or not texts:
-            return lambda _: False
-        return by_turns(session, await self.store.shown_turns(self.agent_id, session, texts))
-
-    async def _build_context(self, user_input: Any, session_id: Any, *, touch: bool, window: Any) -> ContextPlan:
-        session = DEFAULT_SESSION
-        query = ""
-        profile = self.profile
-        try:
-            profile = self._retune()
-            session = as_session(session_id)
-            query = as_text(user_input)[:MAX_QUERY_CHARS]
-            if profile.tier is Tier.OFF or profile.budget_tokens == 0:
-                return self._empty(profile, query)
-            state, sole = await asyncio.gather(
-                self.store.session(self.agent_id, session), self.store.sole_agent(self.agent_id)
-            )
-            in_window = await self._in_window(session, state, profile, window)
-            # The reads no section needs the recall for run beside it: they overlap the query's
-            # embedding (and, on a server, each other: one pooled connection each).
-            # The agent filter costs the keyword leg its fast path: use it only when other agents share the file.
-            hits, profile_items, found_facts, standing, related_items = await asyncio.gather(
-                self._relevant(query, in_window, profile, None if sole else self.agent_id),
-                self._profile_items(profile),
-                self._found_facts(query, profile),
-                self._standing_lessons(profile),
-                self._related_items(query, profile),
-            )
-            withheld = 0
-            if not self.config.replay_flagged:  # flagged turns are kept, never replayed into a prompt
-                kept = [h for h in hits if flag_of(h.metadata) is None]
-                hits, withheld = kept, len(hits) - len(kept)
-            top = max((h.score for h in hits), default=0.0)
-            pools = {
-                "profile": profile_items,
-                "facts": self._fact_items(found_facts, hits, top, profile),
-                "lessons": self._lesson_items(standing, hits, top, profile),
-                "past": self._past_items(hits, top, in_window, profile, query),
-                "related": related_items,
-            }
-            plan = assemble(
-                pools,
-                budgets=dict(profile.section_tokens),
-                total_budget=profile.budget_tokens,
-                counter=self.count,
-                keep_last_n_turns=profile.keep_last_n_turns,
-                rolling_summary=state.rolling_summary if state else None,
-                tier=profile.tier.value,
-                query=query,
-                withheld=withheld,
-            )
-            if touch:
-                await self._touch(plan)
-            return plan
-        except Exception as e:  # noqa: BLE001 - build_context never raises into the host
-            self.failed("build_context", e)
-            return self._empty(profile, query)
-
-    def _empty(self, profile: MemoryProfile, query: str) -> ContextPlan:
-        return assemble(
-            {},
-            budgets={},
-            total_budget=profile.budget_tokens,
-            counter=self.count,
-            keep_last_n_turns=profile.keep_last_n_turns,
-            tier=profile.tier.value,
-            query=query,
-        )
-
-    async def _touch(self, plan: ContextPlan) -> None:
-        """Count an access for every memory and fact the plan shows (retention grows), in the background.
-
-        Access counts are bookkeeping: the worker writes them, and a shed job loses only counts.
-        """
-        for item in plan.items():
-            if item.source_id and item.kind == "fact":
-                self._touched_facts.add(int(item.source_id))
-            elif item.source_id and item.kind != "summary":
-                self._touched.add(item.source_id)
-        if self._touched or self._touched_facts:
-            self.submit("touch", "touch", self._write_touches)
-
-    async def _write_touches(self) -> None:
-        memories, facts = list(self._touched), list(self._touched_facts)
-        self._touched.clear()
-        self._touched_facts.clear()
-        await self.store.touch_memories(memories)
-        await self.store.touch_facts(facts)
-
-    async def _profile_items(self, profile: MemoryProfile) -> list[PlanItem]:
-        facts = await self.store.current_facts(self.agent_id, category="profile", limit=profile.facts_max * 2)
-        return [self._fact_item(f, 1.0 + f.importance) for f in facts]
-
-    @staticmethod
-    def _fact_item(fact: Fact, score: float) -> PlanItem:
-        return PlanItem(fact.value, score=score, source_id=str(fact.id), kind="fact", meta={"key": fact.key})
-
-    def _nudged(self, relevance: float, importance: float, created_at: float, confidence: float) -> float:
-        """Relevance plus small additive nudges (never multipliers): importance, confidence, recency.
-
-        On a 0-1 relevance the nudges add at most 0.1 (importance), 0.05 (confidence: what the
-        user confirmed ranks above what was inferred) and 0.05 (a 30-day recency decay).
-        """
-        age_days = max(0.0, (self.core.store.clock() - created_at) / _DAY)
-        return relevance + 0.1 * importance + 0.05 * confidence + 0.05 * math.exp(-age_days / 30.0)
-
-    async def _recall(self, query: str, k: int, filters: dict[str, Any] | None) -> list[Hit]:
-        if k <= 0:
-            return []
-        # While the model started at open still loads, the plan is keyword-only rather than wait for it.
-        embedder = await self.core.embedder(quiet=True) if self.may_embed() and not self.core.loading else None
-        mode = "hybrid" if embedder is not None else "keyword"
-        if self.core.recall_hook is not None:  # a federation: every tier, the plan keeps its own private hits
-            return await self.core.recall_hook(query, k, mode)
-        hits: list[Hit] = await self.core.recall(query, k=k, mode=mode, filters=filters, touch=False)
-        return hits
-
+    # ------------------------------------------------------------------ recall
     def may_embed(self) -> bool:
         """Whether this tier may embed queries with the configured embedder."""
         profile = self.profile
         builtin = isinstance(self.core.configured_embedder, MiniLMEmbedder)
         return profile.builtin_embedder if builtin else profile.embedder
-
-    def _hit_items(self, hits: list[Hit], kind: str, top: float, *, floor: float = 0.0) -> list[PlanItem]:
-        """Plan items for recalled memories: relevance relative to ``top`` (the best hit of the recall), plus nudges.
-
-        Hits below ``floor`` of the best one's score are left out.
-        """
-        if top <= 0:
-            return []
-        items = []
-        for h in hits:
-            if h.score / top < floor:
-                continue
-            score = self._nudged(h.score / top, h.importance, h.created_at, h.confidence)
-            meta = {} if kind == "lesson" else {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
-            if h.session_id and kind == "chunk":
-                meta["session"] = h.session_id
-            items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))
-        return sorted(items, key=lambda i: -i.score)
-
-    async def _relevant(self, query: str, in_window: InWindow, profile: MemoryProfile, only: str | None) -> list[Hit]:
-        """One recall serves every relevance-ranked section (the sections split it by type).
-
-        Memories of other agents in the same file are left out (``only``: the agent to filter
-        on, when others share the file). When the live window (dropped afterwards) fills the
-        candidates, it asks again for more.
-        """
-        if not query.strip():
-            return []
-        k = min(1_000, 2 * profile.recall_k + profile.keep_last_n_turns)
-        filters = None if only is None else {"agent_id": only}
-        while True:
-            hits = [
-                h
-                for h in await self._recall(query, k, filters)
-                if owner_key(h.agent_id, h.user_id) == self.agent_id or h.tier not in (None, "private")
-            ]
-            window = sum(1 for h in hits if in_window(h))
-            if len(hits) < k or len(hits) - window >= profile.recall_k or k >= 1_000:
-                return hits
-            k = min(1_000, k * 4)  # the live window crowded the candidates out: look further
-
-    async def _found_facts(self, query: str, profile: MemoryProfile) -> list[tuple[Fact, float]]:
-        """Note facts matching the input (their own full-text index), with their BM25 relevance."""
-        match = match_expression(query)
-        if match is None:
-            return []
-        found = await self.store.search_facts(self.agent_id, match, profile.facts_max * 2)
-        return [(f, s) for f, s in found if f.category != "profile"]
-
-    def _fact_items(
-        self, found: list[tuple[Fact, float]], hits: list[Hit], top: float, profile: MemoryProfile
-    ) -> list[PlanItem]:
-        """The facts found for the input and the relevant semantic memories, best first."""
-        items: list[PlanItem] = []
-        best = max((s for _, s in found), default=0.0)
-        if best > 0:
-            items += [
-                self._fact_item(f, self._nudged(s / best, f.importance, f.recorded_at, f.confidence))
-                for f, s in found
-                if s / best >= FACT_FLOOR
-            ]
-        semantic = [h for h in hits if h.type.value == "semantic"]
-        items += self._hit_items(semantic, "memory", top, floor=FACT_FLOOR)
-        return sorted(items, key=lambda i: -i.score)[: profile.facts_max]
-
-    async def _related_items(self, query: str, profile: MemoryProfile) -> list[PlanItem]:
-        """RELATED TOPICS: relations of the entities the input names (graph, no model)."""
-        if profile.graph_rows_max <= 0 or not query.strip():
-            return []
-        graph = self.store.graph
-        seeds = {e.id: e for e, _ in await graph.detect(self.agent_id, ngrams(query))}
-        items: list[PlanItem] = []
-        seen: set[tuple[str, str, str]] = set()
-        for entity in sorted(seeds.values(), key=lambda e: -e.mention_count)[:3]:
-            for r in await graph.relations(self.agent_id, entity.name, limit=profile.graph_rows_max):
-                triple = (r.source, r.relation, r.target)
-                if triple in seen or (r.relation == "mentioned_with" and r.mention_count < 2):
-                    continue
-                seen.add(triple)
-                text = f"{r.source} {r.relation.replace('_', ' ')} {r.target}"
-                items.append(PlanItem(text, score=r.confidence * math.log1p(r.mention_count), kind="entity"))
-        return sorted(items, key=lambda i: -i.score)[: profile.graph_rows_max]
-
-    async def _standing_lessons(self, profile: MemoryProfile) -> list[Hit]:
-        """The lessons the host wrote (shown whatever the input): a user's own and the agent's.
-
-        Lessons added on the agent's own handle (no user) are how the agent works for everyone;
-        a user's lessons stay that user's.
-        """
-        hits: list[Hit] = await self.core.root.recall(
-            "", k=profile.lessons_max, filters={"kind": "lesson", "agent_id": self._lesson_owners()}, touch=False
-        )
-        return hits
-
-    def _lesson_owners(self) -> list[str]:
-        """Whose lessons this loop's plans show: its own, and for a user the agent's as well."""
-        agent = split_owner(self.agent_id)[0]
-        return [self.agent_id] if agent == self.agent_id else [self.agent_id, agent]
-
-    def _lesson_items(self, standing: list[Hit], hits: list[Hit], top: float, profile: MemoryProfile) -> list[PlanItem]:
-        """Lessons the host wrote, always; procedures the host stored, when relevant.
-
-        How-tos extracted from conversations (the assistant's own words) are not lessons:
-        they compete as past moments.
-        """
-        relevant = [h for h in hits if h.type.value == "procedural" and h.source.value in HOST_SOURCES]
-        items = self._hit_items(relevant, "lesson", top)
-        seen = {i.source_id for i in items}
-        items += [
-            PlanItem(h.content, score=0.5 * h.importance, source_id=h.id, kind="lesson")
-            for h in standing
-            if h.id not in seen
-        ]
-        return items[: profile.lessons_max]
-
-    def _past_items(
-        self, hits: list[Hit], top: float, in_window: InWindow, profile: MemoryProfile, query: str
-    ) -> list[PlanItem]:
-        """Relevant moments outside the host's window: other sessions, and this one's turns it no longer shows.
-
-        What the host's message list holds already (:mod:`.window`) is left out, as are earlier
-        askings of the same question (an echo tells the model nothing it is not being asked); when
-        even the best moment is below :attr:`LoopConfig.past_floor`, none is shown.
-        """
-        asked = _casefold(query)
-        kept = [
-            h
-            for h in hits
-            if (h.type.value == "episodic" or (h.type.value == "procedural" and h.source.value == "extracted"))
-            and not in_window(h)
-            and not (h.kind == "chunk" and asked == _casefold(asked_in(h.content)))
-        ]
-        best = max((h.relevance for h in kept if h.relevance is not None), default=None)
-        if best is not None and best < self.config.past_floor:
-            return []  # the input is about nothing stored: weak matches would only fill the budget
-        return self._hit_items(kept, "chunk", top)[: max(profile.past_max, profile.recall_k)]
 
     async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
         """Recall made graph-aware: see :mod:`elastic_memory.graph.recall`. A failure leaves the recall as it was.
@@ -1014,7 +493,10 @@ class MemoryLoop:
         if not self.supported:
             raise UsageError(NO_LOOP)
         hits = await self.core.root.recall(
-            "", k=self.config.max_lessons, filters={"kind": "lesson", "agent_id": self._lesson_owners()}, touch=False
+            "",
+            k=self.config.max_lessons,
+            filters={"kind": "lesson", "agent_id": plan.lesson_owners(self.agent_id)},
+            touch=False,
         )
         if not hits:
             return []
@@ -1028,7 +510,7 @@ class MemoryLoop:
             raise UsageError(NO_LOOP)
         try:
             session = as_session(session_id)
-            texts = [t for t in (as_text(m).strip() for m in _messages(messages)) if t]
+            texts = [t for t in (as_text(m).strip() for m in as_messages(messages)) if t]
             if not texts:
                 return 0
             state = await self.store.session(self.agent_id, session)
@@ -1080,7 +562,7 @@ class MemoryLoop:
 
     async def tick(self) -> MemoryProfile:
         """Re-check the machine (cheap), and start idle work that is due."""
-        profile = self._retune()
+        profile = self.retune()
         idle = profile.idle_consolidate_seconds
         now = time.monotonic()
         if idle is not None and now - self.last_turn_at >= idle and self.consolidated_at < self.last_turn_at:
@@ -1177,22 +659,6 @@ class MemoryLoop:
         except Exception as e:  # noqa: BLE001 - health reports, never raises
             out["stats_error"] = str(e)
         return out
-
-
-def _casefold(text: str | None) -> str | None:
-    """``text`` with whitespace collapsed and case folded (how echoes of a question are compared)."""
-    return None if text is None else " ".join(text.split()).casefold()
-
-
-def _messages(messages: Any) -> Iterable[Any]:
-    if messages is None:
-        return []
-    if isinstance(messages, str | bytes | dict) or hasattr(messages, "content"):
-        return [messages]
-    try:
-        return list(messages)
-    except TypeError:
-        return [messages]
 
 
 def dumps(value: Any) -> str:

@@ -26,6 +26,7 @@ from ..graph.clusters import components
 from ..graph.writes import graph_write
 from .tables import FactWrite, TurnRow
 from .worker import ForegroundBusy
+from .writes import Written, fact_write, memory_rows, quarantined
 
 if TYPE_CHECKING:
     from .engine import MemoryLoop
@@ -135,9 +136,9 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
         loop.failed("llm extraction", e)
     now = loop.core.store.clock()
     said = group[-1].created_at
-    rows = loop.memory_rows(extraction, session, now) if extraction else []
-    facts = [loop.fact_write(f, session, said) for f in extraction.facts] if extraction else []
-    quarantine = loop.quarantined(extraction.rejected, session, said) if extraction else []
+    rows = memory_rows(loop.agent_id, extraction, session, now) if extraction else []
+    facts = [fact_write(f, session, said) for f in extraction.facts] if extraction else []
+    quarantine = quarantined(extraction.rejected, session, said) if extraction else []
     await loop.store.finish_extraction(
         loop.agent_id,
         [t.seq for t in group],
@@ -153,9 +154,7 @@ async def _extract_group(loop: MemoryLoop, group: list[TurnRow]) -> bool:
 
 
 # ---------------------------------------------------------------------- embed
-async def screen_turn(
-    loop: MemoryLoop, written: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], user: str, reply: str
-) -> None:
+async def screen_turn(loop: MemoryLoop, written: Written, user: str, reply: str) -> None:
     """Screen all of a long turn the write path read only the start of; its chunks flagged or released.
 
     The regular expressions run in a thread, so a 40,000-character paste does not hold up the
