@@ -189,7 +189,7 @@ def test_metadata_at_the_depth_limit_round_trips(store: Memory) -> None:
 def test_import_of_a_line_nested_100000_deep_is_a_usage_error(sqlite_store: Memory, tmp_path: Path) -> None:
     """The JSON parser's RecursionError becomes a UsageError naming the file and line.
 
-    If this fails, check MemoryCore.import_jsonl's except clause.
+    If this fails, check maintenance.export.import_jsonl's except clause.
     """
     path = tmp_path / "deep.jsonl"
     path.write_text("\n" + "[" * 100_000 + "\n", encoding="utf-8")

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import errno
 import inspect
-import itertools
-import json
 import logging
-import os
-import stat
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +17,16 @@ import numpy.typing as npt
 
 from . import _validate as v
 from .config import RecallConfig
-from .embedders import Embedder, MiniLMEmbedder, check_embedder, resolve, unit_vectors
+from .embedders import Embedder, resolve
+from .embedders.checks import EmbedderSpec, checked_matrix, embedder_candidates, given_vector, supplied_vectors
 from .embedders.gateway import order
 from .embedders.preload import Preload, preload
-from .errors import EmbedderError, RecallWarning, StorageError, UsageError
+from .embedders.query_batches import QueryBatches
+from .errors import EmbedderError, RecallWarning, UsageError
 from .extraction.flags import flag_of
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
 from .loop import LoopConfig, MemoryLoop, check_loop_args
-from .maintenance import export as _dump
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, is_url
 from .storage.queries import MAX_PARAMS, live_by_hash
@@ -43,7 +38,6 @@ from .types import (
     CheckReport,
     Explanation,
     Hit,
-    ImportReport,
     MemoryId,
     MemoryRecord,
     PruneAction,
@@ -53,13 +47,13 @@ from .types import (
 )
 from .users import scoped_filters
 
-__all__ = ["EmbedderSpec", "MemoryCore"]
+__all__ = ["REMEMBER_FIELDS", "SUPPLIED", "EmbedderSpec", "MemoryCore"]
 
 log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
-EmbedderSpec = str | Embedder | Sequence[Embedder] | None
-_REMEMBER_FIELDS = (
+#: What a memory takes besides its content (``remember``'s keywords, an item's keys).
+REMEMBER_FIELDS = (
     "id",
     "type",
     "importance",
@@ -78,175 +72,8 @@ _REMEMBER_FIELDS = (
     "user_id",
 )
 
-#: What every exported record holds (``import_jsonl`` refuses a line without one of them).
-_IMPORT_FIELDS = (
-    "content",
-    "created_at",
-    "updated_at",
-    "accessed_at",
-    "retention_strength",
-    "access_count",
-    "archived",
-)
-
-#: Query vectors remembered (a plan recalls the same query for several sections).
-_QUERY_MEMO = 32
 #: The model a database is pinned to when its first vectors come from the caller and no embedder is configured.
 SUPPLIED = "supplied"
-
-
-def embedder_candidates(spec: EmbedderSpec) -> list[Embedder]:
-    if spec is None:
-        return []
-    if isinstance(spec, str):
-        if spec != "auto":
-            msg = f"embedder must be 'auto', None, an Embedder or a list of them, got {spec!r}"
-            raise UsageError(msg)
-        return [MiniLMEmbedder()]
-    if isinstance(spec, Sequence):
-        return [check_embedder(e) for e in spec]
-    return [check_embedder(spec)]
-
-
-def _file_path(path: Any, doing: str) -> Path:
-    """``path`` (a str or ``os.PathLike``) as a :class:`Path`, or a :class:`UsageError`."""
-    if isinstance(path, str | os.PathLike) and str(path).strip():
-        return Path(v.check_path(path, "path"))
-    msg = f"cannot {doing} {path!r}: pass a file path (a str or pathlib.Path)"
-    raise UsageError(msg)
-
-
-def _kind(path: Path, doing: str) -> str | None:
-    """``"dir"``, ``"file"``, ``"other"`` (a device, a pipe) or ``None`` (missing); a path the OS refuses raises."""
-    try:
-        mode = path.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as e:
-        if e.errno == errno.ENAMETOOLONG:
-            msg = f"cannot {doing} {path}: {e.strerror}; pass a shorter path"
-            raise UsageError(msg) from e
-        msg = f"cannot {doing} {path}: {e.strerror or e}; check the path and its permissions"
-        raise StorageError(msg) from e
-    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
-
-
-def _json_lines(source: Path) -> Generator[tuple[int, Any]]:
-    """The non-blank lines of an export, parsed, numbered; a :class:`UsageError` names a line that is not JSON."""
-    try:
-        fh = source.open("rb")
-    except OSError as e:
-        msg = f"cannot read {source}: {e.strerror or e}; check that the file is readable"
-        raise StorageError(msg) from e
-    with fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield line_no, json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                msg = f"{source}:{line_no}: not UTF-8 text; pass an export made by export_jsonl(); nothing was imported"
-                raise UsageError(msg) from e
-            except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
-                msg = f"{source}:{line_no}: not JSON ({e}); nothing was imported"
-                raise UsageError(msg) from e
-
-
-def tmp_of(target: Path) -> Path:
-    """Where an export is written before it is renamed over ``target``."""
-    return target.with_name(target.name + ".partial")
-
-
-def _is_store_file(target: Path, store_path: str) -> bool:
-    """Whether ``target`` is the SQLite file at ``store_path`` or one of its side files (WAL, shm, journal)."""
-    if not store_path or store_path == ":memory:" or store_path.startswith("file:") or is_url(store_path):
-        return False
-    base = Path(store_path)
-    for candidate in (base, *(base.with_name(base.name + side) for side in ("-wal", "-shm", "-journal"))):
-        if os.path.abspath(target) == os.path.abspath(candidate):
-            return True
-        with contextlib.suppress(OSError):
-            if target.exists() and candidate.exists() and os.path.samefile(target, candidate):
-                return True
-    return False
-
-
-def _export_error(target: Path, error: OSError) -> StorageError:
-    """The library error for an OS error while exporting to ``target``: the path and what to do."""
-    if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):  # EDQUOT: not on Windows
-        hint = "the disk is full; free some space or export to another disk"
-    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        hint = f"the folder {target.parent} is not writable; export to a folder you can write to"
-    else:
-        hint = "check the path and its permissions, then export again"
-    return StorageError(f"could not export to {target}: {error.strerror or error}; {hint}")
-
-
-def _as_matrix(vectors: Any, count: int, dimension: int, who: str) -> F32:
-    try:
-        matrix = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as e:
-        msg = f"embedder {who} returned something that is not a list of float vectors: {e}"
-        raise EmbedderError(msg) from e
-    if matrix.shape != (count, dimension):
-        msg = f"embedder {who} returned shape {matrix.shape}, expected ({count}, {dimension})"
-        raise EmbedderError(msg)
-    if not np.isfinite(matrix).all():
-        msg = f"embedder {who} returned NaN or infinite values"
-        raise EmbedderError(msg)
-    unit, _ = unit_vectors(matrix)  # a zero row stays zero (no direction): the vector leg leaves it out
-    return unit
-
-
-def _given_vector(vector: Any, name: str = "vector") -> F32:
-    """recall()'s ``vector=`` (or a supplied write vector) as a unit float32 vector, or a :class:`UsageError`."""
-    if isinstance(vector, str | bytes | Mapping) or not isinstance(vector, Sequence | np.ndarray):
-        msg = f"{name} must be a list of floats, got {type(vector).__name__}"
-        raise UsageError(msg)
-    try:
-        array = np.asarray(vector, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        msg = f"{name} must be a list of floats: {e}"
-        raise UsageError(msg) from e
-    except OverflowError as e:  # an int past float range, e.g. 10**400
-        msg = f"{name} holds a number too large for a float vector: {e}"
-        raise UsageError(msg) from e
-    if array.ndim != 1 or array.size == 0:
-        msg = f"{name} must be one non-empty list of floats, got shape {array.shape}"
-        raise UsageError(msg)
-    if not np.isfinite(array).all():
-        msg = f"{name} holds NaN or infinite values"
-        raise UsageError(msg)
-    unit, zero = unit_vectors(array[None])
-    if zero[0]:
-        msg = f"{name} is all zeros: it has no direction"
-        raise UsageError(msg)
-    first: F32 = unit[0]
-    return first
-
-
-def _given_matrix(vectors: Sequence[Any] | npt.NDArray[Any]) -> list[F32 | None] | None:
-    """Many supplied vectors checked at once (what :func:`_given_vector` checks one by one), or ``None``.
-
-    ``None`` means: not a clean batch of equal-width numeric vectors; the caller then checks
-    each vector on its own, which names the first bad one.
-    """
-    if not len(vectors) or any(
-        v is None or isinstance(v, str | bytes | Mapping) or not isinstance(v, Sequence | np.ndarray) for v in vectors
-    ):
-        return None
-    try:
-        matrix = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if matrix.ndim != 2 or matrix.shape[1] == 0:
-        return None
-    if not np.isfinite(matrix).all():
-        return None
-    unit, zero = unit_vectors(matrix)
-    if zero.any():
-        return None
-    return list(unit)
 
 
 class MemoryCore:
@@ -276,7 +103,7 @@ class MemoryCore:
         self._preload: Preload | None = None
         #: Why no configured embedder could be used, when none could (the last resolution's reason).
         self.embedder_problem: str | None = None
-        self._query_batches = _QueryBatches()
+        self._query_batches = QueryBatches()
         self.loop: MemoryLoop
         #: The handles of this agent's users (:func:`~elastic_memory.user_core.user_core`), least recent first.
         self.user_handles: dict[str, MemoryCore] = {}
@@ -503,7 +330,7 @@ class MemoryCore:
                 try:
                     if preloaded is not None and preloaded.embedder is e:
                         preloaded.wait()
-                    _as_matrix(e.embed(["health check"]), 1, e.dimension, e.model_id)
+                    checked_matrix(e.embed(["health check"]), 1, e.dimension, e.model_id)
                 except Exception as exc:  # noqa: BLE001 - any failure makes the embedder unhealthy
                     failures.append(f"{e.model_id}: {exc}")
                     return False
@@ -540,7 +367,7 @@ class MemoryCore:
         except Exception as e:
             msg = f"embedder {embedder.model_id!r} failed: {e}"
             raise EmbedderError(msg) from e
-        return _as_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
+        return checked_matrix(raw, len(texts), embedder.dimension, repr(embedder.model_id))
 
     async def query_vector(self, embedder: Embedder, text: str) -> F32:
         """The query's vector, remembered for the last few queries (one plan recalls several times).
@@ -593,7 +420,7 @@ class MemoryCore:
         except Exception as e:
             msg = f"embedder {embedder.model_id!r} failed: {e}"
             raise EmbedderError(msg) from e
-        vector: F32 = _as_matrix([raw], 1, embedder.dimension, repr(embedder.model_id))[0]
+        vector: F32 = checked_matrix([raw], 1, embedder.dimension, repr(embedder.model_id))[0]
         return vector
 
     async def embed_query(self, text: Any) -> list[float]:
@@ -631,9 +458,9 @@ class MemoryCore:
     # ------------------------------------------------------------------- writes
     def make_row(self, content: Any, fields: Mapping[str, Any], *, library: bool = False) -> dict[str, Any]:
         """The row of a write; the metadata's reserved ``em_`` keys are refused unless ``library`` (its own writers)."""
-        unknown = sorted(set(fields) - set(_REMEMBER_FIELDS))
+        unknown = sorted(set(fields) - set(REMEMBER_FIELDS))
         if unknown:
-            msg = f"unknown field(s) {unknown}; a memory takes content plus {list(_REMEMBER_FIELDS)}"
+            msg = f"unknown field(s) {unknown}; a memory takes content plus {list(REMEMBER_FIELDS)}"
             raise UsageError(msg)
         return v.build_row(
             content, now=self.clock(), default_agent=self.agent_id, refuse_reserved=not library, **fields
@@ -647,28 +474,8 @@ class MemoryCore:
     async def remember_many(self, items: Iterable[Any], *, dedupe: bool = True, vectors: Any = None) -> list[MemoryId]:
         """Store many memories in one transaction; see :meth:`AsyncMemory.remember_many`."""
         rows, per_row = self.rows_of(items, dedupe)
-        given = self.supplied_vectors(vectors, len(rows))
+        given = supplied_vectors(vectors, len(rows))
         return await self.write_rows(rows, dedupe=per_row, flag=dedupe, vectors=given)
-
-    @staticmethod
-    def supplied_vectors(vectors: Any, count: int) -> list[F32 | None] | None:
-        """remember_many()'s ``vectors``: one unit vector (or ``None``: embed it) per item, all of one width."""
-        if vectors is None:
-            return None
-        if isinstance(vectors, str | bytes | Mapping) or not isinstance(vectors, Sequence | np.ndarray):
-            msg = f"vectors must be a list with one vector (or None) per item, got {type(vectors).__name__}"
-            raise UsageError(msg)
-        if len(vectors) != count:
-            msg = f"got {len(vectors)} vectors for {count} items; pass one per item (None to embed that item)"
-            raise UsageError(msg)
-        out = _given_matrix(vectors)
-        if out is None:  # ragged, None entries or odd types: one by one, for the exact message
-            out = [None if v is None else _given_vector(v, f"vectors[{n}]") for n, v in enumerate(vectors)]
-        widths = sorted({vector.shape[0] for vector in out if vector is not None})
-        if len(widths) > 1:
-            msg = f"vectors have different widths {widths}; one store holds vectors of one width"
-            raise UsageError(msg)
-        return out
 
     def rows_of(self, items: Iterable[Any], dedupe: bool) -> tuple[list[dict[str, Any]], list[bool]]:
         """Validated rows for :meth:`remember_many`'s items, and whether each may be deduplicated."""
@@ -772,7 +579,7 @@ class MemoryCore:
     async def update(self, id: Any, **changes: Any) -> MemoryRecord:
         """Change some fields of a memory; see :meth:`AsyncMemory.update`."""
         mid = v.check_id(id)
-        allowed = set(_REMEMBER_FIELDS) - {"id"} | {"content"}
+        allowed = set(REMEMBER_FIELDS) - {"id"} | {"content"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             msg = f"update() cannot change {unknown}; it changes {sorted(allowed)}"
@@ -1019,7 +826,7 @@ class MemoryCore:
             if mode is RecallMode.KEYWORD:
                 msg = "vector= is searched by the vector leg: use mode='semantic' or 'hybrid', not 'keyword'"
                 raise UsageError(msg)
-            given = _given_vector(vector)
+            given = given_vector(vector)
         embed = None
         if self.store.pin is None:
             await self.store.refresh()  # another process may have pinned a model (the vector leg syncs itself)
@@ -1045,259 +852,3 @@ class MemoryCore:
         result = await self.loop.graph_nudge(result, parsed, k)
         flagged = sum(1 for h in result.hits if flag_of(h.metadata) is not None)
         return dataclasses.replace(result, details={**result.details, "flagged": flagged})
-
-    # ----------------------------------------------------------- export/import
-    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Write the whole store as JSON lines (format 2, see :mod:`._dump`); returns the number of memories.
-
-        One snapshot is read, so the file is consistent while writers go on. The lines go to
-        ``<path>.partial``, renamed over ``path`` once all are written; on any failure that
-        file is removed and ``path`` is left as it was.
-        """
-        target = _file_path(path, "export to")
-        if _kind(target, "export to") == "dir":
-            msg = f"cannot export to {target}: it is a folder; pass a file path such as {target / 'memories.jsonl'}"
-            raise UsageError(msg)
-        if _kind(target.parent, "export to") != "dir":
-            msg = f"cannot export to {target}: the folder {target.parent} does not exist"
-            raise UsageError(msg)
-        if not isinstance(vectors, bool):
-            msg = f"vectors must be True or False, got {vectors!r}"
-            raise UsageError(msg)
-        if _is_store_file(target, self.store.path) or _is_store_file(tmp_of(target), self.store.path):
-            msg = f"cannot export to {target}: it is this store's own database file; pass another path"
-            raise UsageError(msg)
-        tmp = tmp_of(target)
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                async with self.store.snapshot() as snap:
-                    engine, pin = self.store.capabilities.engine, self.store.pin
-                    count = await _dump.write_export(snap, fh, backend=engine, pin=pin, vectors=vectors)
-            tmp.replace(target)
-        except OSError as e:
-            raise _export_error(target, e) from e
-        finally:
-            with contextlib.suppress(OSError):  # gone after the rename; a failure must not leave it behind
-                tmp.unlink(missing_ok=True)
-        return count
-
-    async def import_jsonl(
-        self, path: Any, *, batch: int = _dump.MEMORY_BATCH, progress: Any = None, owner: str | None = None
-    ) -> ImportReport:
-        """Read an export back, ids and times included (an upsert); one transaction per batch.
-
-        The whole file is checked before anything is written: a bad line or a file cut short
-        changes nothing. Format 2 files carry every table; format 1 files (memories only)
-        still import. With ``owner`` (a federation's private tier) every row must be that
-        agent's, and every memory private: an :class:`AccessDeniedError` names the first that is not.
-        """
-        source = _file_path(path, "import from")
-        if _kind(source, "import from") != "file":
-            msg = f"{source} is not a file; pass the path of a JSONL export"
-            raise UsageError(msg)
-        if progress is not None and not callable(progress):
-            msg = f"progress must be a callable (done, total) or None, got {type(progress).__name__}"
-            raise UsageError(msg)
-        with contextlib.closing(_json_lines(source)) as lines:
-            first = next(lines, None)
-        if first is not None and isinstance(first[1], dict) and first[1].get("record") == "header":
-            return await self._import_v2(source, first, progress, owner)
-        return await self._import_v1(source, batch, progress, owner)
-
-    async def _import_v2(self, source: Path, header: tuple[int, Any], progress: Any, owner: str | None) -> ImportReport:
-        data = header[1]
-        if data.get("format") != _dump.FORMAT or data.get("version") != _dump.VERSION:
-            msg = (
-                f"{source}:{header[0]}: an export of format {data.get('format')!r} version {data.get('version')!r}; "
-                f"this release reads {_dump.FORMAT!r} versions 1 and 2: upgrade elastic-memory to import it"
-            )
-            raise UsageError(msg)
-        where = lambda n: f"{source}:{n}"  # noqa: E731 - a name for the two passes
-        try:
-            importer = _dump.Importer(self, data, where=where, progress=progress)
-            checker = _dump.Checker(self, where=where, owner=owner)
-            with contextlib.closing(_json_lines(source)) as lines:
-                for line_no, record in itertools.islice(lines, 1, None):
-                    checker.check(line_no, record)
-            checker.done(source)
-            importer.total = sum(checker.read.values())
-        except UsageError:
-            raise
-        except ValueError as e:
-            msg = f"{e}; nothing was imported"
-            raise UsageError(msg) from e
-        with contextlib.closing(_json_lines(source)) as lines:
-            for line_no, record in itertools.islice(lines, 1, None):
-                await importer.add(line_no, record)
-        totals = await importer.finish()
-        total = totals.created + totals.updated + totals.duplicates
-        return ImportReport(totals.created, totals.updated, totals.duplicates, total, dict(totals.records))
-
-    async def _import_v1(self, source: Path, batch: int, progress: Any, owner: str | None) -> ImportReport:
-        embedder = await self.embedder()
-        family = embedder.family if embedder is not None else None
-        count = 0
-        with contextlib.closing(_json_lines(source)) as lines:
-            for line_no, data in lines:  # the whole file first: a bad line writes nothing
-                row, _ = self._v1_row(source, line_no, data, family)
-                _dump.check_owner(f"{source}:{line_no}", owner, row["agent_id"], row["scope"])
-                count += 1
-        created = updated = dup = 0
-        pending: list[dict[str, Any]] = []
-        pending_vectors: list[Any] = []
-
-        async def flush() -> None:
-            nonlocal created, updated, dup
-            vectors = await self.stored_vectors_kept(pending, pending_vectors)
-            ids = await self.write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=vectors)
-            created += sum(i.status == "created" for i in ids)
-            updated += sum(i.status == "updated" for i in ids)
-            dup += sum(i.status == "duplicate" for i in ids)
-            pending.clear()
-            pending_vectors.clear()
-            if progress is not None:
-                progress(created + updated + dup, count)
-
-        with contextlib.closing(_json_lines(source)) as lines:
-            for line_no, data in lines:
-                row, vector = self._v1_row(source, line_no, data, family)
-                pending.append(row)
-                pending_vectors.append(vector)
-                if len(pending) >= batch:
-                    await flush()
-        if pending:
-            await flush()
-        total = created + updated + dup
-        return ImportReport(created, updated, dup, total, {"memory": total} if total else {})
-
-    async def stored_vectors_kept(self, rows: list[dict[str, Any]], vectors: list[Any]) -> list[Any]:
-        """``vectors`` with :data:`KEEP` for rows without one whose id is stored with the same text and a vector.
-
-        A re-run of an import (or of an interrupted one) then embeds nothing it already did.
-        """
-        wanted = [row["id"] for row, vector in zip(rows, vectors, strict=True) if vector is None]
-        if not wanted:
-            return vectors
-        held = await self.store.get(wanted)
-        out = list(vectors)
-        for i, row in enumerate(rows):
-            record = held.get(row["id"]) if out[i] is None else None
-            if record is not None and record.has_vector and record.content_hash == row["content_hash"]:
-                out[i] = KEEP
-        return out
-
-    def _v1_row(self, source: Path, line_no: int, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
-        try:
-            return self.import_row(data, family)
-        except (ValueError, KeyError, TypeError, RecursionError) as e:
-            msg = f"{source}:{line_no}: not a memory record ({e}); nothing was imported"
-            raise UsageError(msg) from e
-
-    def import_row(self, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
-        """A row to write, and the exported vector if it is of ``family`` (else it is re-embedded)."""
-        if not isinstance(data, dict):
-            msg = f"a JSON object per line is expected, got a JSON {type(data).__name__}"
-            raise TypeError(msg)
-        missing = [key for key in _IMPORT_FIELDS if key not in data]
-        if missing:
-            msg = f"missing field {missing[0]!r}" if len(missing) == 1 else f"missing fields {missing}"
-            raise ValueError(msg)
-        fields = {k: data[k] for k in _REMEMBER_FIELDS if k in data and k not in ("ttl",)}
-        # A note is what remember() wrote: its em_ keys are refused as there. The other kinds (turn
-        # chunks, summaries, lessons) only the library writes: an export of them keeps its flags.
-        row = self.make_row(data["content"], fields, library=fields.get("kind", "note") != "note")
-        for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
-            row[column] = float(data[column])
-        row["access_count"] = int(data["access_count"])
-        row["archived"] = int(bool(data["archived"]))
-        row["deleted_at"] = None if data.get("deleted_at") is None else float(data["deleted_at"])
-        vector, model = data.get("vector"), data.get("vector_model")
-        if vector is None or family is None or not isinstance(model, dict) or model.get("family") != family:
-            return row, None
-        try:
-            vec = _as_matrix([vector], 1, len(vector), "of the export")[0]
-        except EmbedderError as e:
-            raise ValueError(str(e)) from e
-        self.store.check_vector(vec)
-        return row, vec
-
-
-class _QueryBatches:
-    """Embeds queries asked at the same moment together; one batch in flight at a time; each query once.
-
-    The first query of a batch schedules it for the loop's next turn, so every recall
-    started meanwhile (``asyncio.gather``) joins it; queries that arrive while a batch is
-    being embedded wait for it and go together in the next.
-    """
-
-    def __init__(self) -> None:
-        #: The last few queries' vectors, by ``(model_id, text)``.
-        self.memo: dict[tuple[str, str], F32] = {}
-        self._flights: dict[tuple[str, str], asyncio.Future[F32]] = {}
-        self._batch: list[tuple[tuple[str, str], asyncio.Future[F32]]] = []
-        self._embed: Callable[[list[str]], Awaitable[list[F32]]] | None = None
-        self._running = False
-
-    async def vector(self, key: tuple[str, str], embed: Callable[[list[str]], Awaitable[list[F32]]]) -> F32:
-        known = self.memo.get(key)
-        if known is not None:
-            return known
-        flight = self._flights.get(key)
-        if flight is None:
-            loop = asyncio.get_running_loop()
-            flight = loop.create_future()
-            self._flights[key] = flight
-            if self._batch and key[0] != self._batch[0][0][0]:
-                self._start(force=True)  # another model: the batch so far goes now
-            if not self._batch and not self._running:
-                loop.call_soon(self._start)
-            self._batch.append((key, flight))
-            self._embed = embed
-        return await asyncio.shield(flight)  # a cancelled caller leaves the batch to the others
-
-    def _start(self, *, force: bool = False) -> None:
-        if self._running and not force:
-            return  # the running batch starts this one when it ends
-        batch, embed = self._batch, self._embed
-        self._batch, self._embed = [], None
-        if batch and embed is not None:
-            self._running = True
-            task = asyncio.get_running_loop().create_task(self._run(batch, embed))
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
-
-    async def _run(
-        self,
-        batch: list[tuple[tuple[str, str], asyncio.Future[F32]]],
-        embed: Callable[[list[str]], Awaitable[list[F32]]],
-    ) -> None:
-        try:
-            vectors = await embed([key[1] for key, _ in batch])
-        except BaseException as e:
-            self._next()
-            for key, flight in batch:
-                self._flights.pop(key, None)
-                if not flight.done():
-                    flight.set_exception(e)
-                    flight.exception()  # retrieved here: a caller that went away logs nothing
-            if not isinstance(e, Exception):
-                raise
-            return
-        self._next()
-        for (key, flight), vector in zip(batch, vectors, strict=True):
-            self.memo[key] = vector  # before the flight ends: a query asked from now on finds it
-            self._flights.pop(key, None)
-            if not flight.done():
-                flight.set_result(vector)
-        while len(self.memo) > _QUERY_MEMO:
-            self.memo.pop(next(iter(self.memo)))
-
-    def _next(self) -> None:
-        """A batch ended: start the queries that waited for it."""
-        self._running = False
-        if self._batch:
-            self._start()
-
-
-#: Batch tasks in flight (a task nobody references may be collected before it ends).
-_BACKGROUND: set[asyncio.Task[None]] = set()

@@ -18,7 +18,7 @@ from . import _validate as v
 from .core import MemoryCore
 from .errors import AccessDeniedError, UsageError
 from .storage.sqlite.store import WriteMode
-from .types import ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+from .types import MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .users import check_user, owner_key, scoped_filters, split_owner
 
 __all__ = ["UserCore", "user_core"]
@@ -195,15 +195,3 @@ class UserCore(MemoryCore):
         if self.loop.supported:
             out.update(await self.loop.store.stats(self.agent_id))
         return out
-
-    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Refused: an export holds every user's memories (export from the agent's handle)."""
-        msg = "export_jsonl() writes every user's memories: export from the agent's own handle"
-        raise UsageError(msg)
-
-    async def import_jsonl(
-        self, path: Any, *, batch: int = 0, progress: Any = None, owner: str | None = None
-    ) -> ImportReport:
-        """Refused: an import writes the owners its lines name (import on the agent's handle)."""
-        msg = "import_jsonl() writes the agents and users its lines name: import on the agent's own handle"
-        raise UsageError(msg)

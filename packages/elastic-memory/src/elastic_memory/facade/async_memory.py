@@ -28,6 +28,7 @@ from ..federation.router import DecayProfile, MemoryWeights
 from ..federation.user_ops import federated_user
 from ..governor import MemoryProfile
 from ..loop import LoopConfig
+from ..maintenance import export as dump
 from ..storage.sqlite.store import VectorTier
 from ..storage.vectors.leg import DEFAULT_ANN_THRESHOLD
 from ..types import (
@@ -400,7 +401,7 @@ class AsyncMemory(Facade):
         vectors), turns, sessions, facts with their history, quarantine, the graph and memory
         edges, read from one snapshot (consistent while writers go on).
         """
-        return await _runner.arun(self._ops.export_jsonl(path, vectors=vectors))
+        return await _runner.arun(dump.export_jsonl(self._core, path, vectors=vectors))
 
     async def import_jsonl(
         self, path: str | Path, *, progress: Callable[[int, int], object] | None = None
@@ -413,7 +414,8 @@ class AsyncMemory(Facade):
         total)`` is called with the records written so far and the file's count after each
         batch (from elastic-memory's own thread).
         """
-        return await _runner.arun(self._ops.import_jsonl(path, progress=progress))
+        owner = None if self._ops is self._core else self._core.agent_id  # a federation: its private tier's rows
+        return await _runner.arun(dump.import_jsonl(self._core, path, progress=progress, owner=owner))
 
     # ------------------------------------------------------------- memory loop
     @property

@@ -27,6 +27,7 @@ from ..federation.router import DecayProfile, MemoryWeights
 from ..federation.user_ops import federated_user
 from ..governor import MemoryProfile
 from ..loop import LoopConfig
+from ..maintenance import export as dump
 from ..storage.sqlite.store import VectorTier
 from ..storage.vectors.leg import DEFAULT_ANN_THRESHOLD
 from ..types import (
@@ -397,7 +398,7 @@ class Memory(Facade):
         vectors), turns, sessions, facts with their history, quarantine, the graph and memory
         edges, read from one snapshot (consistent while writers go on).
         """
-        return _runner.run(self._ops.export_jsonl(path, vectors=vectors), "export_jsonl")
+        return _runner.run(dump.export_jsonl(self._core, path, vectors=vectors), "export_jsonl")
 
     def import_jsonl(self, path: str | Path, *, progress: Callable[[int, int], object] | None = None) -> ImportReport:
         """Read an export back (ids, times and counters kept; an upsert, so importing twice is safe).
@@ -408,7 +409,8 @@ class Memory(Facade):
         total)`` is called with the records written so far and the file's count after each
         batch (from elastic-memory's own thread).
         """
-        return _runner.run(self._ops.import_jsonl(path, progress=progress), "import_jsonl")
+        owner = None if self._ops is self._core else self._core.agent_id  # a federation: its private tier's rows
+        return _runner.run(dump.import_jsonl(self._core, path, progress=progress, owner=owner), "import_jsonl")
 
     # ------------------------------------------------------------- memory loop
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..types import Explanation, Hit, ImportReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
+from ..types import Explanation, Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 
 if TYPE_CHECKING:
     from ..core import MemoryCore
@@ -106,12 +106,6 @@ class MemoryOps(Protocol):
 
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """Stored vectors by id."""
-
-    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Write memories as JSON lines."""
-
-    async def import_jsonl(self, path: Any, *, progress: Any = None) -> ImportReport:
-        """Read an export back."""
 
     async def health(self) -> dict[str, Any]:
         """The loop's (and the federation's) state."""

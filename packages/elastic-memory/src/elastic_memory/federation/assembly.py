@@ -21,7 +21,8 @@ from typing import Any
 
 from .._validate import check_path
 from ..config import RecallConfig
-from ..core import EmbedderSpec, MemoryCore, embedder_candidates
+from ..core import MemoryCore
+from ..embedders.checks import EmbedderSpec, embedder_candidates
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
 from ..storage.postgres.store import is_url, redact

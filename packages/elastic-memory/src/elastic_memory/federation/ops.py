@@ -11,7 +11,6 @@ import contextlib
 import logging
 from collections.abc import Iterable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from .. import _validate as v
@@ -22,7 +21,6 @@ from ..types import (
     Explanation,
     Hit,
     Hits,
-    ImportReport,
     MemoryId,
     MemoryRecord,
     PrunePolicy,
@@ -354,14 +352,6 @@ class FederatedOps:
         health = await self.federation.health_check()
         out["federation"] = {"ok": health.ok, "reason": health.reason, **dict(health.detail)}
         return out
-
-    async def export_jsonl(self, path: Any, *, vectors: bool = False) -> int:
-        """Export the private tier (the agent's own memories)."""
-        return await self.core.export_jsonl(path, vectors=vectors)
-
-    async def import_jsonl(self, path: str | Path, *, progress: Any = None) -> ImportReport:
-        """Import into the private tier: only this agent's private rows (a file may not speak for another)."""
-        return await self.core.import_jsonl(path, progress=progress, owner=self.agent_id)
 
     async def close(self) -> None:
         """Close the federation: the loop and every tier (idempotent)."""

@@ -6,6 +6,10 @@ loop's and the graph's rows (:data:`~.storage.dump_tables.TABLES`, in that order
 snapshot of the store page by page, so it is consistent while writers go on and holds one
 page in memory. Format 1 (memories only, no ``record`` key) still imports.
 
+:func:`export_jsonl` and :func:`import_jsonl` do it over a
+:class:`~elastic_memory.core.MemoryCore` (the facades' ``export_jsonl`` and ``import_jsonl``;
+a user's handle is refused, it would speak for every user).
+
 >>> import json; json.loads(header_line("sqlite", None, vectors=False))["version"]
 2
 """
@@ -13,24 +17,52 @@ page in memory. Format 1 (memories only, no ``record`` key) still imports.
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
+import itertools
 import json
+import os
+import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
 
+from .. import _validate as v
 from .._version import __version__
-from ..errors import AccessDeniedError
+from ..core import REMEMBER_FIELDS, MemoryCore
+from ..embedders.checks import checked_matrix
+from ..errors import AccessDeniedError, EmbedderError, StorageError, UsageError
+from ..storage import KEEP, is_url
 from ..storage import queries as q
 from ..storage.backend import EmbeddingPin, Snapshot, Transaction
 from ..storage.rows import record_from_row, seq_of
+from ..types import ImportReport
 from . import tables as d
 
-if TYPE_CHECKING:
-    from ..core import MemoryCore
+__all__ = [
+    "BATCH",
+    "FORMAT",
+    "MEMORY_BATCH",
+    "VERSION",
+    "Checker",
+    "ImportTotals",
+    "Importer",
+    "check_owner",
+    "decode_vector",
+    "encode_vector",
+    "export_jsonl",
+    "header_line",
+    "import_jsonl",
+    "import_row",
+    "stored_vectors_kept",
+    "tmp_of",
+    "write_export",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -41,6 +73,17 @@ BATCH = 500
 #: Memories written per transaction: their embedding is the slow part, and an interrupted
 #: import keeps every finished batch.
 MEMORY_BATCH = 64
+
+#: What every exported record holds (``import_jsonl`` refuses a line without one of them).
+_IMPORT_FIELDS = (
+    "content",
+    "created_at",
+    "updated_at",
+    "accessed_at",
+    "retention_strength",
+    "access_count",
+    "archived",
+)
 
 
 def _line(data: Mapping[str, Any]) -> str:
@@ -159,7 +202,7 @@ class Checker:
             return
         try:
             if kind == "memory":
-                row, _ = self.core.import_row({k: v for k, v in data.items() if k not in ("record", "vector")}, None)
+                row, _ = import_row(self.core, {k: v for k, v in data.items() if k not in ("record", "vector")}, None)
                 if data.get("vector") is not None:
                     decode_vector(data["vector"])
                 check_owner(at, self.owner, row["agent_id"], row["scope"])
@@ -272,7 +315,7 @@ class Importer:
         for line_no, data in pending:
             fields = {k: val for k, val in data.items() if k not in ("record", "vector")}
             try:
-                row, _ = core.import_row(fields, None)
+                row, _ = import_row(core, fields, None)
                 vector = decode_vector(data["vector"]) if data.get("vector") is not None else None
                 if vector is not None and not self._usable(vector, family):
                     vector = None
@@ -283,7 +326,7 @@ class Importer:
                 raise ValueError(msg) from e
             rows.append(row)
             vectors.append(vector)
-        vectors = await core.stored_vectors_kept(rows, vectors)
+        vectors = await stored_vectors_kept(core, rows, vectors)
         ids = await core.write_rows(rows, dedupe=[False] * len(rows), mode="import", vectors=vectors, pin=self.pin)
         self.totals.created += sum(i.status == "created" for i in ids)
         self.totals.updated += sum(i.status == "updated" for i in ids)
@@ -415,3 +458,269 @@ def _pin_of(data: Any) -> EmbeddingPin | None:
         msg = "the pin's model_id and family are strings and its dimension a positive whole number"
         raise ValueError(msg)
     return EmbeddingPin(model_id, dimension, family)
+
+
+# ------------------------------------------------------ files, over a core
+async def export_jsonl(core: MemoryCore, path: Any, *, vectors: bool = False) -> int:
+    """Write the whole store as JSON lines (format 2, see above); returns the number of memories.
+
+    One snapshot is read, so the file is consistent while writers go on. The lines go to
+    ``<path>.partial``, renamed over ``path`` once all are written; on any failure that
+    file is removed and ``path`` is left as it was.
+    """
+    if core.user_id is not None:
+        msg = "export_jsonl() writes every user's memories: export from the agent's own handle"
+        raise UsageError(msg)
+    target = _file_path(path, "export to")
+    if _kind(target, "export to") == "dir":
+        msg = f"cannot export to {target}: it is a folder; pass a file path such as {target / 'memories.jsonl'}"
+        raise UsageError(msg)
+    if _kind(target.parent, "export to") != "dir":
+        msg = f"cannot export to {target}: the folder {target.parent} does not exist"
+        raise UsageError(msg)
+    if not isinstance(vectors, bool):
+        msg = f"vectors must be True or False, got {vectors!r}"
+        raise UsageError(msg)
+    if _is_store_file(target, core.store.path) or _is_store_file(tmp_of(target), core.store.path):
+        msg = f"cannot export to {target}: it is this store's own database file; pass another path"
+        raise UsageError(msg)
+    tmp = tmp_of(target)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            async with core.store.snapshot() as snap:
+                engine, pin = core.store.capabilities.engine, core.store.pin
+                count = await write_export(snap, fh, backend=engine, pin=pin, vectors=vectors)
+        tmp.replace(target)
+    except OSError as e:
+        raise _export_error(target, e) from e
+    finally:
+        with contextlib.suppress(OSError):  # gone after the rename; a failure must not leave it behind
+            tmp.unlink(missing_ok=True)
+    return count
+
+
+async def import_jsonl(
+    core: MemoryCore, path: Any, *, batch: int = MEMORY_BATCH, progress: Any = None, owner: str | None = None
+) -> ImportReport:
+    """Read an export back, ids and times included (an upsert); one transaction per batch.
+
+    The whole file is checked before anything is written: a bad line or a file cut short
+    changes nothing. Format 2 files carry every table; format 1 files (memories only)
+    still import. With ``owner`` (a federation's private tier) every row must be that
+    agent's, and every memory private: an :class:`AccessDeniedError` names the first that is not.
+    """
+    if core.user_id is not None:
+        msg = "import_jsonl() writes the agents and users its lines name: import on the agent's own handle"
+        raise UsageError(msg)
+    source = _file_path(path, "import from")
+    if _kind(source, "import from") != "file":
+        msg = f"{source} is not a file; pass the path of a JSONL export"
+        raise UsageError(msg)
+    if progress is not None and not callable(progress):
+        msg = f"progress must be a callable (done, total) or None, got {type(progress).__name__}"
+        raise UsageError(msg)
+    with contextlib.closing(_json_lines(source)) as lines:
+        first = next(lines, None)
+    if first is not None and isinstance(first[1], dict) and first[1].get("record") == "header":
+        return await _import_v2(core, source, first, progress, owner)
+    return await _import_v1(core, source, batch, progress, owner)
+
+
+async def _import_v2(
+    core: MemoryCore, source: Path, header: tuple[int, Any], progress: Any, owner: str | None
+) -> ImportReport:
+    data = header[1]
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        msg = (
+            f"{source}:{header[0]}: an export of format {data.get('format')!r} version {data.get('version')!r}; "
+            f"this release reads {FORMAT!r} versions 1 and 2: upgrade elastic-memory to import it"
+        )
+        raise UsageError(msg)
+    where = lambda n: f"{source}:{n}"  # noqa: E731 - a name for the two passes
+    try:
+        importer = Importer(core, data, where=where, progress=progress)
+        checker = Checker(core, where=where, owner=owner)
+        with contextlib.closing(_json_lines(source)) as lines:
+            for line_no, record in itertools.islice(lines, 1, None):
+                checker.check(line_no, record)
+        checker.done(source)
+        importer.total = sum(checker.read.values())
+    except UsageError:
+        raise
+    except ValueError as e:
+        msg = f"{e}; nothing was imported"
+        raise UsageError(msg) from e
+    with contextlib.closing(_json_lines(source)) as lines:
+        for line_no, record in itertools.islice(lines, 1, None):
+            await importer.add(line_no, record)
+    totals = await importer.finish()
+    total = totals.created + totals.updated + totals.duplicates
+    return ImportReport(totals.created, totals.updated, totals.duplicates, total, dict(totals.records))
+
+
+async def _import_v1(core: MemoryCore, source: Path, batch: int, progress: Any, owner: str | None) -> ImportReport:
+    embedder = await core.embedder()
+    family = embedder.family if embedder is not None else None
+    count = 0
+    with contextlib.closing(_json_lines(source)) as lines:
+        for line_no, data in lines:  # the whole file first: a bad line writes nothing
+            row, _ = _v1_row(core, source, line_no, data, family)
+            check_owner(f"{source}:{line_no}", owner, row["agent_id"], row["scope"])
+            count += 1
+    created = updated = dup = 0
+    pending: list[dict[str, Any]] = []
+    pending_vectors: list[Any] = []
+
+    async def flush() -> None:
+        nonlocal created, updated, dup
+        vectors = await stored_vectors_kept(core, pending, pending_vectors)
+        ids = await core.write_rows(pending, dedupe=[False] * len(pending), mode="import", vectors=vectors)
+        created += sum(i.status == "created" for i in ids)
+        updated += sum(i.status == "updated" for i in ids)
+        dup += sum(i.status == "duplicate" for i in ids)
+        pending.clear()
+        pending_vectors.clear()
+        if progress is not None:
+            progress(created + updated + dup, count)
+
+    with contextlib.closing(_json_lines(source)) as lines:
+        for line_no, data in lines:
+            row, vector = _v1_row(core, source, line_no, data, family)
+            pending.append(row)
+            pending_vectors.append(vector)
+            if len(pending) >= batch:
+                await flush()
+    if pending:
+        await flush()
+    total = created + updated + dup
+    return ImportReport(created, updated, dup, total, {"memory": total} if total else {})
+
+
+async def stored_vectors_kept(core: MemoryCore, rows: list[dict[str, Any]], vectors: list[Any]) -> list[Any]:
+    """``vectors`` with :data:`KEEP` for rows without one whose id is stored with the same text and a vector.
+
+    A re-run of an import (or of an interrupted one) then embeds nothing it already did.
+    """
+    wanted = [row["id"] for row, vector in zip(rows, vectors, strict=True) if vector is None]
+    if not wanted:
+        return vectors
+    held = await core.store.get(wanted)
+    out = list(vectors)
+    for i, row in enumerate(rows):
+        record = held.get(row["id"]) if out[i] is None else None
+        if record is not None and record.has_vector and record.content_hash == row["content_hash"]:
+            out[i] = KEEP
+    return out
+
+
+def _v1_row(
+    core: MemoryCore, source: Path, line_no: int, data: Any, family: str | None
+) -> tuple[dict[str, Any], F32 | None]:
+    try:
+        return import_row(core, data, family)
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        msg = f"{source}:{line_no}: not a memory record ({e}); nothing was imported"
+        raise UsageError(msg) from e
+
+
+def import_row(core: MemoryCore, data: Any, family: str | None) -> tuple[dict[str, Any], F32 | None]:
+    """A row to write, and the exported vector if it is of ``family`` (else it is re-embedded)."""
+    if not isinstance(data, dict):
+        msg = f"a JSON object per line is expected, got a JSON {type(data).__name__}"
+        raise TypeError(msg)
+    missing = [key for key in _IMPORT_FIELDS if key not in data]
+    if missing:
+        msg = f"missing field {missing[0]!r}" if len(missing) == 1 else f"missing fields {missing}"
+        raise ValueError(msg)
+    fields = {k: data[k] for k in REMEMBER_FIELDS if k in data and k not in ("ttl",)}
+    # A note is what remember() wrote: its em_ keys are refused as there. The other kinds (turn
+    # chunks, summaries, lessons) only the library writes: an export of them keeps its flags.
+    row = core.make_row(data["content"], fields, library=fields.get("kind", "note") != "note")
+    for column in ("created_at", "updated_at", "accessed_at", "retention_strength"):
+        row[column] = float(data[column])
+    row["access_count"] = int(data["access_count"])
+    row["archived"] = int(bool(data["archived"]))
+    row["deleted_at"] = None if data.get("deleted_at") is None else float(data["deleted_at"])
+    vector, model = data.get("vector"), data.get("vector_model")
+    if vector is None or family is None or not isinstance(model, dict) or model.get("family") != family:
+        return row, None
+    try:
+        vec = checked_matrix([vector], 1, len(vector), "of the export")[0]
+    except EmbedderError as e:
+        raise ValueError(str(e)) from e
+    core.store.check_vector(vec)
+    return row, vec
+
+
+def _file_path(path: Any, doing: str) -> Path:
+    """``path`` (a str or ``os.PathLike``) as a :class:`Path`, or a :class:`UsageError`."""
+    if isinstance(path, str | os.PathLike) and str(path).strip():
+        return Path(v.check_path(path, "path"))
+    msg = f"cannot {doing} {path!r}: pass a file path (a str or pathlib.Path)"
+    raise UsageError(msg)
+
+
+def _kind(path: Path, doing: str) -> str | None:
+    """``"dir"``, ``"file"``, ``"other"`` (a device, a pipe) or ``None`` (missing); a path the OS refuses raises."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            msg = f"cannot {doing} {path}: {e.strerror}; pass a shorter path"
+            raise UsageError(msg) from e
+        msg = f"cannot {doing} {path}: {e.strerror or e}; check the path and its permissions"
+        raise StorageError(msg) from e
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _json_lines(source: Path) -> Generator[tuple[int, Any]]:
+    """The non-blank lines of an export, parsed, numbered; a :class:`UsageError` names a line that is not JSON."""
+    try:
+        fh = source.open("rb")
+    except OSError as e:
+        msg = f"cannot read {source}: {e.strerror or e}; check that the file is readable"
+        raise StorageError(msg) from e
+    with fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield line_no, json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                msg = f"{source}:{line_no}: not UTF-8 text; pass an export made by export_jsonl(); nothing was imported"
+                raise UsageError(msg) from e
+            except (ValueError, RecursionError) as e:  # RecursionError: nested too deep to read
+                msg = f"{source}:{line_no}: not JSON ({e}); nothing was imported"
+                raise UsageError(msg) from e
+
+
+def tmp_of(target: Path) -> Path:
+    """Where an export is written before it is renamed over ``target``."""
+    return target.with_name(target.name + ".partial")
+
+
+def _is_store_file(target: Path, store_path: str) -> bool:
+    """Whether ``target`` is the SQLite file at ``store_path`` or one of its side files (WAL, shm, journal)."""
+    if not store_path or store_path == ":memory:" or store_path.startswith("file:") or is_url(store_path):
+        return False
+    base = Path(store_path)
+    for candidate in (base, *(base.with_name(base.name + side) for side in ("-wal", "-shm", "-journal"))):
+        if os.path.abspath(target) == os.path.abspath(candidate):
+            return True
+        with contextlib.suppress(OSError):
+            if target.exists() and candidate.exists() and os.path.samefile(target, candidate):
+                return True
+    return False
+
+
+def _export_error(target: Path, error: OSError) -> StorageError:
+    """The library error for an OS error while exporting to ``target``: the path and what to do."""
+    if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):  # EDQUOT: not on Windows
+        hint = "the disk is full; free some space or export to another disk"
+    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        hint = f"the folder {target.parent} is not writable; export to a folder you can write to"
+    else:
+        hint = "check the path and its permissions, then export again"
+    return StorageError(f"could not export to {target}: {error.strerror or error}; {hint}")
