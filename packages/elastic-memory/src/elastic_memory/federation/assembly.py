@@ -24,7 +24,7 @@ from ..config import RecallConfig
 from ..core import EmbedderSpec, MemoryCore, embedder_candidates
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
-from ..storage.postgres.store import is_url, redact
+from ..storage.postgres.connect import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants
