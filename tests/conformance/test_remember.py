@@ -164,7 +164,7 @@ async def test_hidden_duplicates_do_not_swallow_a_new_write(driver: MemoryDriver
 async def test_a_batch_sees_its_own_earlier_rows(driver: MemoryDriver) -> None:
     """Within one batch: a repeated text is a duplicate of the first, a repeated id updates it.
 
-    If this fails, check the in-batch bookkeeping of SQLiteStore._write_batch.
+    If this fails, check the in-batch bookkeeping of write_batch in storage/sqlite/writes.py.
     """
     ids = await driver.remember_many(
         ["twice said", "twice said", {"content": "v1", "id": "same"}, {"content": "v2", "id": "same"}]

@@ -93,7 +93,7 @@ def postgres_digest(url: str) -> str:
     """Every table's rows of the store's schema (``?schema=`` of ``url``)."""
     import psycopg
 
-    from elastic_memory.storage.postgres.store import split_url
+    from elastic_memory.storage.postgres.connect import split_url
 
     base, schema = split_url(url)
     with psycopg.connect(base, autocommit=True) as conn:

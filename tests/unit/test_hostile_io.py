@@ -20,7 +20,7 @@ from typer.testing import CliRunner, Result
 
 from elastic_memory import Memory, StorageError, UsageError, cli
 from elastic_memory.cli import _common as cli_common
-from elastic_memory.storage.sqlite.store import _SQLiteSnapshot
+from elastic_memory.storage.sqlite.snapshot import SQLiteSnapshot
 from elastic_memory.testing import FakeEmbedder
 
 TIERS = ["ram", "vec0", "ann"]
@@ -140,10 +140,10 @@ def test_export_on_a_full_disk_keeps_the_previous_export(tmp_path: Path, monkeyp
 def test_export_failing_in_the_store_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """If this fails, check that export_jsonl removes its ``.partial`` file on a non-OS error too."""
     path = _stored(tmp_path)
-    real = _SQLiteSnapshot.fetch
+    real = SQLiteSnapshot.fetch
     calls = 0
 
-    async def failing(self: _SQLiteSnapshot, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    async def failing(self: SQLiteSnapshot, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         nonlocal calls
         calls += 1
         if calls == 3:  # after the memories, amid the other tables
@@ -153,7 +153,7 @@ def test_export_failing_in_the_store_leaves_no_partial_file(tmp_path: Path, monk
 
     out = _out(tmp_path)
     with Memory.open(path, embedder=None) as mem:
-        monkeypatch.setattr(_SQLiteSnapshot, "fetch", failing)
+        monkeypatch.setattr(SQLiteSnapshot, "fetch", failing)
         with pytest.raises(StorageError, match="disk I/O error"):
             mem.export_jsonl(out / "dump.jsonl")
     assert _left_in(out) == set()

@@ -683,8 +683,8 @@ def test_many_processes_writing_a_fresh_pool_lose_no_write(home: Path, tmp_path:
 
     Every write is created and present, and no error (no "database is locked") reaches any
     caller. A "degraded" write here means two processes raced on creating the files: check
-    the events (a migration or the embedding pin applied twice) and storage/sqlite/store.py's
-    _apply and _settle_pin.
+    the events (a migration or the embedding pin applied twice) and _apply in storage/sqlite/opening.py
+    and settle_pin in storage/sqlite/writes.py.
     """
     results = _run_writers(home, tmp_path)
     assert [e for r in results for e in r["errors"]] == []

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from elastic_memory import EmbedderError, Memory, StorageError
+from elastic_memory.storage.sqlite import writes as sqlite_writes
 from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.testing import FakeEmbedder
 
@@ -35,16 +36,15 @@ def test_embedder_failure_writes_nothing(db_path: Path) -> None:
 def test_storage_failure_mid_batch_rolls_back_the_batch(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Memory.open(db_path, embedder=FakeEmbedder()) as mem:
         mem.remember("kept")
-        store = mem._core.store
-        original = store._write_vectors
+        original = sqlite_writes.write_vectors
 
         async def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
             raise driver().module.OperationalError("disk I/O error")  # rows are written, vectors fail
 
-        monkeypatch.setattr(store, "_write_vectors", failing)
+        monkeypatch.setattr(sqlite_writes, "write_vectors", failing)
         with pytest.raises(StorageError, match="nothing was written"):
             mem.remember_many(["one", "two", "three", "four"])
-        monkeypatch.setattr(store, "_write_vectors", original)
+        monkeypatch.setattr(sqlite_writes, "write_vectors", original)
         assert mem.stats()["total_memories"] == 1
         assert [h.content for h in mem.recall("one two three", mode="keyword")] == []
         assert mem.remember("one").status == "created"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from elastic_memory import EmbedderError, FastEmbedEmbedder, Memory, StorageError, UsageError
-from elastic_memory.storage.sqlite import store as sqlite
+from elastic_memory.storage.sqlite import opening
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ def test_bad_open_arguments_are_usage_errors(db_path: Path, kwargs: dict[str, ob
 
 
 def test_missing_fts5_is_a_clear_storage_error(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite, "_FTS5_PROBE", "CREATE VIRTUAL TABLE temp.p USING no_such_fts(x)")
+    monkeypatch.setattr(opening, "_FTS5_PROBE", "CREATE VIRTUAL TABLE temp.p USING no_such_fts(x)")
     with pytest.raises(StorageError, match=r"no FTS5; install pysqlite3-binary or sqlean\.py"):
         Memory.open(db_path, embedder=None)
 

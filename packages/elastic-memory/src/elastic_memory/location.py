@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .storage.postgres.store import is_url, redact
+from .storage.postgres.connect import is_url, redact
 
 __all__ = ["resolve_location"]
 

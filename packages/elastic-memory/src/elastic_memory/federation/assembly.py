@@ -25,7 +25,7 @@ from ..core import MemoryCore
 from ..embedders.checks import EmbedderSpec, embedder_candidates
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
-from ..storage.postgres.store import is_url, redact
+from ..storage.postgres.connect import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..extraction import ExtractionPolicy
-from ..storage.postgres.store import is_url
+from ..storage.postgres.connect import is_url
 from .resilience import TierBudget
 
 __all__ = [

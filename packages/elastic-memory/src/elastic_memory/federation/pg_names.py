@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import StorageError, UsageError
-from ..storage.postgres.store import LOCK_SPACE, first_line, psycopg_module, redact, split_url
+from ..storage.postgres.connect import LOCK_SPACE, first_line, psycopg_module, redact, split_url
 
 __all__ = ["ServerTier", "legacy_schema_name", "schema_name", "server_prefix", "settle", "tier_url"]
 

@@ -26,7 +26,7 @@ from typing import Any
 from .. import _runner
 from .._validate import check_path
 from ..errors import CorruptDatabaseError, SchemaVersionError, StorageError, UsageError
-from ..storage.postgres.store import is_url
+from ..storage.postgres.connect import is_url
 from ..storage.sqlite import integrity, migrations
 from ..storage.sqlite.driver import driver
 

@@ -36,6 +36,7 @@ __all__ = [
     "pg",
     "select_rows",
     "tag_counts",
+    "translate",
     "tsquery",
     "unembedded",
     "vector_ranking",
@@ -54,6 +55,12 @@ _TERM = re.compile(r'"((?:[^"]|"")*)"')
 def pg(sql: str) -> str:
     """SQL written with ``?`` placeholders (as in :mod:`.queries`) in psycopg's ``%s`` style."""
     return sql.replace("%", "%%").replace("?", "%s")
+
+
+def translate(prepared: Prepared) -> Prepared:
+    """A statement of :mod:`.queries` (``?`` placeholders) with its parameters, in psycopg's ``%s`` style."""
+    sql, params = prepared
+    return pg(sql), params
 
 
 def tsquery(match: str) -> str:

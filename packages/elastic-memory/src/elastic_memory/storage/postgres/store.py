@@ -19,52 +19,41 @@ import asyncio
 import contextlib
 import logging
 import math
-import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, ClassVar, Literal
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import EmbeddingMismatchError, SchemaVersionError, StorageError, UsageError
+from ...errors import StorageError, UsageError
 from ...filters import Filters
 from ...types import MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
 from .. import queries as q
-from .. import write_plan
 from ..backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from ..record_reads import Dialect, RecordReads
 from ..rows import record_from_row, seq_of, session_key
-from ..sqlite.migrations import Migration
 from ..vectors.leg import DEFAULT_ANN_THRESHOLD, chunks
 from ..write_plan import WriteMode
 from . import queries as pq
 from . import schema as pg_schema
-from .text import JsonText
+from .connect import LOCK_SPACE, configure, first_line, is_url, prepare, psycopg_module, redact, split_url
+from .snapshot import PgSnapshot, to_array
+from .writes import PgTransaction, check_against, settle_pin, write_batch
 
-__all__ = ["PostgresStore", "is_url", "redact"]
+# Re-exported: everything but PostgresStore lives in .connect.
+__all__ = ["LOCK_SPACE", "PostgresStore", "first_line", "is_url", "psycopg_module", "redact", "split_url"]
 
 log = logging.getLogger("elastic_memory")
 
 F32 = npt.NDArray[np.float32]
 PgTier = Literal["exact", "hnsw"]
 
-_SCHEMES = ("postgresql://", "postgres://")
-_SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-#: Connection parameters that are secrets: never shown, never serialised.
-_SECRETS = frozenset({"password", "sslpassword"})
-_DEFAULT_SCHEMA = "elastic_memory"
-#: Advisory lock namespace ("EM"); the second key is the schema's hash.
-LOCK_SPACE = 0x454D
 _NO_FILTERS = Filters()
 _HNSW_VALID = (
     "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
     "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE c.relname = 'memory_vectors_hnsw' AND n.nspname = %s"
 )
-#: The ``jsonb`` columns (bound as :class:`~.pg_text.JsonText`).
-_JSON_COLUMNS = ("tags", "metadata")
 #: HNSW candidate list (pgvector's ``hnsw.ef_search``; its default is 40): recall@10 against speed.
 _EF_SEARCH = 100
 #: pgvector's ceiling for ``hnsw.ef_search``; past it, iterative scans (0.8+) or the exact scan go on.
@@ -73,66 +62,6 @@ _RETENTION_GROWTH = 1.1
 #: Seconds between two looks at the vector count under ``vector_index="auto"`` (is an HNSW index due?).
 _GROWTH_CHECK_EVERY = 30.0
 _RETENTION_CAP = 5.0
-
-
-@dataclass(frozen=True)
-class _Server:
-    """What :func:`_prepare` found: the search path (the store's schema, then pgvector's) and pgvector's version."""
-
-    search_path: str
-    pgvector: tuple[int, ...] | None
-
-
-def is_url(location: str) -> bool:
-    """True when ``location`` names a PostgreSQL server (``postgresql://`` or ``postgres://``)."""
-    return location.startswith(_SCHEMES)
-
-
-def redact(url: str) -> str:
-    """``url`` without its password: what logs, errors, ``stats()`` and serialised adapters show.
-
-    Reopening it takes the password from ``PGPASSWORD`` or ``~/.pgpass``, as libpq does.
-
-    >>> redact("postgresql://ana:s3cret@db:5432/mem?schema=team")
-    'postgresql://ana@db:5432/mem?schema=team'
-    """
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    if parts.password is None and not any(k in _SECRETS for k, _ in query):
-        return url
-    netloc = parts.netloc
-    if parts.password is not None:
-        host = netloc.rsplit("@", 1)[1]
-        netloc = f"{parts.username}@{host}" if parts.username else host
-    kept = urlencode([(k, v) for k, v in query if k not in _SECRETS], quote_via=quote)
-    return urlunsplit(parts._replace(netloc=netloc, query=kept))
-
-
-def split_url(url: str) -> tuple[str, str]:
-    """``(libpq URL, schema)``: the ``schema`` query parameter is elastic-memory's, not libpq's.
-
-    Raises:
-        UsageError: The schema is not a plain identifier.
-    """
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schemas = [v for k, v in query if k == "schema"]
-    schema = schemas[-1] if schemas else _DEFAULT_SCHEMA
-    if not _SCHEMA.fullmatch(schema):
-        msg = f"schema {schema!r} in the URL must be 1-63 letters, digits or underscores, not starting with a digit"
-        raise UsageError(msg)
-    rest = urlencode([(k, v) for k, v in query if k != "schema"], quote_via=quote)
-    return urlunsplit(parts._replace(query=rest)), schema
-
-
-def psycopg_module() -> Any:
-    try:
-        import psycopg  # noqa: PLC0415 - optional: the postgres extra
-        import psycopg_pool  # noqa: PLC0415, F401
-    except ImportError as e:
-        msg = "a PostgreSQL URL needs the postgres extra: pip install 'elastic-memory[postgres]'"
-        raise UsageError(msg) from e
-    return psycopg
 
 
 class PostgresStore(RecordReads):
@@ -208,19 +137,19 @@ class PostgresStore(RecordReads):
             msg = f"could not connect to {shown}: {first_line(e)}; check the URL, the server and PGPASSWORD"
             raise StorageError(msg) from e
         try:
-            server = await _prepare(conn, schema, shown)
+            server = await prepare(conn, schema, shown)
         finally:
             await conn.close()
 
-        async def configure(c: Any) -> None:
-            await _configure(c, server, timeout)
+        async def set_up(c: Any) -> None:
+            await configure(c, server, timeout)
 
         pool = AsyncConnectionPool(
             conninfo,
             min_size=1,
             max_size=max(1, pool_size),
             open=False,
-            configure=configure,
+            configure=set_up,
             check=AsyncConnectionPool.check_connection,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             timeout=max(timeout, 1.0),
@@ -372,7 +301,7 @@ class PostgresStore(RecordReads):
         ``bump`` is accepted for the protocol: PostgreSQL stores keep no RAM index to invalidate.
         """
         async with self._transaction(what) as conn:
-            yield _PgTransaction(self, conn)
+            yield PgTransaction(self, conn)
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """One read statement written with ``?`` placeholders: its rows."""
@@ -430,7 +359,7 @@ class PostgresStore(RecordReads):
 
     def check_vector(self, vector: F32) -> None:
         """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
-        _check_against(vector, self.pin)
+        check_against(vector, self.pin)
 
     # ------------------------------------------------------------------- writes
     async def write(
@@ -450,92 +379,18 @@ class PostgresStore(RecordReads):
                 await self._ensure_hnsw()
         for v in vectors:
             if isinstance(v, np.ndarray):
-                _check_against(v, self.pin or pin)
+                check_against(v, self.pin or pin)
         wants_pin = self.has_vec and pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
         async with self._transaction("write memories") as conn:
             # The pin as committed now (another process may have pinned since we looked), under the lock.
-            settled = await self._settle_pin(conn, pin if wants_pin else None, vectors)
+            settled = await settle_pin(conn, pin if wants_pin else None, vectors, clock=self.clock)
             pinned = self.has_vec and settled is not None
-            ids, _ = await self._write_batch(conn, rows, vectors, dedupe, mode=mode, pinned=pinned)
+            ids, _ = await write_batch(conn, rows, vectors, dedupe, mode=mode, pinned=pinned, now=self.clock())
         if settled is not None and self.pin is None:
             self.pin = settled
             if self._tier == "hnsw":
                 await self._ensure_hnsw()
         return ids
-
-    async def _settle_pin(self, conn: Any, pin: EmbeddingPin | None, vectors: Sequence[Any]) -> EmbeddingPin | None:
-        """Inside the write: the stored pin (checked against the batch), else ``pin`` written (``None``: none)."""
-        cur = await conn.execute("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
-        row = await cur.fetchone()
-        if row is None:
-            if pin is None:
-                return None
-            await conn.execute(
-                "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, %s, %s, %s, %s)",
-                [pin.model_id, pin.dimension, pin.family, self.clock()],
-            )
-            await conn.execute(pg_schema.vectors_table(pin.dimension))
-            return pin
-        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
-        for v in vectors:
-            if isinstance(v, np.ndarray):
-                _check_against(v, stored)
-        return stored
-
-    async def _write_batch(
-        self,
-        conn: Any,
-        rows: Sequence[dict[str, Any]],
-        vectors: Sequence[Any],
-        dedupe: Sequence[bool],
-        *,
-        mode: WriteMode,
-        pinned: bool,
-    ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
-        now = self.clock()
-        ids = list(dict.fromkeys(r["id"] for r in rows))
-        cur = await conn.execute(f"SELECT {write_plan.EXISTING} FROM memories WHERE id = ANY(%s)", [ids])
-        stored = await cur.fetchall()
-        hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
-        live: list[Any] = []
-        for chunk in chunks(hashes, q.MAX_PARAMS // 2):
-            cur = await conn.execute(*_pg(q.live_by_hash(chunk, now=now)))
-            live += await cur.fetchall()
-        new = max(0, len(rows) - len(stored))
-        cur = await conn.execute("SELECT nextval('memories_seq') FROM generate_series(1, %s)", [new])
-        seqs = iter([int(r[0]) for r in await cur.fetchall()])
-        p = write_plan.plan(
-            rows, vectors, dedupe, stored=stored, live=live, new_seq=seqs.__next__, mode=mode, pinned=pinned, now=now
-        )
-        json_at = [i + 1 for i, c in enumerate(q.WRITABLE) if c in _JSON_COLUMNS]  # after the seq
-        for values in p.inserts:
-            for i in json_at:
-                values[i] = JsonText(values[i])
-        json_at = [i for i, c in enumerate(p.update_columns) if c in _JSON_COLUMNS]
-        for values in p.updates:
-            for i in json_at:
-                values[i] = JsonText(values[i])
-        async with conn.cursor() as c:
-            if p.inserts:
-                await c.executemany(pq.pg(q.insert_rows()), p.inserts)
-            if p.updates:
-                await c.executemany(pq.pg(q.update_rows(p.update_columns)), p.updates)
-            if pinned:
-                await self._write_vectors(c, p.final, set(p.rewritten))
-        return p.ids, p.changed
-
-    @staticmethod
-    async def _write_vectors(cur: Any, final: dict[int, tuple[dict[str, Any], Any]], rewritten: set[int]) -> None:
-        put = [(seq, v) for seq, (_, v) in final.items() if isinstance(v, np.ndarray)]
-        gone = [(seq,) for seq, (_, v) in final.items() if v is None and seq in rewritten]
-        if gone:
-            await cur.executemany("DELETE FROM memory_vectors WHERE seq = %s", gone)
-        if put:
-            await cur.executemany(
-                "INSERT INTO memory_vectors (seq, embedding) VALUES (%s, %s) "
-                "ON CONFLICT (seq) DO UPDATE SET embedding = excluded.embedding",
-                put,
-            )
 
     async def set_flags(
         self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
@@ -555,7 +410,7 @@ class PostgresStore(RecordReads):
                         changes["archived"] = int(archived)
                     if changes:
                         changes["updated_at"] = now
-                        await conn.execute(*_pg(q.update_row(seq_of(row), changes)))
+                        await conn.execute(*pq.translate(q.update_row(seq_of(row), changes)))
                         changed.append(record.id)
         return changed
 
@@ -679,7 +534,7 @@ class PostgresStore(RecordReads):
             "WHERE m.id = ANY(%s)",
             [list(dict.fromkeys(ids))],
         )
-        return {str(r[0]): _array(r[1]) for r in rows}
+        return {str(r[0]): to_array(r[1]) for r in rows}
 
     async def iter_records(self, batch: int = 500) -> AsyncIterator[tuple[MemoryRecord, F32 | None]]:
         """Every record, hidden ones included, in insertion order, with its vector."""
@@ -696,7 +551,7 @@ class PostgresStore(RecordReads):
                 return
             for row in rows:
                 vec = row[len(q.COLUMNS)] if vectors else None
-                yield record_from_row(row), None if vec is None else _array(vec)
+                yield record_from_row(row), None if vec is None else to_array(vec)
             last = seq_of(rows[-1])
 
     @contextlib.asynccontextmanager
@@ -706,7 +561,7 @@ class PostgresStore(RecordReads):
         async with self._pool.connection() as conn, conn.transaction():
             with self._errors("open a snapshot"):
                 await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield _PgSnapshot(self, conn)
+            yield PgSnapshot(self, conn, self._errors)
 
     async def stats(self) -> dict[str, Any]:
         """Counts, index and database facts."""
@@ -795,7 +650,7 @@ class PostgresStore(RecordReads):
             await self.refresh()
             if not self.has_vec or self.pin is None:
                 return [], {"vector_index": "none"}
-        _check_against(vector, self.pin)
+        check_against(vector, self.pin)
         self._grow_later()
         now = self.clock()
         hnsw = self._tier == "hnsw"
@@ -858,195 +713,6 @@ class PostgresStore(RecordReads):
             "SELECT seq, 1 - (embedding <=> %s) FROM memory_vectors WHERE seq = ANY(%s)", [vector, list(seqs)]
         )
         return {int(r[0]): float(r[1]) for r in rows}
-
-
-class _PgTransaction:
-    """The :class:`.Transaction` of a :class:`PostgresStore`: statements on the connection holding its lock."""
-
-    def __init__(self, store: PostgresStore, conn: Any) -> None:
-        self._store = store
-        self._conn = conn
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cur = await self._conn.execute(pq.pg(sql), list(params))
-        return int(cur.rowcount)
-
-    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        async with self._conn.cursor() as cur:
-            await cur.executemany(pq.pg(sql), rows)
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        cur = await self._conn.execute(pq.pg(sql), list(params))
-        return list(await cur.fetchall()) if cur.description else []
-
-    async def write_rows(
-        self, rows: Sequence[dict[str, Any]], vectors: Sequence[Any], dedupe: Sequence[bool], *, mode: WriteMode
-    ) -> list[MemoryId]:
-        store = self._store
-        pinned = store.has_vec and store.pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
-        ids, _ = await store._write_batch(self._conn, rows, vectors, dedupe, mode=mode, pinned=pinned)
-        return ids
-
-    async def archive(self, ids: Sequence[str]) -> None:
-        await self._conn.execute(
-            "UPDATE memories SET archived = 1, updated_at = %s WHERE id = ANY(%s)", [self._store.clock(), list(ids)]
-        )
-
-    async def put_vector(self, seq: int, row: Mapping[str, Any], vector: F32) -> None:
-        await self._conn.execute(
-            "INSERT INTO memory_vectors (seq, embedding) VALUES (%s, %s) "
-            "ON CONFLICT (seq) DO UPDATE SET embedding = excluded.embedding",
-            [seq, vector],
-        )
-        await self._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = %s", [seq])
-
-    async def settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
-        settled = await self._store._settle_pin(self._conn, pin, ())
-        return pin if settled is None else settled
-
-
-def _pg(prepared: q.Prepared) -> q.Prepared:
-    sql, params = prepared
-    return pq.pg(sql), params
-
-
-class _PgSnapshot:
-    """Reads inside one read-only transaction (see :meth:`PostgresStore.snapshot`)."""
-
-    def __init__(self, store: PostgresStore, conn: Any) -> None:
-        self._store = store
-        self._conn = conn
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._store._errors("read a snapshot"):
-            cur = await self._conn.execute(pq.pg(sql), list(params))
-            return list(await cur.fetchall()) if cur.description else []
-
-    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
-        if not seqs or not self._store.has_vec or self._store.pin is None:
-            return {}
-        with self._store._errors("read a snapshot"):
-            cur = await self._conn.execute(
-                "SELECT seq, embedding FROM memory_vectors WHERE seq = ANY(%s)", [[int(s) for s in seqs]]
-            )
-            return {int(r[0]): _array(r[1]) for r in await cur.fetchall()}
-
-
-def _array(value: Any) -> F32:
-    """A stored vector as float32 (pgvector's loader gives a ``Vector``, or an array)."""
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
-
-
-def _check_against(vector: F32, pin: EmbeddingPin | None) -> None:
-    if pin is not None and vector.shape != (pin.dimension,):
-        msg = (
-            f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: the database is pinned "
-            f"to {pin.model_id!r} with dimension {pin.dimension}; use that model or one of family {pin.family!r}"
-        )
-        raise EmbeddingMismatchError(msg)
-
-
-def first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
-async def _prepare(conn: Any, schema: str, shown: str) -> _Server:
-    """Create the schema and pgvector when missing and migrate, one opener at a time; what the server has.
-
-    The lock is database-wide: pgvector is one per database, and two processes opening new
-    stores at once must not both create it (or the same schema).
-    """
-    psycopg = psycopg_module()
-    ident = q.quote_ident(schema)
-    try:
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", [LOCK_SPACE])
-            cur = await conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema])
-            if await cur.fetchone() is None:  # an administrator may have made it (a role without CREATE)
-                await conn.execute(f"CREATE SCHEMA {ident}")
-            vector = await _vector_extension(conn, schema)
-            path = ", ".join(q.quote_ident(n) for n in dict.fromkeys([schema, vector[0] if vector else "public"]))
-            await conn.execute(f"SET LOCAL search_path TO {path}")
-            await _migrate(conn, shown)
-    except psycopg.Error as e:
-        msg = f"could not prepare schema {schema!r} on {shown}: {first_line(e)}; check the role's privileges"
-        raise StorageError(msg) from e
-    return _Server(path, vector[1] if vector else None)
-
-
-async def _vector_extension(conn: Any, schema: str) -> tuple[str, tuple[int, ...]] | None:
-    """Pgvector's schema and version, creating the extension when the role may; ``None`` without it."""
-    psycopg = psycopg_module()
-    find = (
-        "SELECT n.nspname, e.extversion FROM pg_extension AS e "
-        "JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
-    )
-    row = await (await conn.execute(find)).fetchone()
-    for where in ("", f" SCHEMA {q.quote_ident(schema)}"):  # PostgreSQL 15+ may refuse CREATE in public
-        if row is not None:
-            break
-        with contextlib.suppress(psycopg.Error):
-            async with conn.transaction():  # a savepoint: no privilege, or no pgvector on the server
-                await conn.execute(f"CREATE EXTENSION vector{where}")
-        row = await (await conn.execute(find)).fetchone()
-    if row is None:
-        log.warning("elastic-memory: pgvector is not installed and could not be created; keyword recall only")
-        return None
-    version = tuple(int(p) for p in re.findall(r"\d+", str(row[1]))[:3])
-    return str(row[0]), version
-
-
-async def _migrate(conn: Any, shown: str) -> None:
-    """Inside :func:`_prepare`'s transaction and lock: bring the schema to :data:`pg_schema.LATEST`."""
-    await conn.execute(pg_schema.VERSION_TABLE)
-    cur = await conn.execute("SELECT max(version) FROM schema_version")
-    version = int((await cur.fetchone())[0] or 0)
-    if version == 0:
-        cur = await conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_name <> 'schema_version' ORDER BY table_name LIMIT 5"
-        )
-        foreign = [str(r[0]) for r in await cur.fetchall()]
-        if foreign:
-            msg = (
-                f"schema {shown} holds tables of something else ({foreign}); elastic-memory will not "
-                "change them: name another schema with ?schema= in the URL"
-            )
-            raise UsageError(msg)
-    if version > pg_schema.LATEST:
-        msg = (
-            f"{shown} has schema version {version}, newer than this elastic-memory understands "
-            f"({pg_schema.LATEST}); upgrade elastic-memory to open it"
-        )
-        raise SchemaVersionError(msg)
-    for migration in pg_schema.MIGRATIONS:
-        if migration.version > version:
-            await _apply(conn, migration)
-
-
-async def _apply(conn: Any, migration: Migration) -> None:
-    for statement in migration.statements:
-        await conn.execute(statement)
-    await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", [migration.version])
-
-
-async def _configure(conn: Any, server: _Server, timeout: float) -> None:
-    """Each pooled connection: the store's schema first, NUL-safe text and JSON, pgvector's types."""
-    from .adapt import JsonTextDumper, JsonTextLoader, NulSafeDumper, NulSafeLoader  # noqa: PLC0415 - psycopg
-
-    await conn.execute(f"SET search_path TO {server.search_path}")
-    await conn.execute("SET standard_conforming_strings = on")  # metadata keys are U&'...' constants
-    await conn.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(timeout * 1000)}ms"])
-    conn.adapters.register_dumper(str, NulSafeDumper)
-    conn.adapters.register_dumper(JsonText, JsonTextDumper)
-    conn.adapters.register_loader("text", NulSafeLoader)
-    conn.adapters.register_loader("jsonb", JsonTextLoader)
-    if server.pgvector is not None:
-        from pgvector.psycopg import register_vector_async  # noqa: PLC0415 - optional
-
-        await register_vector_async(conn)
 
 
 def _best_first(rows: Sequence[Any]) -> list[tuple[int, float]]:

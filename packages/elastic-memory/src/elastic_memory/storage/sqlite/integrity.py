@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
+
 from ...errors import UsageError
 from ...types import CheckReport
 from .driver import Driver
@@ -39,7 +41,9 @@ __all__ = [
     "check_file",
     "clear_markers",
     "damage_note",
+    "forget_open",
     "marker",
+    "note_open",
     "problems_of",
     "process_alive",
     "stale",
@@ -114,6 +118,21 @@ if sys.platform == "win32":
             return code.value == 259  # STILL_ACTIVE
         finally:
             kernel32.CloseHandle(handle)
+
+
+async def note_open(conn: aiosqlite.Connection, key: str) -> list[str]:
+    """Inside a write transaction: add this open's row ``key``; remove and return the rows of ended processes."""
+    keys = await conn.execute_fetchall("SELECT key FROM store_state WHERE key >= ? AND key < ?", list(MARKERS))
+    gone = stale([str(k[0]) for k in keys])
+    for old in gone:
+        await conn.execute("DELETE FROM store_state WHERE key = ?", [old])
+    await conn.execute("INSERT INTO store_state (key, value) VALUES (?, ?)", [key, int(time.time())])
+    return gone
+
+
+async def forget_open(conn: aiosqlite.Connection, key: str) -> None:
+    """Inside a write transaction: remove this open's row ``key`` (a clean close)."""
+    await conn.execute("DELETE FROM store_state WHERE key = ?", [key])
 
 
 def clear_markers(conn: Any) -> None:

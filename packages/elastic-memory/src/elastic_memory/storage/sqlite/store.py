@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import itertools
 import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -24,21 +22,33 @@ import aiosqlite
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import CorruptDatabaseError, EmbeddingMismatchError, SchemaVersionError, StorageError, UsageError
+from ...errors import CorruptDatabaseError, StorageError, UsageError
 from ...filters import Filters
-from ...types import CheckReport, MemoryId, MemoryRecord, PruneAction, PrunePolicy, PruneReport
+from ...types import CheckReport, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from .. import queries as q
-from .. import write_plan
 from ..backend import Capabilities, EmbeddingPin, Snapshot, Transaction
 from ..record_reads import Dialect, RecordReads
-from ..rows import from_blob, record_from_row, seq_of, session_key, to_blob
+from ..rows import from_blob, record_from_row, seq_of, session_key
 from ..vectors.leg import DEFAULT_ANN_THRESHOLD, KEEP, VectorLeg, chunks
 from ..write_plan import WriteMode
-from . import bm25, fts, integrity, migrations, readonly
-from . import keyword_queries as kq
+from . import bm25, integrity, opening, readonly
 from .driver import Driver, driver
 from .frequent_terms import FrequentTerms
 from .keyword_partitions import KeywordPartitions
+from .keyword_search import KeywordSearch
+from .snapshot import SQLiteSnapshot
+from .stats import file_stats
+from .writes import (
+    SQLiteTransaction,
+    apply_prune,
+    check_vector_against,
+    delete_seqs,
+    purgeable,
+    read_pin,
+    seqs_of_ids,
+    settle_pin,
+    write_batch,
+)
 
 __all__ = ["KEEP", "EmbeddingPin", "SQLiteStore", "VectorTier", "WriteMode"]
 
@@ -47,23 +57,9 @@ log = logging.getLogger("elastic_memory")
 F32 = npt.NDArray[np.float32]
 VectorTier = Literal["auto", "ram", "vec0", "ann"]
 
-
-_FTS5_PROBE = "CREATE VIRTUAL TABLE temp.elastic_memory_fts5_probe USING fts5(x)"
 _RETENTION_GROWTH = 1.1
 _RETENTION_CAP = 5.0
-
-
 _GENERATION = "SELECT value FROM store_state WHERE key = 'generation'"
-_NO_FILTERS = Filters()
-
-
-def _bare(filters: Filters) -> Filters:
-    """``filters`` without the kinds recall leaves out by default (checked on the ranked rows instead)."""
-    return dataclasses.replace(filters, exclude_kinds=()) if filters.exclude_kinds else filters
-
-
-#: Where a stored row's agent is among :data:`write_plan.EXISTING`'s columns.
-_STORED_AGENT = write_plan.EXISTING.split(", ").index("agent_id")
 #: Page cache per connection, in KiB (pages are allocated only as they are used).
 _CACHE_KIB = 32 * 1024
 
@@ -98,9 +94,10 @@ class SQLiteStore(RecordReads):
             ann_threshold=ann_threshold,
         )
         self._keywords = KeywordPartitions(conn)
-        #: The last keyword search's BM25 of relevance 1 (set under the lock, read by ``keyword``).
-        self._keyword_scale = 0.0
         self._frequent = FrequentTerms(self._all, self._reader(), table=q.GLOBAL_FTS)
+        self._keyword = KeywordSearch(
+            conn, drv, self._all, self._snapshot, partitions=self._keywords, frequent=self._frequent
+        )
         self._data_version = 0
         self._generation: int | None = None
         self.pin: EmbeddingPin | None = None
@@ -175,8 +172,15 @@ class SQLiteStore(RecordReads):
             # A batch write touches the rows, their indexes, FTS5 and a 1.5 MB vec0 chunk: with
             # SQLite's default 2 MB cache the chunk is re-read for every vector (5x slower).
             await self._conn.execute(f"PRAGMA cache_size = {-_CACHE_KIB}")
-            await self._check_fts5()
-            await self._migrate()
+            await opening.check_fts5(self._conn, self._driver)
+            await opening.migrate(
+                self._conn,
+                self._keywords,
+                path=self.path,
+                read_only=self.read_only,
+                transaction=lambda: self._transaction(bump=False),
+                errors=self._errors,
+            )
             await self._load_pin()
             self._data_version = await self._scalar("PRAGMA data_version")
             self._generation = await self._scalar(_GENERATION)
@@ -194,15 +198,7 @@ class SQLiteStore(RecordReads):
         try:
             with self._errors(f"note the open of {self.path!r}"):
                 async with self._transaction(bump=False):
-                    keys = await self._all(
-                        "SELECT key FROM store_state WHERE key >= ? AND key < ?", list(integrity.MARKERS)
-                    )
-                    gone = integrity.stale([str(k[0]) for k in keys])
-                    for old in gone:
-                        await self._conn.execute("DELETE FROM store_state WHERE key = ?", [old])
-                    await self._conn.execute(
-                        "INSERT INTO store_state (key, value) VALUES (?, ?)", [key, int(time.time())]
-                    )
+                    gone = await integrity.note_open(self._conn, key)
         except CorruptDatabaseError:
             raise
         except StorageError as e:
@@ -281,58 +277,8 @@ class SQLiteStore(RecordReads):
                 self.damaged = note
         return report
 
-    async def _check_fts5(self) -> None:
-        try:
-            await self._conn.execute(_FTS5_PROBE)
-            await self._conn.execute("DROP TABLE temp.elastic_memory_fts5_probe")
-        except self._driver.module.OperationalError as e:
-            msg = (
-                f"this SQLite ({self._driver.name} {self._driver.sqlite_version}) has no FTS5; "
-                "install pysqlite3-binary or sqlean.py, which ship it"
-            )
-            raise StorageError(msg) from e
-
-    async def _migrate(self) -> None:
-        version = await self._scalar("PRAGMA user_version")
-        if version > migrations.LATEST:
-            msg = (
-                f"{self.path!r} has schema version {version}, newer than this elastic-memory "
-                f"understands ({migrations.LATEST}); upgrade elastic-memory to open it"
-            )
-            raise SchemaVersionError(msg)
-        if self.read_only is not None and version < migrations.LATEST:
-            msg = (
-                f"{self.path!r} is read-only ({self.read_only}) and needs its schema migrated from version "
-                f"{version} to {migrations.LATEST}; open it once where it is writable, or copy it to a writable folder"
-            )
-            raise StorageError(msg)
-        if version == 0:
-            tables = await self._all("SELECT name FROM sqlite_master WHERE type = 'table'")
-            foreign = [t[0] for t in tables if not t[0].startswith(migrations.OWN_TABLES)]
-            if foreign:
-                msg = (
-                    f"{self.path!r} is an SQLite database of something else (tables {foreign[:5]}); "
-                    "elastic-memory will not change it: pass a new file path"
-                )
-                raise UsageError(msg)
-        for migration in migrations.pending(version):
-            with self._errors(f"migrate the schema to version {migration.version}; it stays at {version}"):
-                await self._apply(migration)
-            version = migration.version
-
-    async def _apply(self, migration: migrations.Migration) -> None:
-        async with self._transaction(bump=False):
-            if await self._scalar("PRAGMA user_version") >= migration.version:
-                return  # another connection applied it while this one waited for the write lock
-            for statement in migration.statements:
-                await self._conn.execute(statement)
-            if migration.fill_partitions:
-                await self._keywords.fill_registered()
-            await self._conn.execute(f"PRAGMA user_version = {int(migration.version)}")
-
     async def _load_pin(self) -> None:
-        row = await self._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
-        self.pin = None if row is None else EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
+        self.pin = await read_pin(self._conn)
 
     async def close(self) -> None:
         """Checkpoint the WAL and close the connection (idempotent)."""
@@ -359,7 +305,7 @@ class SQLiteStore(RecordReads):
             return
         with contextlib.suppress(self._driver.module.Error, StorageError):
             async with self._transaction(bump=False):
-                await self._conn.execute("DELETE FROM store_state WHERE key = ?", [self._marker])
+                await integrity.forget_open(self._conn, self._marker)
 
     # ------------------------------------------------------------------ helpers
     @contextlib.contextmanager
@@ -428,7 +374,7 @@ class SQLiteStore(RecordReads):
         transaction reach the RAM index after the commit.
         """
         self._check_open()
-        tx = _SQLiteTransaction(self)
+        tx = SQLiteTransaction(self, self._conn, self._keywords)
         async with self._lock:
             await self._sync_foreign()
             with self._errors(what):
@@ -498,7 +444,7 @@ class SQLiteStore(RecordReads):
     # ------------------------------------------------------------------- writes
     def check_vector(self, vector: F32) -> None:
         """Raise :class:`EmbeddingMismatchError` when ``vector`` does not fit the pin."""
-        self._check_vector_against(vector, self.pin)
+        check_vector_against(vector, self.pin)
 
     async def write(
         self,
@@ -523,130 +469,27 @@ class SQLiteStore(RecordReads):
             new_pin = pin if self.pin is None and any(isinstance(v, np.ndarray) for v in vectors) else None
             for v in vectors:
                 if isinstance(v, np.ndarray):
-                    self._check_vector_against(v, self.pin or new_pin)
+                    check_vector_against(v, self.pin or new_pin)
             if new_pin is not None and not self.has_vec:
                 new_pin = None
             with self._errors("write memories"):
                 async with self._transaction():
                     if new_pin is not None:
-                        new_pin = await self._settle_pin(new_pin, vectors)
-                    ids, changed = await self._write_batch(
+                        new_pin = await settle_pin(self._conn, new_pin, vectors, clock=self.clock)
+                    ids, changed = await write_batch(
+                        self._conn,
+                        self._keywords,
                         rows,
                         vectors,
                         dedupe,
                         mode=mode,
                         pinned=self.has_vec and (self.pin or new_pin) is not None,
+                        now=self.clock(),
                     )
             if new_pin is not None:
                 self.pin = new_pin
             await self._apply_to_index(changed)
             return ids
-
-    @staticmethod
-    def _check_vector_against(vector: F32, pin: EmbeddingPin | None) -> None:
-        if pin is not None and vector.shape != (pin.dimension,):
-            msg = (
-                f"vector of width {vector.shape[-1] if vector.ndim else 0} refused: the database is pinned "
-                f"to {pin.model_id!r} with dimension {pin.dimension}; use that model or one of family "
-                f"{pin.family!r}"
-            )
-            raise EmbeddingMismatchError(msg)
-
-    async def _settle_pin(self, pin: EmbeddingPin, vectors: Sequence[F32 | Any | None]) -> EmbeddingPin:
-        """Inside the write transaction: pin ``pin``, unless another connection pinned first (then check that pin)."""
-        row = await self._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
-        if row is None:
-            await self._write_pin(pin)
-            return pin
-        stored = EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
-        for v in vectors:
-            if isinstance(v, np.ndarray):
-                self._check_vector_against(v, stored)
-        return stored
-
-    async def _write_pin(self, pin: EmbeddingPin) -> None:
-        await self._conn.execute(
-            "INSERT INTO embedding_meta (id, model_id, dimension, family, created_at) VALUES (1, ?, ?, ?, ?)",
-            (pin.model_id, pin.dimension, pin.family, self.clock()),
-        )
-        await self._conn.execute(q.vec_create(pin.dimension))
-
-    async def _write_batch(
-        self,
-        rows: Sequence[dict[str, Any]],
-        vectors: Sequence[Any],
-        dedupe: Sequence[bool],
-        *,
-        mode: WriteMode,
-        pinned: bool,
-    ) -> tuple[list[MemoryId], list[tuple[int, dict[str, Any], Any]]]:
-        """Write ``rows`` inside the open transaction with a fixed number of statements.
-
-        Returns the ids (with their status) and ``(seq, row as written, vector)`` per written
-        row. Later rows of the batch see earlier ones (same id: update; same text: duplicate).
-        """
-        now = self.clock()
-        stored: list[Any] = []
-        for chunk in chunks(list(dict.fromkeys(r["id"] for r in rows))):
-            sql, params = q.in_list("id", chunk)
-            stored += await self._all(f"SELECT {write_plan.EXISTING} FROM memories WHERE {sql}", params)
-        live: list[Any] = []
-        hashes = list(dict.fromkeys(r["content_hash"] for r, check in zip(rows, dedupe, strict=True) if check))
-        for chunk in chunks(hashes, q.MAX_PARAMS // 2):
-            live += await self._all(*q.live_by_hash(chunk, now=now))
-        # AUTOINCREMENT's counter never goes back, so a seq (and its vector rowid) is never reused.
-        next_seq = itertools.count(
-            1
-            + int(
-                await self._scalar(
-                    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0), "
-                    "coalesce((SELECT max(seq) FROM memories), 0))"
-                )
-            )
-        )
-        p = write_plan.plan(
-            rows,
-            vectors,
-            dedupe,
-            stored=stored,
-            live=live,
-            new_seq=next_seq.__next__,
-            mode=mode,
-            pinned=pinned,
-            now=now,
-        )
-        # The agents' keyword tables first, while ``memories`` still holds the rows' old agents.
-        await self._keywords.write(
-            ((seq, row["agent_id"], row["content"], row["tags"]) for seq, (row, _) in p.final.items()),
-            ((int(r[0]), str(r[_STORED_AGENT])) for r in stored if int(r[0]) in p.final),
-        )
-        if p.inserts:  # FTS5 first: the schema refuses a memory whose FTS5 row is missing (v5)
-            await self._conn.executemany(*q.fts_insert_rows(p.inserts))
-            await self._conn.executemany(q.insert_rows(), p.inserts)
-        if p.updates:
-            await self._conn.executemany(q.update_rows(p.update_columns), p.updates)
-        if pinned:
-            await self._write_vectors(p.final, p.rewritten)
-        return p.ids, p.changed
-
-    async def _write_vectors(self, final: dict[int, tuple[dict[str, Any], Any]], rewritten: list[int]) -> None:
-        """Store each seq's final vector; ``rewritten`` seqs existed before this batch."""
-        kept: dict[int, bytes] = {}
-        keep_seqs = [s for s, (_, v) in final.items() if v is KEEP and s in set(rewritten)]
-        if keep_seqs:
-            kept.update(await self._all(*q.vec_by_rowids(keep_seqs)))
-        gone = [(s,) for s in rewritten if s in final]
-        if gone:  # one lookup per rowid: vec0 scans everything for "rowid IN (...)"
-            await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", gone)
-        values = []
-        for seq, (row, vector) in final.items():
-            blob = to_blob(vector) if isinstance(vector, np.ndarray) else kept.get(seq) if vector is KEEP else None
-            if blob is not None:
-                values.append((seq, row["agent_id"], blob, row["scope"], row["type"]))
-        if values:
-            await self._conn.executemany(
-                "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)", values
-            )
 
     async def set_flags(
         self, ids: Sequence[str], *, deleted: bool | None = None, archived: bool | None = None
@@ -693,16 +536,7 @@ class SQLiteStore(RecordReads):
 
     async def hard_delete(self, ids: Sequence[str]) -> list[str]:
         """Remove rows, their FTS entries and vectors; returns the ids that existed."""
-
-        async def select() -> list[tuple[int, str]]:
-            found: list[tuple[int, str]] = []
-            for chunk in chunks(list(ids)):
-                sql, params = q.in_list("id", chunk)
-                rows = await self._all(f"SELECT seq, id FROM memories WHERE {sql}", params)
-                found += [(int(r[0]), str(r[1])) for r in rows]
-            return found
-
-        return await self._delete_where(select)
+        return await self._delete_where(lambda: seqs_of_ids(self._conn, ids))
 
     async def _delete_where(self, select: Callable[[], Awaitable[list[tuple[int, str]]]]) -> list[str]:
         """Hard-delete what ``select`` picks, choosing and deleting in one transaction."""
@@ -712,17 +546,11 @@ class SQLiteStore(RecordReads):
             with self._errors("delete memories"):
                 async with self._transaction():
                     found = await select()
-                    await self._delete_seqs([s for s, _ in found])
+                    await delete_seqs(
+                        self._conn, self._keywords, [s for s, _ in found], vectors=self.has_vec and self.pin is not None
+                    )
             self._vectors.remove(s for s, _ in found)
             return [i for _, i in found]
-
-    async def _delete_seqs(self, seqs: Sequence[int]) -> None:
-        for chunk in chunks(list(seqs)):
-            sql, params = q.in_list("seq", chunk)
-            await self._keywords.delete(chunk)
-            await self._conn.execute(f"DELETE FROM memories WHERE {sql}", params)
-            if self.has_vec and self.pin is not None:
-                await self._conn.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(s,) for s in chunk])
 
     async def purge(self, older_than: float, ids: Sequence[str] | None = None) -> list[str]:
         """Hard-delete memories soft-deleted, or expired, at least ``older_than`` seconds ago (of ``ids`` if given).
@@ -730,20 +558,7 @@ class SQLiteStore(RecordReads):
         With ``ids``, the check and the delete happen in one transaction: a memory renewed meanwhile stays.
         """
         cutoff = self.clock() - older_than
-        old = "((deleted_at IS NOT NULL AND deleted_at <= ?) OR (expires_at IS NOT NULL AND expires_at <= ?))"
-
-        async def select() -> list[tuple[int, str]]:
-            if ids is None:
-                rows = await self._all(f"SELECT seq, id FROM memories WHERE {old}", [cutoff, cutoff])
-                return [(int(r[0]), str(r[1])) for r in rows]
-            found: list[tuple[int, str]] = []
-            for chunk in chunks(list(dict.fromkeys(ids)), q.MAX_PARAMS - 2):
-                sql, params = q.in_list("id", chunk)
-                rows = await self._all(f"SELECT seq, id FROM memories WHERE {old} AND {sql}", [cutoff, cutoff, *params])
-                found += [(int(r[0]), str(r[1])) for r in rows]
-            return found
-
-        return await self._delete_where(select)
+        return await self._delete_where(lambda: purgeable(self._conn, cutoff, ids))
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:
         """Archive or purge the victims of ``policy`` in one transaction."""
@@ -751,40 +566,11 @@ class SQLiteStore(RecordReads):
         now = self.clock()
         async with self._lock:
             await self._sync_foreign()
-            live, params = q.live_filter(Filters(), now=now)
-            victims: list[tuple[int, str]] = []
-            below = over = 0
             with self._errors("prune memories"):
                 async with self._transaction():
-                    if policy.min_importance is not None:
-                        rows = await self._all(
-                            f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 AND m.importance < ? "
-                            "ORDER BY m.seq",
-                            [*params, policy.min_importance],
-                        )
-                        victims += [(int(r[0]), str(r[1])) for r in rows]
-                        below = len(rows)
-                    if policy.max_entries is not None:
-                        total = int(await self._scalar(f"SELECT count(*) FROM memories AS m WHERE {live}", params))
-                        excess = total - below - policy.max_entries
-                        if excess > 0:
-                            floor = policy.min_importance if policy.min_importance is not None else -1.0
-                            rows = await self._all(
-                                f"SELECT seq, id FROM memories AS m WHERE {live} AND m.pinned = 0 "
-                                "AND m.importance >= ? ORDER BY m.importance ASC, m.accessed_at ASC, m.seq ASC LIMIT ?",
-                                [*params, floor, excess],
-                            )
-                            victims += [(int(r[0]), str(r[1])) for r in rows]
-                            over = len(rows)
-                    if not policy.dry_run and victims:
-                        if policy.action is PruneAction.PURGE:
-                            await self._delete_seqs([s for s, _ in victims])
-                        else:
-                            for chunk in chunks([s for s, _ in victims]):
-                                sql, p = q.in_list("seq", chunk)
-                                await self._conn.execute(
-                                    f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql}", [now, *p]
-                                )
+                    victims, below, over = await apply_prune(
+                        self._conn, self._keywords, policy, now=now, vectors=self.has_vec and self.pin is not None
+                    )
             if not policy.dry_run:
                 self._vectors.remove(s for s, _ in victims)
         return PruneReport(policy.action, tuple(i for _, i in victims), below, over, policy.dry_run)
@@ -832,105 +618,18 @@ class SQLiteStore(RecordReads):
     async def keyword(
         self, match: str, filters: Filters, limit: int, notes: dict[str, Any] | None = None
     ) -> list[tuple[int, float]]:
-        """``(seq, bm25 relevance)`` best first among live memories matching ``filters``.
+        """``(seq, bm25 relevance)`` best first among live memories matching ``filters`` (see :class:`.KeywordSearch`).
 
         ``notes["keyword_scale"]`` gets the query's BM25 of relevance 1 (``bm25.scale``).
-
-        BM25's statistics (row count, average length, each term's row frequency) are those
-        of one agent's rows when ``filters`` pin exactly one ``agent_id`` (its own FTS5 table,
-        schema v6), else of the whole file. Other filters only choose among the rows.
-
-        Without other filters the FTS5 table is ranked alone and the few top rows are checked
-        for liveness afterwards (fetching more if some are hidden): 3-4x faster than joining
-        every match to its row. With filters, one joined query applies them before the limit.
         """
         self._check_open()
         now = self.clock()
         async with self._lock:
-            self._keyword_scale = 0.0
             with self._errors("search keywords"):
-                if len(filters.agent_ids) != 1:
-                    # the statistics and the ranking see one state of the file (a caller's snapshot, or one here)
-                    snapshot = contextlib.nullcontext() if self._conn.in_transaction else self._snapshot()
-                    async with snapshot:
-                        found = await self._keyword_in(q.GLOBAL_FTS, match, filters, limit, now=now, alone=False)
-                else:
-                    async with self._snapshot():  # the table chosen and the search see one state of the file
-                        table = await self._keywords.table_for(filters.agent_ids[0])
-                        alone = _bare(filters) == Filters(agent_ids=filters.agent_ids)
-                        found = (
-                            []  # this agent has no row in the file
-                            if table is None
-                            else await self._keyword_in(table, match, filters, limit, now=now, alone=alone)
-                        )
+                found = await self._keyword.search(match, filters, limit, now=now)
             if notes is not None:
-                notes["keyword_scale"] = self._keyword_scale
+                notes["keyword_scale"] = self._keyword.scale
             return found
-
-    async def _keyword_in(
-        self, table: str, match: str, filters: Filters, limit: int, *, now: float, alone: bool
-    ) -> list[tuple[int, float]]:
-        """Search ``table``; ``alone``: it holds just the rows ``filters`` admit if live (rank, then check the top)."""
-        fetch = limit + 16
-        # The table holds that agent's rows only: liveness is all left to check (and an agent
-        # condition would let the planner scan the agent's index instead of looking up seqs).
-        # Kinds left out (chat messages) are checked on the top rows like liveness: ranking alone stays fast.
-        plain = _bare(filters) == _NO_FILTERS
-        check = Filters(exclude_kinds=filters.exclude_kinds) if alone or plain else filters
-        if (alone or plain) and table == q.GLOBAL_FTS:
-            found = await self._keyword_frequent(match, check, limit, now=now)
-            if found is not None:
-                return found
-        phrases = await self._phrases(table, match)
-        if not phrases:
-            return []  # no term of the query is in the table
-        if not alone and not plain:
-            sql, params = kq.search(table, phrases, filters, now=now, limit=limit)
-            return [(int(r[0]), float(r[1])) for r in await self._all(sql, params)]
-        while True:
-            sql, params = kq.ranking_checked(table, phrases, check, now=now, limit=fetch)
-            rows = await self._all(sql, params)
-            kept = [(int(r[0]), float(r[1])) for r in rows if r[2]]
-            if len(kept) >= limit or len(rows) < fetch:
-                return kept[:limit]
-            fetch *= 4
-
-    async def _phrases(self, table: str, match: str) -> list[tuple[str, float]]:
-        """The query's phrases found in ``table``, each with its factor to the contract's BM25 (``bm25.rescale``)."""
-        terms = fts.phrases(match)
-        block, *held = (await self._all(*kq.phrase_stats(table, terms)))[0]
-        rows, _ = bm25.averages(block)
-        self._keyword_scale = bm25.scale(rows, [int(n) for n in held])
-        return [(term, bm25.rescale(rows, int(n))) for term, n in zip(terms, held, strict=True) if n]
-
-    async def _keyword_frequent(
-        self, match: str, check: Filters, limit: int, *, now: float
-    ) -> list[tuple[int, float]] | None:
-        """The frequent-term tier's ranking, its top rows checked; ``None``: FTS5 ranks instead."""
-        if not self._frequent.wanted():
-            return None  # a small file: no round trip spent on the tier
-        fetch = limit + 16
-        # The tier's checks and its FTS5 part see one state of the file (a caller's snapshot, or one here).
-        snapshot = contextlib.nullcontext() if self._conn.in_transaction else self._snapshot()
-        async with snapshot:
-            while True:
-                try:
-                    ranked = await self._frequent.ranking(match, fetch)
-                except self._driver.module.Error:
-                    raise
-                except Exception as e:  # noqa: BLE001 - the tier only accelerates: FTS5 answers
-                    self._frequent.fail(e)
-                    return None
-                if ranked is None:
-                    return None
-                self._keyword_scale = self._frequent.last_scale
-                ok: set[int] = set()
-                for chunk in chunks([s for s, _ in ranked]):
-                    ok.update(int(r[0]) for r in await self._all(*q.seqs_checked(chunk, check, now=now)) if r[1])
-                kept = [(s, score) for s, score in ranked if s in ok]
-                if len(kept) >= limit or len(ranked) < fetch:
-                    return kept[:limit]
-                fetch *= 4
 
     async def session_neighbors(self, seqs: Sequence[int]) -> dict[int, tuple[int | None, int | None, str]]:
         """For each memory with a session: the live memories just before and after it there, and the session key.
@@ -1000,74 +699,20 @@ class SQLiteStore(RecordReads):
         opener = self._reader()
         if opener is None:
             async with self._lock, self._snapshot():
-                yield _SQLiteSnapshot(self, self._conn)
+                yield SQLiteSnapshot(self, self._conn, self._errors)
             return
         with self._errors("open a snapshot"):
             conn = await aiosqlite.Connection(opener, iter_chunk_size=256)
         try:
             with self._errors("open a snapshot"):
                 await conn.execute("BEGIN")
-            yield _SQLiteSnapshot(self, conn)
+            yield SQLiteSnapshot(self, conn, self._errors)
         finally:
             await conn.close()
 
     async def stats(self) -> dict[str, Any]:
         """Counts, index and file facts."""
-        now = self.clock()
-        live, params = q.live_filter(Filters(), now=now)
-        total = int((await self._read("SELECT count(*) FROM memories", []))[0][0])
-        by_state = await self._read(
-            "SELECT sum(deleted_at IS NOT NULL), sum(deleted_at IS NULL AND archived = 1), "
-            "sum(deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?), sum(has_vector) FROM memories",
-            [now],
-        )
-        deleted, archived, expired, vectors = (int(v or 0) for v in by_state[0])
-        by_type = dict(await self._read(f"SELECT type, count(*) FROM memories AS m WHERE {live} GROUP BY type", params))
-        by_scope = dict(
-            await self._read(f"SELECT scope, count(*) FROM memories AS m WHERE {live} GROUP BY scope", params)
-        )
-        active = sum(int(v) for v in by_type.values())
-        page = await self._read("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [])
-        size = int(page[0][0])
-        if self.path not in ("", ":memory:") and os.path.exists(self.path):
-            size = os.path.getsize(self.path) + (
-                os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
-            )
-        vectors_leg = self._vectors
-        ram, ann = vectors_leg.ram, vectors_leg.ann
-        return {
-            "path": self.path,
-            "total_memories": total,
-            "active_memories": active,
-            "deleted_memories": deleted,
-            "archived_memories": archived,
-            "expired_memories": expired,
-            "by_type": by_type,
-            "by_scope": by_scope,
-            "vectors": vectors,
-            "vector_index": self.vector_tier(),
-            "vector_index_loaded": len(ram) if ram is not None else 0,
-            "vector_index_bytes": (ram.nbytes if ram is not None else 0) + (ann.nbytes if ann is not None else 0),
-            "vector_index_dimension": ram.dimension if ram is not None else None,
-            "vector_index_skipped": vectors_leg.skipped,
-            "vector_index_half": ram.half if ram is not None else False,
-            "ann_vectors": len(ann) if ann is not None else 0,
-            "ann_type": f"IVF{ann.nlist},SQ8 nprobe={ann.nprobe}" if ann is not None else None,
-            "ann_building": vectors_leg.building,
-            "ann_threshold": vectors_leg.ann_threshold,
-            "ann_error": vectors_leg.ann_error,
-            "keyword_tier_terms": self._frequent.terms,
-            "keyword_tier_bytes": self._frequent.nbytes,
-            "keyword_tier_error": self._frequent.error,
-            "embedding_model": self.pin.model_id if self.pin else None,
-            "embedding_dimension": self.pin.dimension if self.pin else None,
-            "embedding_family": self.pin.family if self.pin else None,
-            "schema_version": migrations.LATEST,
-            "sqlite_driver": self._driver.name,
-            "sqlite_version": self._driver.sqlite_version,
-            "sqlite_vec_version": self._driver.vec_version,
-            "db_size_bytes": size,
-        }
+        return await file_stats(self, self._read, drv=self._driver, vectors=self._vectors, frequent=self._frequent)
 
     # ------------------------------------------------------------ vector search
     def allow_ram_index(self, allowed: bool, *, ann: bool = True) -> None:
@@ -1155,7 +800,7 @@ class SQLiteStore(RecordReads):
                     await self._sync_foreign()
                 if not self.has_vec or self.pin is None:
                     return [], {"vector_index": "none"}
-                self._check_vector_against(vector, self.pin)
+                check_vector_against(vector, self.pin)
                 return await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension, records=records)
 
     async def _vector_warm(
@@ -1172,7 +817,7 @@ class SQLiteStore(RecordReads):
         version = asyncio.ensure_future(self._scalar("PRAGMA data_version"))
         version.add_done_callback(_retrieved)  # a read abandoned by a cancelled search logs nothing
         try:
-            self._check_vector_against(vector, self.pin)
+            check_vector_against(vector, self.pin)
             found = await self._vectors.search(vector, filters, limit, dimension=self.pin.dimension, records=records)
         except Exception:
             seen = (await asyncio.gather(version, return_exceptions=True))[0]
@@ -1201,60 +846,6 @@ class SQLiteStore(RecordReads):
                 return await self._vectors.scores(vector, seqs)
 
 
-class _SQLiteTransaction:
-    """The :class:`.Transaction` of a :class:`SQLiteStore`: statements on its connection."""
-
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-        self._conn = store._conn
-        #: ``(seq, row as written, vector)`` for the RAM index, applied after the commit.
-        self.changed: list[tuple[int, dict[str, Any], Any]] = []
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cur = await self._conn.execute(sql, params)
-        return int(cur.rowcount)
-
-    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        await self._conn.executemany(sql, rows)
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return await self._store._all(sql, params)
-
-    async def write_rows(
-        self, rows: Sequence[dict[str, Any]], vectors: Sequence[Any], dedupe: Sequence[bool], *, mode: WriteMode
-    ) -> list[MemoryId]:
-        store = self._store
-        pinned = store.has_vec and store.pin is not None and any(isinstance(v, np.ndarray) for v in vectors)
-        ids, changed = await store._write_batch(rows, vectors, dedupe, mode=mode, pinned=pinned)
-        self.changed.extend(changed)
-        return ids
-
-    async def archive(self, ids: Sequence[str]) -> None:
-        now = self._store.clock()
-        for chunk in chunks(list(ids)):
-            sql, params = q.in_list("id", chunk)
-            hidden = await self.fetch(
-                f"UPDATE memories SET archived = 1, updated_at = ? WHERE {sql} RETURNING seq", [now, *params]
-            )
-            self.changed.extend((int(r[0]), {"archived": 1}, None) for r in hidden)
-
-    async def put_vector(self, seq: int, row: Mapping[str, Any], vector: F32) -> None:
-        await self._conn.execute("DELETE FROM memories_vec WHERE rowid = ?", [seq])
-        await self._conn.execute(
-            "INSERT INTO memories_vec (rowid, agent_id, embedding, scope, type) VALUES (?, ?, ?, ?, ?)",
-            [seq, row["agent_id"], to_blob(vector), row["scope"], row["type"]],
-        )
-        await self._conn.execute("UPDATE memories SET has_vector = 1 WHERE seq = ?", [seq])
-        self.changed.append((seq, {**row, "has_vector": 1}, vector))
-
-    async def settle_pin(self, pin: EmbeddingPin) -> EmbeddingPin:
-        row = await self._store._one("SELECT model_id, dimension, family FROM embedding_meta WHERE id = 1")
-        if row is None:
-            await self._store._write_pin(pin)
-            return pin
-        return EmbeddingPin(str(row[0]), int(row[1]), str(row[2]))
-
-
 def _retrieved(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
@@ -1272,20 +863,3 @@ def _storage_error(error: Exception, path: str, what: str, *, at_open: bool) -> 
         return CorruptDatabaseError(msg)
     hint = "check that the folder exists and is writable" if at_open else "nothing was written; retry"
     return StorageError(f"could not {what}: {text}; {hint}")
-
-
-class _SQLiteSnapshot:
-    """Reads on one connection inside its read transaction (see :meth:`SQLiteStore.snapshot`)."""
-
-    def __init__(self, store: SQLiteStore, conn: aiosqlite.Connection) -> None:
-        self._store = store
-        self._conn = conn
-
-    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._store._errors("read a snapshot"):
-            return list(await self._conn.execute_fetchall(sql, params))
-
-    async def vectors(self, seqs: Sequence[int]) -> dict[int, F32]:
-        if not seqs or not self._store.has_vec or self._store.pin is None:
-            return {}
-        return {int(r[0]): from_blob(r[1]) for r in await self.fetch(*q.vec_by_rowids(seqs))}
