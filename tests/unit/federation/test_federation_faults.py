@@ -650,7 +650,16 @@ PROCESSES, WRITES = 8, 50
 
 
 def _run_writers(home: Path, tmp_path: Path) -> list[dict[str, Any]]:
-    """Run PROCESSES spawned writers at once (a barrier starts their writes together); their results."""
+    """Run PROCESSES spawned writers at once (a barrier starts their writes together); their results.
+
+    The tiers' write budgets are a minute: what is tested is that contention for the files loses
+    and degrades nothing, never how fast a loaded machine writes (budgets have tests of their own).
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    patient = {"write_timeout_ms": 60_000}
+    (home / "resilience.json").write_text(
+        json.dumps({"private": patient, "shared": {"team": patient}}), encoding="utf-8"
+    )
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
     procs = []
