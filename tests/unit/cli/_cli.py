@@ -14,3 +14,10 @@ runner = CliRunner()
 def invoke(*args: str | Path) -> Result:
     """Run ``elastic-memory ARGS...`` in-process; the result holds the exit code and the output."""
     return runner.invoke(cli.app, [str(a) for a in args])
+
+
+def ok(*args: str | Path) -> Result:
+    """``invoke`` that must succeed: the output is in the failure message."""
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    return result

@@ -6,19 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import Result
 
 from elastic_memory import Memory
 
-from ._cli import invoke
+from ._cli import invoke, ok
 
 pytestmark = pytest.mark.usefixtures("isolated_cli")
-
-
-def ok(*args: str | Path) -> Result:
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    return result
 
 
 @pytest.fixture

@@ -7,19 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import Result
 
 from elastic_memory import Memory
 
-from ._cli import invoke
+from ._cli import invoke, ok
 
 pytestmark = pytest.mark.usefixtures("isolated_cli")
-
-
-def ok(*args: str | Path) -> Result:
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def seed(db: Path, *texts: str, agent_id: str = "default", **fields: Any) -> list[str]:

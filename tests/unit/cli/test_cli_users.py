@@ -6,34 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from elastic_memory import LoopConfig, Memory, cli
-from elastic_memory.cli import _common as cli_common
+from elastic_memory import LoopConfig, Memory
 
-runner = CliRunner()
+from ._cli import invoke, ok
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(cli_common.DB_ENV, raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
-
-
-def invoke(*args: str | Path) -> Result:
-    return runner.invoke(cli.app, [str(a) for a in args])
-
-
-def ok(*args: str | Path) -> Result:
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    return result
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 def test_add_and_recall_with_user_stay_with_that_user(db: Path) -> None:
