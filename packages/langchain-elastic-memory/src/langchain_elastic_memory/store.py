@@ -80,7 +80,6 @@ import weakref
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -107,7 +106,7 @@ from langgraph.store.base.embed import EmbeddingsLambda
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, RecallMode, UsageError
-from elastic_memory.adapters import items_arg, text_arg
+from elastic_memory.adapters import StoreLifecycle, items_arg, text_arg
 
 from ._memory import LangChainEmbedder, Opened, open_memory
 
@@ -150,7 +149,7 @@ _T = TypeVar("_T")
 _Plan = Generator[_Call, Any, _T]
 
 
-class ElasticMemoryStore(BaseStore):
+class ElasticMemoryStore(StoreLifecycle, BaseStore):
     """LangGraph's ``BaseStore`` on one elastic-memory SQLite file.
 
     Args:
@@ -205,6 +204,7 @@ class ElasticMemoryStore(BaseStore):
     """
 
     supports_ttl: bool = True
+    _opened: Opened
 
     def __init__(
         self,
@@ -275,16 +275,6 @@ class ElasticMemoryStore(BaseStore):
         return open_memory(path, None, embedder=chosen, **options)
 
     # ------------------------------------------------------------- lifecycle
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    @property
-    def amemory(self) -> AsyncMemory:
-        """The core store (async facade)."""
-        return self._opened.aio
-
     def setup(self) -> None:
         """Check that the store is open; idempotent (the core creates and migrates the file when it opens it)."""
         self._opened.sync.get(_SETUP_PROBE)
@@ -296,29 +286,13 @@ class ElasticMemoryStore(BaseStore):
     def close(self) -> None:
         """Stop the TTL sweeper, then close the database if this store opened it (``path=``); idempotent."""
         self.stop_ttl_sweeper()
-        self._opened.close()
+        super().close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`."""
         if self._sweeper is not None:
             await asyncio.to_thread(self.stop_ttl_sweeper)
-        await self._opened.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+        await super().aclose()
 
     def __del__(self) -> None:
         sweeper = getattr(self, "_sweeper", None)
