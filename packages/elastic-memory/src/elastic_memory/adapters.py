@@ -2,7 +2,8 @@
 
 Every adapter class takes keyword-only ``path=`` (a database file, or ``":memory:"``, which the
 adapter opens and closes) or ``memory=`` (an open :class:`Memory` or :class:`AsyncMemory`, left
-open). :class:`Opened` holds both facades over that one store.
+open). :class:`Opened` holds both facades over that one store, and :class:`StoreLifecycle` gives an
+adapter class its lifecycle over it: the facades, closing and the context managers.
 
 >>> from elastic_memory.testing import FakeEmbedder
 >>> opened = open_memory(":memory:", None, embedder=FakeEmbedder())
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TypeVar
 
 from . import _runner
@@ -27,6 +29,7 @@ from .types import Hit
 
 __all__ = [
     "Opened",
+    "StoreLifecycle",
     "agent_handle",
     "aopen_memory",
     "items_arg",
@@ -37,6 +40,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_S = TypeVar("_S", bound="StoreLifecycle")
 
 
 def run_sync(coro: Coroutine[Any, Any, T], name: str = "call") -> T:
@@ -100,6 +104,75 @@ class Opened:
         """Close the store if the adapter opened it, from async code (idempotent)."""
         if self.owns:
             await self.aio.close()
+
+
+class StoreLifecycle:
+    """The lifecycle of an adapter class over the :class:`Opened` store it keeps in ``_opened``.
+
+    :attr:`memory` and :attr:`amemory` are the store's sync and async facades; :meth:`close` and
+    :meth:`aclose` close it if the adapter opened it (``path=``) and leave a ``memory=`` it was
+    given open; both are idempotent, and ``with`` / ``async with`` call them on exit. A class with
+    more to release overrides them and calls ``super()``; one that opens its store on first use
+    leaves ``_opened`` ``None`` until then and overrides :meth:`_store`. A mixin without
+    state of its own, so pydantic models take it too (they declare ``_opened`` a ``PrivateAttr``).
+
+    >>> from elastic_memory.testing import FakeEmbedder
+    >>> class Notes(StoreLifecycle):
+    ...     def __init__(self, path: str) -> None:
+    ...         self._opened = open_memory(path, None, embedder=FakeEmbedder())
+    >>> with Notes(":memory:") as notes:
+    ...     _ = notes.memory.remember("tea")
+    ...     notes.amemory.path == notes.memory.path
+    True
+    >>> notes.close()  # closed already: nothing to do
+    """
+
+    #: The store; ``None`` only where it opens on first use.
+    _opened: Opened | None
+
+    def _store(self) -> Opened:
+        """The open store (overridden by a class that opens it on first use)."""
+        opened = self._opened
+        if opened is None:
+            msg = f"this {type(self).__name__} has no store open"
+            raise UsageError(msg)
+        return opened
+
+    @property
+    def memory(self) -> Memory:
+        """The store underneath (sync facade)."""
+        return self._store().sync
+
+    @property
+    def amemory(self) -> AsyncMemory:
+        """The store underneath (async facade)."""
+        return self._store().aio
+
+    def close(self) -> None:
+        """Close the store if this object opened it (``path=``); a given ``memory=`` stays open. Idempotent."""
+        if self._opened is not None:
+            self._opened.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close` from async code."""
+        if self._opened is not None:
+            await self._opened.aclose()
+
+    def __enter__(self: _S) -> _S:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self: _S) -> _S:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
 def _given(memory: Memory | AsyncMemory, embedder_arg: str | None, options: dict[str, Any]) -> Opened:

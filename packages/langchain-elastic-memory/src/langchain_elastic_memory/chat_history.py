@@ -27,7 +27,6 @@ import threading
 import weakref
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -35,6 +34,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict, messages_from_dict
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
+from elastic_memory.adapters import StoreLifecycle
 
 from ._memory import Opened, open_memory
 
@@ -91,17 +91,41 @@ def _acquire(
         return entry.opened.sync, key
 
 
-def _release(key: Hashable, *, close: bool) -> None:
-    """One history fewer on the store of ``key``; the last one closes it if ``close`` (else it stays for the next)."""
+def _release(key: Hashable, *, close: bool) -> Opened | None:
+    """One history fewer on the store of ``key``; the store to close if it was the last and ``close``."""
     with _shared_lock:
         entry = _shared.get(key)
         if entry is None:
-            return
+            return None
         entry.users -= 1
         if entry.users > 0 or not close:
-            return
+            return None
         del _shared[key]
-    entry.opened.close()
+    return entry.opened
+
+
+class _Lease(Opened):
+    """A history's share of a store opened once per process: its first close lets go, the last one closes it.
+
+    ``held`` lets go without closing when the history is dropped unclosed (the store stays for reuse).
+    """
+
+    def __init__(self, memory: Memory, key: Hashable, held: weakref.finalize[Any, Any]) -> None:
+        super().__init__(memory, owns=False)
+        self._key = key
+        self._held = held
+
+    def close(self) -> None:
+        if self._held.detach() is not None:  # the first close() lets go, once
+            last = _release(self._key, close=True)
+            if last is not None:
+                last.close()
+
+    async def aclose(self) -> None:
+        if self._held.detach() is not None:
+            last = _release(self._key, close=True)
+            if last is not None:
+                await last.aclose()
 
 
 def _close_all() -> None:
@@ -119,7 +143,7 @@ def shared_stores() -> int:
         return len(_shared)
 
 
-class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
+class ElasticMemoryChatMessageHistory(StoreLifecycle, BaseChatMessageHistory):
     """The messages of one chat session, stored exactly (types, content blocks, tool calls, ids).
 
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -149,6 +173,8 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
     at the same instant may give two messages the same ``seq``; both are kept, in time order.
     """
 
+    _opened: Opened
+
     def __init__(
         self,
         session_id: str,
@@ -171,41 +197,17 @@ class ElasticMemoryChatMessageHistory(BaseChatMessageHistory):
         if not isinstance(record, bool):
             msg = f"record must be True or False, got {record!r}"
             raise UsageError(msg)
-        self._release: weakref.finalize[Any, Any] | None = None
         if embedding is None and not record and isinstance(embedder, str) and embedder == "auto":
             embedder = None  # messages are never embedded: without record, the history needs no model
         if path is not None and memory is None and str(path) != ":memory:":
             shared, key = _acquire(path, embedding, embedder, options)
-            self._opened = Opened(shared, owns=False)
-            self._release = weakref.finalize(self, _release, key, close=False)
-            self._key = key
+            self._opened = _Lease(shared, key, weakref.finalize(self, _release, key, close=False))
         else:
             self._opened = open_memory(path, memory, embedding=embedding, embedder=embedder, **options)
         self.session_id = session_id
         self.agent_id = agent_id or f"{self._opened.sync.agent_id}:chat_history"
         self.record = record
         self._waiting: list[str] = []  # human texts not yet answered (record=True)
-
-    @property
-    def memory(self) -> Memory:
-        """The store underneath (sync facade)."""
-        return self._opened.sync
-
-    def close(self) -> None:
-        """Let go of the store: a ``path=`` store closes with the last history on it; ``memory=`` stays open."""
-        if self._release is not None:
-            if self._release.detach() is not None:  # the first close() lets go, once
-                _release(self._key, close=True)
-        else:
-            self._opened.close()
-
-    def __enter__(self) -> ElasticMemoryChatMessageHistory:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # ------------------------------------------------------------------- read
     @property

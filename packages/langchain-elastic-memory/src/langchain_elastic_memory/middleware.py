@@ -30,7 +30,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse, ModelRequest, ModelResponse
@@ -40,8 +39,9 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from elastic_memory import AsyncMemory, ContextPlan, Embedder, Memory, UsageError
+from elastic_memory.adapters import StoreLifecycle
 
-from ._memory import open_memory
+from ._memory import Opened, open_memory
 
 __all__ = ["ElasticMemoryMiddleware"]
 
@@ -53,7 +53,7 @@ _MEMO_SIZE = 256
 _ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 
 
-class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class ElasticMemoryMiddleware(StoreLifecycle, AgentMiddleware[AgentState[Any], Any, Any]):
     """Long-term memory for a ``create_agent`` agent: recall before the model, record after the run.
 
     >>> from langchain.agents import create_agent
@@ -87,6 +87,8 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     has text. Neither hook raises into the agent: a failure is logged (logger
     ``langchain_elastic_memory``) and the model is called without memory.
     """
+
+    _opened: Opened
 
     def __init__(
         self,
@@ -124,23 +126,6 @@ class ElasticMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._plans: OrderedDict[Hashable, str] = OrderedDict()
         self._recorded: OrderedDict[Hashable, None] = OrderedDict()
         self._lock = threading.Lock()
-
-    @property
-    def memory(self) -> Memory:
-        """The store underneath (sync facade; ``.as_async()`` for the async one)."""
-        return self._opened.sync
-
-    def close(self) -> None:
-        """Close the store if this middleware opened it (``path=``); an own ``memory=`` stays open."""
-        self._opened.close()
-
-    def __enter__(self) -> ElasticMemoryMiddleware:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ recall
     def wrap_model_call(

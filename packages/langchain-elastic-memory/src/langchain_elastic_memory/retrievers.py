@@ -27,7 +27,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import provenance
+from elastic_memory.adapters import StoreLifecycle, provenance
 
 from ._memory import Opened, open_memory
 from .vectorstores import cosine_relevance
@@ -46,7 +46,7 @@ def _document(hit: Hit) -> Document:
     return Document(id=hit.id, page_content=hit.content, metadata=provenance(hit))
 
 
-class ElasticMemoryRetriever(BaseRetriever):
+class ElasticMemoryRetriever(StoreLifecycle, BaseRetriever):
     """Recall from an elastic-memory store as LangChain documents, best first.
 
     Construct with keyword-only ``path=`` (a database file or ``":memory:"``, opened with
@@ -113,15 +113,6 @@ class ElasticMemoryRetriever(BaseRetriever):
             given["filters"] = given.pop("filter")
         for name, value in given.items():
             setattr(self, name, value)
-
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    def close(self) -> None:
-        """Close the database if the retriever opened it (``path=``); idempotent."""
-        self._opened.close()
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None

@@ -69,18 +69,13 @@ True
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import contextlib
-import logging
 import math
-import threading
 import uuid
-import weakref
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -91,8 +86,6 @@ from langgraph.store.base import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
-    NotProvided,
     Op,
     PutOp,
     Result,
@@ -103,13 +96,26 @@ from langgraph.store.base import (
     get_text_at_path,
     validate_op_namespace,
 )
-from langgraph.store.base.embed import EmbeddingsLambda
 from typing_extensions import Self
 
-from elastic_memory import AsyncMemory, Filters, Memory, MemoryRecord, RecallMode, UsageError
-from elastic_memory.adapters import items_arg, text_arg
+from elastic_memory import AsyncMemory, Memory, MemoryRecord, RecallMode, UsageError
+from elastic_memory.adapters import StoreLifecycle, items_arg
 
 from ._memory import LangChainEmbedder, Opened, open_memory
+from ._store_checks import (
+    NAMESPACE_TAG,
+    PAGE,
+    check_shape,
+    checked_list,
+    checked_search,
+    json_value,
+    listed_namespaces,
+    tag_prefix,
+    ttl_minutes,
+)
+from ._store_embeddings import callable_from_threads
+from ._store_filters import value_filter
+from ._store_sweeper import Sweeper, sweep_interval
 
 __all__ = ["ElasticMemoryStore", "StoreSearchMode"]
 
@@ -123,26 +129,14 @@ _FIELD = "lg:field"
 _INDEXED = "lg:indexed"
 _TTL = "lg:ttl"
 _PREFIX = "lg:p:"
-_NAMESPACE = "lg:n:"
 #: The core's longest tag: a namespace's labels joined by "." fit in it after the tag prefix.
 _MAX_TAG = 256
-_MAX_NAMESPACE = _MAX_TAG - len(_NAMESPACE)
-#: The most memories one core recall returns.
-_PAGE = 1000
+_MAX_NAMESPACE = _MAX_TAG - len(NAMESPACE_TAG)
 #: The core's longest content; longer text is cut for the indexes (the value is kept whole).
 _MAX_TEXT = 1_000_000
 _UNINDEXED = "(not indexed)"
-_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-_INT64 = (-(2**63), 2**63 - 1)
-_FLOAT_MAX = 1.7976931348623157e308
 #: The id :meth:`ElasticMemoryStore.setup` reads to check that the store is open (no item has it).
 _SETUP_PROBE = str(uuid.uuid5(_IDS, "setup"))
-#: The sweeper's interval when neither the call nor the TTL config gives one (SqliteStore's).
-_SWEEP_MINUTES = 5.0
-#: At interpreter exit, how long a running sweep gets to end (seconds).
-_SWEEP_EXIT_GRACE = 2.0
-
-log = logging.getLogger("langchain_elastic_memory")
 
 #: One call on the core: a method name of Memory/AsyncMemory, its arguments.
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]
@@ -150,7 +144,7 @@ _T = TypeVar("_T")
 _Plan = Generator[_Call, Any, _T]
 
 
-class ElasticMemoryStore(BaseStore):
+class ElasticMemoryStore(StoreLifecycle, BaseStore):
     """LangGraph's ``BaseStore`` on one elastic-memory SQLite file.
 
     Args:
@@ -205,6 +199,7 @@ class ElasticMemoryStore(BaseStore):
     """
 
     supports_ttl: bool = True
+    _opened: Opened
 
     def __init__(
         self,
@@ -233,7 +228,7 @@ class ElasticMemoryStore(BaseStore):
         self.index_config: IndexConfig | None = IndexConfig(**index) if index else None
         self.embeddings: Embeddings | None = None
         self._fields: list[str] = list((index or {}).get("fields") or ["$"])
-        self._sweeper: _Sweeper | None = None
+        self._sweeper: Sweeper | None = None
         self._opened = self._open(path, memory, index, options)
 
     @classmethod
@@ -266,7 +261,7 @@ class ElasticMemoryStore(BaseStore):
         if "embedder" in options:
             msg = "pass either index['embed'] (LangChain embeddings) or embedder= (the core's), not both"
             raise UsageError(msg)
-        self.embeddings = _callable_from_threads(ensure_embeddings(embed))
+        self.embeddings = callable_from_threads(ensure_embeddings(embed))
         chosen = LangChainEmbedder(self.embeddings)
         dims = (index or {}).get("dims")
         if dims is not None and dims != chosen.dimension:
@@ -275,16 +270,6 @@ class ElasticMemoryStore(BaseStore):
         return open_memory(path, None, embedder=chosen, **options)
 
     # ------------------------------------------------------------- lifecycle
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    @property
-    def amemory(self) -> AsyncMemory:
-        """The core store (async facade)."""
-        return self._opened.aio
-
     def setup(self) -> None:
         """Check that the store is open; idempotent (the core creates and migrates the file when it opens it)."""
         self._opened.sync.get(_SETUP_PROBE)
@@ -296,29 +281,13 @@ class ElasticMemoryStore(BaseStore):
     def close(self) -> None:
         """Stop the TTL sweeper, then close the database if this store opened it (``path=``); idempotent."""
         self.stop_ttl_sweeper()
-        self._opened.close()
+        super().close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`."""
         if self._sweeper is not None:
             await asyncio.to_thread(self.stop_ttl_sweeper)
-        await self._opened.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+        await super().aclose()
 
     def __del__(self) -> None:
         sweeper = getattr(self, "_sweeper", None)
@@ -342,12 +311,12 @@ class ElasticMemoryStore(BaseStore):
         cancelling the future, the store being dropped or the interpreter exiting); while one
         runs, it is returned again.
         """
-        minutes = _interval(sweep_interval_minutes, (self.ttl_config or {}).get("sweep_interval_minutes"))
+        minutes = sweep_interval(sweep_interval_minutes, (self.ttl_config or {}).get("sweep_interval_minutes"))
         self.setup()
         running = self._sweeper
         if running is not None and running.thread.is_alive() and not running.stop.is_set():
             return running.future
-        self._sweeper = _Sweeper(self, minutes * 60)
+        self._sweeper = Sweeper(self, minutes * 60)
         return self._sweeper.future
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
@@ -417,14 +386,14 @@ class ElasticMemoryStore(BaseStore):
         lists: list[tuple[int, ListNamespacesOp]] = []
         puts: dict[str, list[dict[str, Any]] | None] = {}
         for i, op in enumerate(listed):
-            _check_shape(op)
+            check_shape(op)
             validate_op_namespace(op)
             if isinstance(op, GetOp):
                 gets.append((i, op, self._id(op.namespace, op.key)))
             elif isinstance(op, SearchOp):
-                searches.append((i, _checked_search(op), _value_filter(op.filter)))
+                searches.append((i, checked_search(op), value_filter(op.filter)))
             elif isinstance(op, ListNamespacesOp):
-                lists.append((i, _checked_list(op)))
+                lists.append((i, checked_list(op)))
             elif isinstance(op, PutOp):
                 mid = self._id(op.namespace, op.key)
                 puts.pop(mid, None)
@@ -444,8 +413,8 @@ class ElasticMemoryStore(BaseStore):
         for i, search, metadata in searches:
             results[i] = yield from self._search(search, metadata, refresh)
         for i, listing in lists:
-            tags = yield ("tags", (), {"filters": {"agent_id": self.collection}, "prefix": _tag_prefix(listing)})
-            results[i] = _namespaces(listing, tags)
+            tags = yield ("tags", (), {"filters": {"agent_id": self.collection}, "prefix": tag_prefix(listing)})
+            results[i] = listed_namespaces(listing, tags)
         for mid, minutes in refresh.items():
             yield ("update", (mid,), {"ttl": minutes * 60})
         if puts:
@@ -512,7 +481,7 @@ class ElasticMemoryStore(BaseStore):
         counts for the live item that lists it; the core is asked for more rows until
         ``want`` items come out or the rows run out (at most 1000).
         """
-        k = min(_PAGE, want * max(1, len(self._fields)))
+        k = min(PAGE, want * max(1, len(self._fields)))
         while True:
             how = yield ("explain", (query,), {"k": k, "mode": self.search_mode, "filters": filters})
             # The mode's score when it ran; None when the core had no vectors and ranked by keywords.
@@ -530,9 +499,9 @@ class ElasticMemoryStore(BaseStore):
                     continue
                 if hit.id == owner or hit.id in _field_ids(item):
                     ranked[item.id] = hit.score if scored else None
-            if len(ranked) >= want or len(how.hits) < k or k >= _PAGE:
+            if len(ranked) >= want or len(how.hits) < k or k >= PAGE:
                 return ranked
-            k = min(_PAGE, k * 4)
+            k = min(PAGE, k * 4)
 
     @staticmethod
     def _rest(filters: dict[str, Any], ranked: dict[str, float | None], want: int) -> _Plan[dict[str, MemoryRecord]]:
@@ -541,7 +510,7 @@ class ElasticMemoryStore(BaseStore):
         queried = len(ranked)
         after: str | None = None
         while len(ranked) < want:
-            limit = min(_PAGE, want - len(ranked) + queried)
+            limit = min(PAGE, want - len(ranked) + queried)
             listed = yield ("list", (filters,), {"limit": limit, "after": after})
             for record in listed.records:
                 records[record.id] = record
@@ -560,7 +529,7 @@ class ElasticMemoryStore(BaseStore):
             listed = yield (
                 "list",
                 ({"agent_id": self.collection, "tags_all": [_TTL]},),
-                {"state": "all", "limit": _PAGE, "after": after},
+                {"state": "all", "limit": PAGE, "after": after},
             )
             now = clock()
             expired.update(
@@ -601,10 +570,10 @@ class ElasticMemoryStore(BaseStore):
                 f"at most {_MAX_NAMESPACE}"
             )
             raise InvalidNamespaceError(msg)
-        value = _json_value(op.value)
+        value = json_value(op.value)
         texts = self._texts(value, op.index)
         prefixes = [_PREFIX + ".".join(namespace[:n]) for n in range(1, len(namespace) + 1)]
-        tags = [_ITEM, _NAMESPACE + joined, *prefixes]
+        tags = [_ITEM, NAMESPACE_TAG + joined, *prefixes]
         # One text: the item's own row carries its vector. More: a hidden field row each.
         fields = [
             {
@@ -625,7 +594,7 @@ class ElasticMemoryStore(BaseStore):
             fields = []
         else:
             content = _UNINDEXED
-        minutes = _ttl_minutes(op.ttl)
+        minutes = ttl_minutes(op.ttl)
         if minutes is not None:
             tags.append(_TTL)
         item = {
@@ -685,86 +654,6 @@ class ElasticMemoryStore(BaseStore):
             yield ("forget", (stale,), {"hard": True})
 
 
-# ---------------------------------------------------------------- the TTL sweeper
-class _Sweeper:
-    """A daemon thread sweeping one store every ``seconds``; it holds the store weakly."""
-
-    def __init__(self, store: ElasticMemoryStore, seconds: float) -> None:
-        self.stop = threading.Event()
-        self.future: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self.future.add_done_callback(lambda f: self.stop.set() if f.cancelled() else None)
-        self.thread = threading.Thread(
-            target=self._loop, args=(weakref.ref(store), seconds), name="elastic-memory-ttl-sweeper", daemon=True
-        )
-        _at_exit()
-        _SWEEPERS.add(self)
-        self.thread.start()
-
-    def _loop(self, store_ref: weakref.ref[ElasticMemoryStore], seconds: float) -> None:
-        try:
-            while not self.stop.wait(seconds):
-                store = store_ref()
-                if store is None:
-                    break
-                try:
-                    swept = store.sweep_ttl()
-                except UsageError:
-                    break  # the store was closed under the sweeper
-                except Exception:
-                    if self.stop.is_set():
-                        break
-                    log.exception("store TTL sweep failed; the sweeper tries again in %s s", seconds)
-                else:
-                    if swept:
-                        log.info("store TTL sweep erased %d expired items", swept)
-                finally:
-                    del store
-        finally:
-            self.stop.set()
-            _SWEEPERS.discard(self)
-            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
-                self.future.set_result(None)
-
-    def halt(self, timeout: float | None) -> bool:
-        """Signal the thread and wait for it; whether it has ended."""
-        self.stop.set()
-        if self.thread is not threading.current_thread():
-            self.thread.join(timeout)
-        return not self.thread.is_alive()
-
-
-#: The running sweepers, stopped at interpreter exit (before the library loop ends).
-_SWEEPERS: weakref.WeakSet[_Sweeper] = weakref.WeakSet()
-_exit_hook: list[bool] = []
-
-
-def _at_exit() -> None:
-    """Register the exit hook once, after the library loop registered its own (so it runs first)."""
-    if not _exit_hook:
-        _exit_hook.append(True)
-        atexit.register(_halt_sweepers)
-
-
-def _halt_sweepers() -> None:
-    for sweeper in list(_SWEEPERS):
-        sweeper.halt(_SWEEP_EXIT_GRACE)
-
-
-def _interval(minutes: Any, configured: Any) -> float:
-    """The sweep interval in minutes: the call's, else the config's, else 5; refused if not positive."""
-    chosen = minutes if minutes is not None else configured if configured is not None else _SWEEP_MINUTES
-    seconds_max = threading.TIMEOUT_MAX
-    if (
-        isinstance(chosen, bool)
-        or not isinstance(chosen, int | float)
-        or not 0 < chosen < math.inf
-        or chosen * 60 > seconds_max
-    ):
-        msg = f"sweep_interval_minutes must be a positive number of minutes, got {chosen!r:.100}"
-        raise UsageError(msg)
-    return float(chosen)
-
-
 # ---------------------------------------------------------------- helpers
 def _time(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
@@ -801,286 +690,3 @@ def _item(record: MemoryRecord) -> Item:
 
 def _search_item(record: MemoryRecord, score: float | None) -> SearchItem:
     return SearchItem(**_fields(record), score=score)
-
-
-def _labels(value: Any, what: str) -> None:
-    """A namespace (or a match path) is a tuple of string labels; else LangGraph's namespace error."""
-    if not isinstance(value, tuple | list) or not all(isinstance(label, str) for label in value):
-        msg = f"{what} must be a tuple of strings such as ('users', '123'), got {value!r:.200}"
-        raise InvalidNamespaceError(msg)
-
-
-def _check_shape(op: Any) -> None:
-    """The types of an op's fields, before LangGraph's own namespace checks read them."""
-    if isinstance(op, GetOp | PutOp):
-        _labels(op.namespace, "namespace")
-        text_arg(op.key, "key")
-    elif isinstance(op, SearchOp):
-        _labels(op.namespace_prefix, "namespace_prefix")
-    elif isinstance(op, ListNamespacesOp):
-        conditions = op.match_conditions or ()
-        for condition in items_arg(conditions, "match_conditions"):
-            if not isinstance(condition, MatchCondition):
-                msg = f"match_conditions must be MatchCondition values, got {type(condition).__name__}"
-                raise UsageError(msg)
-            _labels(condition.path, "a match path")
-
-
-def _checked_search(op: SearchOp) -> SearchOp:
-    for name in ("limit", "offset"):
-        number = getattr(op, name)
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            msg = f"search {name} must be a non-negative integer, got {number!r}"
-            raise ValueError(msg)
-    if op.offset + op.limit > _PAGE:
-        msg = f"offset + limit is at most {_PAGE} for one search, got {op.offset} + {op.limit}"
-        raise ValueError(msg)
-    if op.query is not None:
-        text_arg(op.query, "query")
-    return op
-
-
-def _checked_list(op: ListNamespacesOp) -> ListNamespacesOp:
-    for name in ("limit", "offset"):
-        number = getattr(op, name)
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            msg = f"list_namespaces {name} must be a non-negative integer, got {number!r}"
-            raise ValueError(msg)
-    depth = op.max_depth
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        msg = f"max_depth must be a positive integer or None, got {depth!r}"
-        raise ValueError(msg)
-    for condition in op.match_conditions or ():
-        if condition.match_type not in ("prefix", "suffix"):
-            msg = f"match_type must be 'prefix' or 'suffix', got {condition.match_type!r}"
-            raise ValueError(msg)
-    return op
-
-
-def _tag_prefix(op: ListNamespacesOp) -> str:
-    """The ``lg:n:`` tags worth reading: those starting with the literal labels of a prefix condition."""
-    for condition in op.match_conditions or ():
-        if condition.match_type == "prefix":
-            literal = []
-            for label in condition.path:
-                if label == "*":
-                    break
-                literal.append(label)
-            return _NAMESPACE + ".".join(literal)
-    return _NAMESPACE
-
-
-def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path) :]
-    return all(want in ("*", got) for got, want in zip(part, path, strict=True))
-
-
-def _namespaces(op: ListNamespacesOp, tags: Mapping[str, int]) -> list[tuple[str, ...]]:
-    found = {tuple(tag[len(_NAMESPACE) :].split(".")) for tag in tags if tag.startswith(_NAMESPACE)}
-    kept = {ns for ns in found if all(_matches(c, ns) for c in op.match_conditions or ())}
-    if op.max_depth is not None:
-        kept = {ns[: op.max_depth] for ns in kept}
-    return sorted(kept)[op.offset : op.offset + op.limit]
-
-
-def _json_value(value: Any) -> dict[str, Any]:
-    """A plain JSON copy of a put's value; raises for what JSON cannot hold."""
-    if not isinstance(value, Mapping):
-        msg = f"a store value must be a dict, got {type(value).__name__}"
-        raise UsageError(msg)
-    copied: dict[str, Any] = _json(value, "value")
-    return copied
-
-
-def _json(obj: Any, where: str) -> Any:
-    if obj is None or isinstance(obj, bool | int):
-        return obj
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError as e:
-            msg = f"{where} is not valid Unicode ({e.reason} at position {e.start})"
-            raise ValueError(msg) from None
-        return obj
-    if isinstance(obj, float):
-        if not math.isfinite(obj):
-            msg = f"{where} is {obj!r}: JSON has no NaN or infinity"
-            raise ValueError(msg)
-        return obj
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in obj.items():
-            if not isinstance(key, str):
-                msg = f"{where} has the key {key!r}: JSON object keys are strings"
-                raise UsageError(msg)
-            out[_json(key, f"key of {where}")] = _json(item, f"{where}[{key!r}]")
-        return out
-    if isinstance(obj, list | tuple):
-        return [_json(item, f"{where}[{n}]") for n, item in enumerate(obj)]
-    msg = f"{where} is a {type(obj).__name__}, which JSON cannot hold; store str, numbers, bool, None, lists and dicts"
-    raise UsageError(msg)
-
-
-def _ttl_minutes(ttl: Any) -> float | None:
-    if ttl is None or isinstance(ttl, NotProvided):
-        return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
-        msg = f"ttl must be a positive number of minutes or None, got {ttl!r}"
-        raise ValueError(msg)
-    return float(ttl)
-
-
-def _value_filter(spec: Mapping[str, Any] | None) -> dict[str, Any]:
-    """LangGraph's value filter as the core's metadata filter on ``value.<key>``, compared as ``InMemoryStore``."""
-    conditions: list[dict[str, Any]] = []
-
-    def walk(prefix: str, spec: Mapping[str, Any]) -> None:
-        for key, wanted in spec.items():
-            if not isinstance(key, str) or not key:
-                msg = f"filter keys must be non-empty strings, got {key!r}"
-                raise ValueError(msg)
-            path = f"{prefix}.{key}"
-            if isinstance(wanted, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in wanted):
-                for op, operand in wanted.items():
-                    conditions.append(_condition(path, op, operand))
-            elif isinstance(wanted, Mapping):
-                if not wanted:
-                    msg = f"the filter on {path[len('value.') :]!r} is an empty dict; give a value or an operator"
-                    raise ValueError(msg)
-                walk(path, wanted)
-            else:
-                conditions.append(_condition(path, "$eq", wanted))
-
-    if spec is None:
-        return {}
-    if not isinstance(spec, Mapping):
-        msg = f"filter must be a dict, got {type(spec).__name__}"
-        raise UsageError(msg)
-    walk("value", spec)
-    if not conditions:
-        return {}
-    out = conditions[0] if len(conditions) == 1 else {"$and": conditions}
-    Filters.parse({"metadata": out})  # the core's own checks (keys, operands, size), before any I/O
-    return out
-
-
-# How a LangGraph condition becomes core operators. InMemoryStore compares with Python's
-# ``==``, ``!=`` and ``float(...) >``: a scalar never equals a list (``"x" != ["x", "y"]``),
-# ``None`` equals a missing key, and a nested dict (or an ``"a.b"`` path here) holds only
-# where its parent is a dict. The core's ``$eq``, ``$ne``, ``$in``, ``$nin``, ``$contains``
-# and ``$like`` also look into lists (``$eq`` matches a list holding the operand), while
-# ``$gt $gte $lt $lte $between`` compare scalars of the operand's type only (SQLite and
-# PostgreSQL alike). So:
-# - equal to a string or a number: ``$between [v, v]`` (strings compare bytewise on both
-#   backends; a number equals the same number as int or float, never a bool or a string);
-# - equal to a bool or None: ``$eq`` and not ``$contains`` (``$contains`` is the list
-#   half of ``$eq``); ``None`` also matches a missing key;
-# - ``$ne``: ``$not`` of that equality;
-# - ``$gt $gte $lt $lte``: the core's, numbers with numbers and strings with strings;
-# - below the top level, ``None`` and ``$ne`` also need the parent to be a dict, see
-#   :func:`_is_dict`.
-def _condition(path: str, op: str, operand: Any) -> dict[str, Any]:
-    """One LangGraph condition on ``path`` as a core metadata filter."""
-    where = path[len("value.") :]
-    if op not in _OPERATORS:
-        msg = f"unsupported filter operator {op!r} on {where!r}; use one of {list(_OPERATORS)}"
-        raise ValueError(msg)
-    operand = _operand(path, operand)
-    if op not in ("$eq", "$ne"):
-        return {path: {op: operand}}
-    equal = _equal(path, operand)
-    parent = path.rpartition(".")[0]
-    if (op == "$eq" and operand is not None) or parent == "value":
-        return equal if op == "$eq" else {"$not": equal}
-    # InMemoryStore's nested dict fails where the parent is not a dict, but the core reads
-    # a key below a list, a scalar or nothing as missing: None would equal it, $ne hold.
-    return {"$and": [_is_dict(parent), equal if op == "$eq" else {"$not": equal}]}
-
-
-def _equal(path: str, operand: Any) -> dict[str, Any]:
-    """The value at ``path`` is ``operand`` itself, not a list holding it (``None``: or missing)."""
-    if operand is None or isinstance(operand, bool):
-        return {path: {"$eq": operand}, "$not": {path: {"$contains": operand}}}
-    return {path: {"$between": [operand, operand]}}
-
-
-def _is_dict(path: str) -> dict[str, Any]:
-    """The value at ``path`` is a dict, or else a non-empty list holding no string, bool or None.
-
-    The core has no test of a dict: this one leaves out what is missing, ``None``, a bool,
-    a number (``$gte 0`` or ``$lt 0``), a string, an empty list and a list holding a string,
-    a bool or ``None`` (``$in`` and ``$like`` look into lists). A list of numbers, dicts or
-    lists only passes: no core operator tells it from a dict.
-    """
-    return {
-        path: {"$empty": False},
-        "$not": {
-            "$or": [
-                {path: {"$in": [True, False, None]}},
-                {path: {"$like": "%"}},
-                {path: {"$gte": 0}},
-                {path: {"$lt": 0}},
-            ]
-        },
-    }
-
-
-def _operand(path: str, operand: Any) -> Any:
-    if isinstance(operand, list | tuple | Mapping):
-        msg = (
-            f"the filter on {path[len('value.') :]!r} compares with {operand!r}; "
-            "lists and dicts cannot be compared here, filter on their scalar fields"
-        )
-        raise ValueError(msg)
-    if isinstance(operand, float) and math.isinf(operand):
-        return math.copysign(_FLOAT_MAX, operand)
-    if isinstance(operand, int) and not isinstance(operand, bool) and not _INT64[0] <= operand <= _INT64[1]:
-        return float(operand)
-    return operand
-
-
-# ---------------------------------------------------------------- embeddings
-class _AsyncOnlyEmbeddings(Embeddings):
-    """An async-only embedding function made callable from the core's worker threads."""
-
-    def __init__(self, inner: Embeddings) -> None:
-        self.inner = inner
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """The async function's vectors, awaited on a loop of its own."""
-        return _wait(lambda: self.inner.aembed_documents(list(texts)))
-
-    def embed_query(self, text: str) -> list[float]:
-        """The async function's query vector, awaited on a loop of its own."""
-        return _wait(lambda: self.inner.aembed_query(text))
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        """The async function's vectors."""
-        return await self.inner.aembed_documents(texts)
-
-    async def aembed_query(self, text: str) -> list[float]:
-        """The async function's query vector."""
-        return await self.inner.aembed_query(text)
-
-
-def _wait(make: Callable[[], Awaitable[_T]]) -> _T:
-    """Run a coroutine to the end from sync code, in a thread of its own if this one runs a loop."""
-
-    async def run() -> _T:
-        return await make()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, run()).result()
-
-
-def _callable_from_threads(embeddings: Embeddings) -> Embeddings:
-    if isinstance(embeddings, EmbeddingsLambda) and getattr(embeddings, "func", None) is None:
-        return _AsyncOnlyEmbeddings(embeddings)
-    return embeddings

@@ -27,7 +27,6 @@ import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
@@ -38,7 +37,7 @@ from langchain_core.vectorstores.utils import maximal_marginal_relevance
 from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, EmbeddingMismatchError, Filters, Hit, Memory, MemoryRecord, UsageError
-from elastic_memory.adapters import items_arg, text_arg
+from elastic_memory.adapters import StoreLifecycle, items_arg, text_arg
 
 from ._memory import LangChainEmbedder, Opened, aopen_memory, open_memory
 from .embeddings import ElasticMemoryEmbeddings, builtin_embedder
@@ -161,7 +160,7 @@ def _in_memory_warning(method: str) -> None:
     warnings.warn(msg, UserWarning, stacklevel=3)
 
 
-class ElasticMemoryVectorStore(VectorStore):
+class ElasticMemoryVectorStore(StoreLifecycle, VectorStore):
     """LangChain's vector store on one elastic-memory SQLite file.
 
     Args:
@@ -200,6 +199,8 @@ class ElasticMemoryVectorStore(VectorStore):
     access. The ``a*`` methods run on the core's ``AsyncMemory``, not in threads.
     """
 
+    _opened: Opened
+
     def __init__(
         self,
         *,
@@ -224,17 +225,7 @@ class ElasticMemoryVectorStore(VectorStore):
         self._base: dict[str, Any] = {"agent_id": self.collection, "kind": "note"}
         self._embeds = False  # set once the Memory proved it can embed for this database
 
-    # ------------------------------------------------------------- lifecycle
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    @property
-    def amemory(self) -> AsyncMemory:
-        """The core store (async facade)."""
-        return self._opened.aio
-
+    # ------------------------------------------------------------- embedding
     @property
     def embeddings(self) -> Embeddings | None:
         """The embeddings documents and queries go through, as LangChain ``Embeddings``.
@@ -251,27 +242,9 @@ class ElasticMemoryVectorStore(VectorStore):
             return ElasticMemoryEmbeddings()
         return self._embedding
 
-    def close(self) -> None:
-        """Close the database if this store opened it (``path=``); idempotent."""
-        self._opened.close()
-
-    async def aclose(self) -> None:
-        """Async :meth:`close`."""
-        if self._opened.owns:
-            await self._opened.aio.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.memory!r}, collection={self.collection!r}, mode={self.search_mode!r})"
 
-    # ------------------------------------------------------------- embedding
     def _cannot_embed(self, cause: UsageError, stats: Mapping[str, Any]) -> Exception:
         model = stats.get("embedding_model")
         if model is None:

@@ -34,7 +34,7 @@ from haystack.errors import FilterError
 from haystack.utils.misc import expit
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, resolve_location
-from elastic_memory.adapters import Opened, open_memory, run_sync, text_arg
+from elastic_memory.adapters import Opened, StoreLifecycle, open_memory, run_sync, text_arg
 from elastic_memory.embedders import unit_vectors
 
 from .filters import DOC_KEY, ID_KEY, Compiled, compile_filters, select, validate_filters
@@ -194,7 +194,7 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-class ElasticMemoryDocumentStore:
+class ElasticMemoryDocumentStore(StoreLifecycle):
     """Haystack's ``DocumentStore`` on one elastic-memory SQLite file, sync and truly async.
 
     Args:
@@ -228,6 +228,8 @@ class ElasticMemoryDocumentStore:
     matching ids.
     """
 
+    _opened: Opened
+
     def __init__(
         self,
         *,
@@ -241,33 +243,19 @@ class ElasticMemoryDocumentStore:
             raise ValueError(msg)
         self.collection = collection
         self.strict_datetime_comparison = bool(strict_datetime_comparison)
-        self._opened: Opened = open_memory(path, memory, embedder=None)
+        self._opened = open_memory(path, memory, embedder=None)
         self.path = _absolute(self._opened.sync.path)
         self._last_seq = 0
         self._vector_table: bool | None = None  # whether the store keeps vectors: known at the first write
 
     # ------------------------------------------------------------- plumbing
-    @property
-    def memory(self) -> Memory:
-        """The core's sync facade over the store's database."""
-        return self._opened.sync
-
-    @property
-    def amemory(self) -> AsyncMemory:
-        """The core's async facade over the store's database."""
-        return self._opened.aio
-
     def _run(self, coro: Coroutine[Any, Any, T], name: str) -> T:
         """Run one of the async implementations to completion from sync code (on the core's loop)."""
         return run_sync(coro, name)
 
-    def close(self) -> None:
-        """Close the database if the store opened it (idempotent)."""
-        self._opened.close()
-
     async def close_async(self) -> None:
-        """Async :meth:`close`."""
-        await self._opened.aclose()
+        """:meth:`aclose` under Haystack's name for it, which its ``Agent`` and ``DocumentWriter`` call."""
+        await self.aclose()
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise the store: its (absolute) database path and collection."""
@@ -459,10 +447,10 @@ class ElasticMemoryDocumentStore:
         written = list(chosen.values())
         if written:
             seq = self._next_seq(len(written))
-            await self._store([(doc, seq + n) for n, doc in enumerate(written)])
+            await self._remember_documents([(doc, seq + n) for n, doc in enumerate(written)])
         return len(docs) if policy == DuplicatePolicy.OVERWRITE else len(written)
 
-    async def _store(self, documents: list[tuple[Document, int]]) -> None:
+    async def _remember_documents(self, documents: list[tuple[Document, int]]) -> None:
         """Write documents (with their insertion sequence) through the core's batch path, one transaction."""
         if not documents:
             return
@@ -506,7 +494,9 @@ class ElasticMemoryDocumentStore:
             raise ValueError(msg)
         matching = await self._matching(filters)
         # In place: same ids and insertion positions.
-        await self._store([(replace(d, meta={**d.meta, **meta}), int(r.metadata.get(_SEQ, 0))) for r, d in matching])
+        await self._remember_documents(
+            [(replace(d, meta={**d.meta, **meta}), int(r.metadata.get(_SEQ, 0))) for r, d in matching]
+        )
         return len(matching)
 
     # ------------------------------------------------------- metadata reports

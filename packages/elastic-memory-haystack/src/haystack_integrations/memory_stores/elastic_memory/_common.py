@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from elastic_memory import AsyncMemory, Memory, UsageError, resolve_location
-from elastic_memory.adapters import Opened, agent_handle, open_memory
+from elastic_memory.adapters import Opened, StoreLifecycle, agent_handle, open_memory
 
 __all__ = ["IN_MEMORY", "StoreOwner", "agent_suffix", "check_name", "open_shared"]
 
@@ -92,8 +92,10 @@ def agent_suffix(opened: Opened, agent_id: str | None, suffix: str) -> str:
     return check_name("agent_id", agent_id, optional=True) or f"{opened.sync.agent_id}{suffix}"
 
 
-class StoreOwner:
+class StoreOwner(StoreLifecycle):
     """Holds the open store of one integration object: ``path=`` (opened and closed here) or ``memory=``."""
+
+    _opened: Opened
 
     def __init__(
         self,
@@ -113,14 +115,9 @@ class StoreOwner:
         self._options = options
 
     @property
-    def memory(self) -> Memory:
-        """The store underneath (sync facade; ``.as_async()`` for the async one)."""
-        return self._opened.sync
-
-    @property
     def async_memory(self) -> AsyncMemory:
-        """The store underneath (async facade)."""
-        return self._opened.aio
+        """:attr:`amemory`, under its earlier name."""
+        return self.amemory
 
     @property
     def path(self) -> str:
@@ -155,10 +152,6 @@ class StoreOwner:
             params["user_id"] = self.user_id  # Memory.open(..., user_id=) reopens that user's handle
         return params
 
-    def close(self) -> None:
-        """Close the store if this object opened it (``path=``); an own ``memory=`` stays open."""
-        self._opened.close()
-
     async def close_async(self) -> None:
-        """Close the store from async code, if this object opened it."""
-        await self._opened.aclose()
+        """:meth:`aclose` under Haystack's name for it, which its ``Agent`` and ``DocumentWriter`` call."""
+        await self.aclose()

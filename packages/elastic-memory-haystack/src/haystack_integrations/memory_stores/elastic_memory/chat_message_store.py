@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from haystack import default_from_dict, default_to_dict
@@ -81,14 +80,6 @@ class ElasticMemoryChatMessageStore(StoreOwner):
         self.agent_id = agent_suffix(self._opened, agent_id, ":haystack_chat")
         self.skip_system_messages = skip_system_messages
         self.last_k = last_k
-
-    def __enter__(self) -> ElasticMemoryChatMessageStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise: the (absolute) path, the agent id and the settings."""

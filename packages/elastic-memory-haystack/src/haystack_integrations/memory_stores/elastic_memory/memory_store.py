@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from haystack import Document, default_from_dict, default_to_dict
@@ -97,14 +96,6 @@ class ElasticMemoryStore(StoreOwner):
         self._given_agent_id = agent_id
         self.agent_id = agent_suffix(self._opened, agent_id, ":haystack_memory")
         self.mode = mode
-
-    def __enter__(self) -> ElasticMemoryStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # ------------------------------------------------------------ serialisation
     def to_dict(self) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from banks import Prompt  # type: ignore[import-untyped]  # RichPromptTemplate's engine (a llama-index-core dependency)
@@ -40,7 +39,7 @@ from llama_index.core.utils import get_tokenizer
 
 from elastic_memory import AsyncMemory, ContextPlan, Embedder, TurnReceipt, UsageError
 from elastic_memory import Memory as CoreMemory
-from elastic_memory.adapters import Opened, aopen_memory
+from elastic_memory.adapters import Opened, StoreLifecycle, aopen_memory
 from elastic_memory.context import PREAMBLE
 from llama_index.storage.chat_store.elastic_memory import ElasticMemoryAsyncChatStore
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
@@ -56,7 +55,7 @@ _MEMO_SIZE = 32
 Tokenizer = Callable[[str], list[Any]]
 
 
-class ElasticMemoryBlock(BaseMemoryBlock[str]):
+class ElasticMemoryBlock(StoreLifecycle, BaseMemoryBlock[str]):
     """Long-term memory in one SQLite file as a LlamaIndex memory block.
 
     >>> import asyncio
@@ -155,37 +154,6 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
     def class_name(cls) -> str:
         """The LlamaIndex class name."""
         return "ElasticMemoryBlock"
-
-    @property
-    def memory(self) -> CoreMemory:
-        """The store underneath (sync facade; ``.as_async()`` for the async one)."""
-        return self._store().sync
-
-    def close(self) -> None:
-        """Close the store if this block opened it (``path=``); an own ``memory=`` stays open."""
-        if self._opened is not None:
-            self._opened.close()
-
-    async def aclose(self) -> None:
-        """:meth:`close` from async code."""
-        if self._opened is not None:
-            await self._opened.aclose()
-
-    def __enter__(self) -> ElasticMemoryBlock:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> ElasticMemoryBlock:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     # ------------------------------------------------------------------ recall
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
@@ -297,6 +265,7 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         return {"agent_id": self.agent_id or "default", "user_id": self.user_id}
 
     def _store(self) -> Opened:
+        """The open store; a block rebuilt with ``model_validate`` opens its serialised path here."""
         if self._opened is None:  # rebuilt with model_validate: reopen the serialised path
             self._opened = _open(self._path(), None, None, "auto", self._reopen_options(), None)
         return self._opened
@@ -315,7 +284,7 @@ class ElasticMemoryBlock(BaseMemoryBlock[str]):
         return self.path
 
 
-class ElasticMemory(Memory):
+class ElasticMemory(StoreLifecycle, Memory):
     """LlamaIndex's ``Memory`` with persistent long-term memory, in one line.
 
     ``ElasticMemory.from_defaults("chat.db", session_id="monday")`` keeps the short-term chat
@@ -509,10 +478,9 @@ class ElasticMemory(Memory):
             raise UsageError(msg)
         return block
 
-    @property
-    def memory(self) -> CoreMemory:
-        """The elastic-memory store underneath (sync facade; ``.as_async()`` for the async one)."""
-        return self.block.memory
+    def _store(self) -> Opened:
+        """The block's store: the block holds (and closes) what :meth:`from_defaults` opened."""
+        return self.block._store()
 
     @property
     def user_id(self) -> str | None:
@@ -534,22 +502,6 @@ class ElasticMemory(Memory):
             await self._flush_open_turn()
         finally:
             await self.block.aclose()
-
-    def __enter__(self) -> ElasticMemory:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> ElasticMemory:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     # ------------------------------------------------------------------ record as put
     async def aput(self, message: ChatMessage) -> None:

@@ -25,7 +25,7 @@ from llama_index.core.callbacks.base import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, provenance
+from elastic_memory.adapters import Opened, StoreLifecycle, provenance
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 from llama_index.vector_stores.elastic_memory._embedder import core_choice, core_embedder
 
@@ -34,7 +34,7 @@ __all__ = ["ElasticMemoryRetriever"]
 _MODES = ("keyword", "semantic", "hybrid")
 
 
-class ElasticMemoryRetriever(BaseRetriever):
+class ElasticMemoryRetriever(StoreLifecycle, BaseRetriever):
     """Recall from an elastic-memory store as LlamaIndex nodes, best first.
 
     Keyword-only ``path=`` (a database file or ``":memory:"``, opened with ``embed_model=`` or
@@ -43,6 +43,8 @@ class ElasticMemoryRetriever(BaseRetriever):
     ``"hybrid"``); ``filters`` is the core's filter dict. Recalled memories count as accessed
     unless ``touch=False``. ``aretrieve`` runs on the core's ``AsyncMemory``.
     """
+
+    _opened: Opened
 
     def __init__(
         self,
@@ -71,20 +73,11 @@ class ElasticMemoryRetriever(BaseRetriever):
         super().__init__(callback_manager=callback_manager)
         embedder: Any = core_choice("auto") if embed_model is None or memory is not None else core_embedder(embed_model)
         arg = None if embed_model is None else "embed_model"
-        self._opened: Opened = open_for_user(path, memory, None, embedder=embedder, embedder_arg=arg, **options)
+        self._opened = open_for_user(path, memory, None, embedder=embedder, embedder_arg=arg, **options)
         self.similarity_top_k = similarity_top_k
         self.mode = mode
         self.filters = filters
         self.touch = touch
-
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    def close(self) -> None:
-        """Close the database if the retriever opened it (``path=``); idempotent."""
-        self._opened.close()
 
     @staticmethod
     def _nodes(hits: list[Hit]) -> list[NodeWithScore]:

@@ -23,7 +23,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -42,10 +41,9 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
-from typing_extensions import Self
 
 from elastic_memory import AsyncMemory, Hit, Memory, MemoryRecord, UsageError, resolve_location
-from elastic_memory.adapters import Opened
+from elastic_memory.adapters import Opened, StoreLifecycle
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
 from ._embedder import core_embedder
@@ -303,7 +301,7 @@ def _mmr(query: F64, matrix: F64, k: int, threshold: float) -> list[tuple[int, f
     return chosen
 
 
-class ElasticMemoryVectorStore(BasePydanticVectorStore):
+class ElasticMemoryVectorStore(StoreLifecycle, BasePydanticVectorStore):
     """LlamaIndex's vector store on one elastic-memory SQLite file (``stores_text=True``).
 
     Args:
@@ -430,35 +428,9 @@ class ElasticMemoryVectorStore(BasePydanticVectorStore):
         return self._opened.sync
 
     @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    @property
-    def amemory(self) -> AsyncMemory:
-        """The core store (async facade)."""
-        return self._opened.aio
-
-    @property
     def embed_model(self) -> BaseEmbedding | None:
         """The LlamaIndex embedding model given to the constructor, if any."""
         return self._embed_model
-
-    def close(self) -> None:
-        """Close the database if this store opened it (``path=``); idempotent."""
-        self._opened.close()
-
-    async def aclose(self) -> None:
-        """Async :meth:`close`."""
-        await self._opened.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(path={self.path!r}, collection={self.collection!r})"

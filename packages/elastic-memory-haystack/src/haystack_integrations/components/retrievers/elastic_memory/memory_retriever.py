@@ -24,7 +24,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from elastic_memory import AsyncMemory, Filters, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, open_memory, provenance
+from elastic_memory.adapters import Opened, StoreLifecycle, open_memory, provenance
 from haystack_integrations.document_stores.elastic_memory.filters import (
     Compiled,
     compile_filters,
@@ -100,7 +100,7 @@ def _document(hit: Hit) -> Document:
 
 
 @component
-class ElasticMemoryRetriever:
+class ElasticMemoryRetriever(StoreLifecycle):
     """Recall from an elastic-memory store as Haystack documents, best first.
 
     Keyword-only ``path=`` (a database file or ``":memory:"``, opened with the core's built-in
@@ -111,6 +111,8 @@ class ElasticMemoryRetriever:
     in Python), or the core's own filter dict (``agent_id``, ``type``, ``kind``, ``tags``,
     ``metadata``...). ``run_async`` runs on the core's ``AsyncMemory``. ``to_dict`` carries the path.
     """
+
+    _opened: Opened
 
     def __init__(
         self,
@@ -131,16 +133,11 @@ class ElasticMemoryRetriever:
         self.mode = mode
         self.filters = filters
         self.touch = touch
-        self._opened: Opened = open_memory(path, memory, **options)
+        self._opened = open_memory(path, memory, **options)
 
-    @property
-    def memory(self) -> Memory:
-        """The core store (sync facade)."""
-        return self._opened.sync
-
-    def close(self) -> None:
-        """Close the database if the retriever opened it (``path=``); idempotent."""
-        self._opened.close()
+    async def close_async(self) -> None:
+        """:meth:`aclose` under Haystack's name for it, which its ``Agent`` and ``DocumentWriter`` call."""
+        await self.aclose()
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise: the store's path (absolute) and the settings; an in-memory store cannot be rebuilt."""

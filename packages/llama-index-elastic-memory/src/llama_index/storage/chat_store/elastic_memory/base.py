@@ -40,7 +40,6 @@ import json
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from llama_index.core.bridge.pydantic import (
@@ -55,7 +54,7 @@ from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
 from elastic_memory import AsyncMemory, Embedder, Hit, Memory, UsageError
-from elastic_memory.adapters import Opened, agent_handle
+from elastic_memory.adapters import Opened, StoreLifecycle, agent_handle
 from llama_index.embeddings.elastic_memory.base import core_choice
 from llama_index.storage.chat_store.elastic_memory._users import open_for_user
 
@@ -462,32 +461,6 @@ def _open(
     return opened, agent, agent_id or f"{served.agent_id}{AGENT_SUFFIX}"
 
 
-class _Lifecycle:
-    """Closing, context managers and the facades (mixed into both stores)."""
-
-    _opened: Opened
-    #: The agent's own handle on the same store, which the transcript plans run on.
-    _agent: Opened
-
-    @property
-    def memory(self) -> Memory:
-        """The store underneath (sync facade; the user's handle when the store serves one)."""
-        return self._opened.sync
-
-    @property
-    def async_memory(self) -> AsyncMemory:
-        """The store underneath (async facade; the user's handle when the store serves one)."""
-        return self._opened.aio
-
-    def close(self) -> None:
-        """Close the store if this chat store opened it (``path=``); an own ``memory=`` stays open."""
-        self._opened.close()
-
-    async def aclose(self) -> None:
-        """:meth:`close` from async code."""
-        await self._opened.aclose()
-
-
 _PATH_DOC = (
     "The database file this store reads and writes (for a memory= store, that memory's file). "
     "':memory:' stores serialise their messages instead (db_data)."
@@ -497,7 +470,7 @@ _USER_DOC = "The user whose conversations these are (None: the agent's own); eac
 
 
 # ----------------------------------------------------------------- classic store
-class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
+class ElasticMemoryChatStore(StoreLifecycle, BaseChatStore):
     """A ``BaseChatStore`` kept in an elastic-memory store: messages stored exactly, in order.
 
     >>> from llama_index.core.llms import ChatMessage
@@ -543,6 +516,7 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
     user_id: str | None = Field(default=None, description=_USER_DOC)
 
     _opened: Opened = PrivateAttr()
+    #: The agent's own handle on the same store, which the transcript plans run on.
     _agent: Opened = PrivateAttr()
     _transcript: _Transcript = PrivateAttr()
 
@@ -587,13 +561,10 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
             data["db_data"] = self._run(self._transcript.everything())
         return data
 
-    def __enter__(self) -> ElasticMemoryChatStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+    @property
+    def async_memory(self) -> AsyncMemory:
+        """:attr:`amemory`, under its earlier name."""
+        return self.amemory
 
     def _run(self, plan: _Plan[T]) -> T:
         return _drive(plan, self._agent.sync)
@@ -697,7 +668,7 @@ class ElasticMemoryChatStore(_Lifecycle, BaseChatStore):
 
 
 # ------------------------------------------------------------------- async store
-class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
+class ElasticMemoryAsyncChatStore(StoreLifecycle, AsyncDBChatStore):
     """An ``AsyncDBChatStore`` (the FIFO of ``llama_index.core.memory.Memory``) kept in elastic-memory.
 
     >>> import asyncio
@@ -734,6 +705,7 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
     user_id: str | None = Field(default=None, description=_USER_DOC)
 
     _opened: Opened = PrivateAttr()
+    #: The agent's own handle on the same store, which the transcript plans run on.
     _agent: Opened = PrivateAttr()
     _transcript: _Transcript = PrivateAttr()
 
@@ -789,13 +761,10 @@ class ElasticMemoryAsyncChatStore(_Lifecycle, AsyncDBChatStore):
         given.pop("class_name", None)
         return cls(**given)
 
-    async def __aenter__(self) -> ElasticMemoryAsyncChatStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
+    @property
+    def async_memory(self) -> AsyncMemory:
+        """:attr:`amemory`, under its earlier name."""
+        return self.amemory
 
     async def _arun(self, plan: _Plan[T]) -> T:
         return await _adrive(plan, self._agent.aio)
