@@ -12,18 +12,6 @@ and fallback) and :class:`LLMExtractor` (one prompt, tolerant parsing; the worke
 """
 
 from . import poisoning_languages as _poisoning_languages  # noqa: F401  (registers its cue sets)
-from .base import (
-    EntityCandidate,
-    Extraction,
-    ExtractionPolicy,
-    Extractor,
-    FactCandidate,
-    MemoryCandidate,
-    Rejection,
-    RelationCandidate,
-    Turn,
-    apply_policy,
-)
 from .cues import ENGLISH, LanguageCues, cues_for, register_cues, register_poisoning_cues
 from .guards import (
     GuardReason,
@@ -37,7 +25,18 @@ from .guards import (
 from .heuristic import HeuristicExtractor
 from .llm import LLMExtractor, MalformedOutput
 from .poisoning import FAMILIES, Flag, detect
+from .policy import ExtractionPolicy, apply_policy
 from .rules import ENGLISH_RULES, KEYS, FactRule, capture_facts, register_rules
+from .values import (
+    EntityCandidate,
+    Extraction,
+    Extractor,
+    FactCandidate,
+    MemoryCandidate,
+    Rejection,
+    RelationCandidate,
+    Turn,
+)
 
 __all__ = [
     # values

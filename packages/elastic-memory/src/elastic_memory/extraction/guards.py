@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Final
 from .poisoning import INVISIBLE, SCAN, detect, detect_reply
 
 if TYPE_CHECKING:
-    from .base import ExtractionPolicy, Turn
+    from .policy import ExtractionPolicy
+    from .values import Turn
 
 __all__ = [
     "GuardReason",

@@ -5,18 +5,10 @@ from __future__ import annotations
 import math
 import re
 
-from .base import (
-    EntityCandidate,
-    Extraction,
-    ExtractionPolicy,
-    FactCandidate,
-    MemoryCandidate,
-    RelationCandidate,
-    Turn,
-    apply_policy,
-)
 from .cues import LanguageCues, cues_for
+from .policy import ExtractionPolicy, apply_policy
 from .rules import capture_facts
+from .values import EntityCandidate, Extraction, FactCandidate, MemoryCandidate, RelationCandidate, Turn
 
 __all__ = ["HeuristicExtractor"]
 

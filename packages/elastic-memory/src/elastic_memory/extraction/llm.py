@@ -14,21 +14,20 @@ from dataclasses import replace
 from typing import Any, TypeGuard
 
 from ..errors import UsageError
-from .base import (
+from .cues import cues_for
+from .guards import GuardReason
+from .heuristic import HeuristicExtractor
+from .policy import ExtractionPolicy, apply_policy
+from .rules import KEYS, slug
+from .values import (
     EntityCandidate,
     Extraction,
-    ExtractionPolicy,
     FactCandidate,
     MemoryCandidate,
     Rejection,
     RelationCandidate,
     Turn,
-    apply_policy,
 )
-from .cues import cues_for
-from .guards import GuardReason
-from .heuristic import HeuristicExtractor
-from .rules import KEYS, slug
 
 __all__ = ["LLMExtractor", "MalformedOutput"]
 

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .base import FactCandidate
 from .cues import ENGLISH, LanguageCues, cues_for
+from .values import FactCandidate
 
 __all__ = ["ENGLISH_RULES", "KEYS", "FactRule", "capture_facts", "register_rules", "slug"]
 
