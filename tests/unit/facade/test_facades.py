@@ -73,7 +73,7 @@ def test_sync_call_on_the_library_loop_names_the_async_method(db_path: Path) -> 
     async def inside() -> None:
         mem.recall("x")
 
-    future = asyncio.run_coroutine_threadsafe(inside(), _runner.loop())
+    future = asyncio.run_coroutine_threadsafe(inside(), _runner.event_loop())
     with pytest.raises(UsageError, match=r"await AsyncMemory\.recall"):
         future.result()
     mem.close()

@@ -129,7 +129,7 @@ async def _submit(loop: Any, kind: str, run: Any) -> None:
 def _library_loop() -> asyncio.AbstractEventLoop:
     from elastic_memory import _runner
 
-    return _runner.loop()
+    return _runner.event_loop()
 
 
 def test_a_crashed_worker_task_is_restarted(db_path: Path) -> None:
