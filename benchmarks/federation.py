@@ -67,7 +67,7 @@ import numpy.typing as npt
 from _common import RESULTS, environment, percentile, run_block, section, table, write_json
 from elastic_memory import Memory, MiniLMEmbedder
 from elastic_memory import _runner as runner
-from elastic_memory.federation import Entry, MemoryStore, SQLiteMemoryStore, TierBudget, TierHealth
+from elastic_memory.federation import CoreStore, Entry, MemoryStore, TierBudget, TierHealth
 from elastic_memory.storage.sqlite.driver import driver
 from elastic_memory.types import Hit, MemoryId, MemoryRecord
 
@@ -375,7 +375,7 @@ def tier_cores(mem: Memory) -> dict[str, Any]:
     out = {}
     for ref in fed.tiers:
         inner = ref.store.inner
-        assert isinstance(inner, SQLiteMemoryStore), ref
+        assert isinstance(inner, CoreStore), ref
         out[ref.name] = inner.core
     return out
 

@@ -148,6 +148,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "elastic_memory.federation": (
         "BreakerState",
         "CircuitBreaker",
+        "CoreStore",
         "DecayProfile",
         "DegradedEvent",
         "Entry",
@@ -307,6 +308,12 @@ def test_a_public_path_still_exports_its_names(path: str) -> None:
     module = importlib.import_module(path)
     missing = [name for name in PUBLIC[path] if name not in getattr(module, "__all__", ()) or not hasattr(module, name)]
     assert not missing, f"{path} no longer exports {missing}"
+
+
+def test_the_former_store_name_is_the_same_class() -> None:
+    from elastic_memory.federation import CoreStore, SQLiteMemoryStore
+
+    assert SQLiteMemoryStore is CoreStore
 
 
 def test_the_console_script_names_a_function_that_exists() -> None:

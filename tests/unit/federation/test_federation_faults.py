@@ -22,11 +22,11 @@ import pytest
 from elastic_memory import Memory, MemoryWriteError, RoutingError, TierWriteError
 from elastic_memory.federation import (
     BreakerState,
+    CoreStore,
     DegradedEvent,
     Entry,
     MemoryFederation,
     MemoryRouter,
-    SQLiteMemoryStore,
     TierBudget,
     TierHealth,
     build_federation,
@@ -68,7 +68,7 @@ class Faulty:
     ``delay`` (seconds) slows passing calls down so concurrent ones overlap.
     """
 
-    def __init__(self, inner: SQLiteMemoryStore) -> None:
+    def __init__(self, inner: CoreStore) -> None:
         self.inner = inner
         self.name = inner.name
         self.fault: str | None = None
@@ -121,10 +121,10 @@ class Rig:
         return {h.content for h in hits}
 
 
-async def _sqlite(home: Path, folder: str, name: str, clock: Callable[[], float]) -> SQLiteMemoryStore:
+async def _sqlite(home: Path, folder: str, name: str, clock: Callable[[], float]) -> CoreStore:
     path = home / folder / "memory.db"
     path.parent.mkdir(parents=True, exist_ok=True)
-    return await SQLiteMemoryStore.open(path, name=name, agent_id="ana", embedder=FakeEmbedder(), clock=clock)
+    return await CoreStore.open(path, name=name, agent_id="ana", embedder=FakeEmbedder(), clock=clock)
 
 
 @pytest.fixture
@@ -501,7 +501,7 @@ def test_a_corrupt_private_file_at_open_is_moved_to_quarantine_and_replaced(home
 class Gated(Faulty):
     """A real store whose searches wait at a gate; ``entered`` counts the searches waiting there."""
 
-    def __init__(self, inner: SQLiteMemoryStore) -> None:
+    def __init__(self, inner: CoreStore) -> None:
         super().__init__(inner)
         self.gate = asyncio.Event()
         self.entered = 0
@@ -579,7 +579,7 @@ async def test_a_merged_read_after_removal_leaves_the_pool_out(team: tuple[Memor
 async def test_closing_a_removed_pool_under_in_flight_reads_raises_nothing(home: Path) -> None:
     """remove_pool() then aclose() of its store while reads are in flight: the reads end without error.
 
-    The in-flight reads meet a closed store; SQLiteMemoryStore must fail them as a backend
+    The in-flight reads meet a closed store; CoreStore must fail them as a backend
     error (the tier degrades) rather than as the caller's UsageError.
     """
     federation = await build_federation("ana", home=home, pools=["team"], embedder=FakeEmbedder())

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from elastic_memory import AccessDeniedError, Memory, UsageError
-from elastic_memory.federation import Entry, MemoryFederation, MemoryRouter, PoolConfig, SQLiteMemoryStore, TierHealth
+from elastic_memory.federation import CoreStore, Entry, MemoryFederation, MemoryRouter, PoolConfig, TierHealth
 from elastic_memory.testing import FakeEmbedder, fresh_schema
 from elastic_memory.types import Hit, MemoryId, MemoryRecord
 
@@ -276,7 +276,7 @@ class _Unreadable:
 
 async def test_a_pool_that_cannot_be_checked_is_not_written(home: Path, fake: FakeEmbedder) -> None:
     """If the author check cannot read the pool, the pool's leg degrades instead of writing unchecked."""
-    private = await SQLiteMemoryStore.open(":memory:", embedder=fake, agent_id="bob")
+    private = await CoreStore.open(":memory:", embedder=fake, agent_id="bob")
     broken = _Unreadable()
     federation = MemoryFederation(MemoryRouter(private=private, pools={"ops": broken}), agent_id="bob")
     try:
@@ -289,8 +289,8 @@ async def test_a_pool_that_cannot_be_checked_is_not_written(home: Path, fake: Fa
 
 async def test_an_operators_federation_may_change_anything(fake: FakeEmbedder) -> None:
     """A federation built without agent_id (an operator's) is not restricted."""
-    private = await SQLiteMemoryStore.open(":memory:", embedder=fake)
-    pool = await SQLiteMemoryStore.open(":memory:", embedder=fake)
+    private = await CoreStore.open(":memory:", embedder=fake)
+    pool = await CoreStore.open(":memory:", embedder=fake)
     federation = MemoryFederation(MemoryRouter(private=private, pools={"ops": pool}))
     try:
         entry = Entry.create("Alice's pool note.", scope="shared", pool="ops", now=0.0, default_agent="alice")

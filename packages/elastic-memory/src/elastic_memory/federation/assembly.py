@@ -29,13 +29,13 @@ from ..storage.postgres.connect import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
 from .config import MemorySettings, check_name, load_budgets, load_settings, moderator_grants
+from .core_store import CoreStore
 from .federation import MemoryFederation
 from .ops import FederatedOps
 from .pg_names import ServerTier, settle
 from .protocol import Entry, MemoryStore, TierHealth
 from .resilience import DegradedEvent
 from .router import DecayProfile, MemoryRouter, MemoryWeights
-from .sqlite_tier import SQLiteMemoryStore
 
 __all__ = ["PoolConfig", "build_federation", "check_name", "open_federated"]
 
@@ -132,7 +132,7 @@ async def _open_shared(name: str, location: Path | ServerTier, options: dict[str
         options = {**options, "vector_index": "auto"}
     try:
         where = location if isinstance(location, Path) else await settle(*location, timeout=options.get("timeout", 5.0))
-        return SQLiteMemoryStore(await MemoryCore.open(where, **{**options, "recall": recall}), name=name)
+        return CoreStore(await MemoryCore.open(where, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
         shown = location if isinstance(location, Path) else redact(tier_url(*location))
         log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, shown, e)
@@ -250,7 +250,7 @@ async def build_federation(
     try:
         # The model loads in the background from here (MemoryCore.preload); FederatedOps waits for it
         # before a write that embeds, outside the tiers' time budgets.
-        private = SQLiteMemoryStore(core, name="private")
+        private = CoreStore(core, name="private")
         private.quarantined_file = moved
         router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)
         for name in dict.fromkeys(names):
@@ -266,7 +266,7 @@ async def build_federation(
             opened.append(glob)
             router.set_global(glob)
         for store in opened:  # one query embedding serves every tier of a read
-            if isinstance(store, SQLiteMemoryStore):
+            if isinstance(store, CoreStore):
                 store.core.share_query_memo(core)
         vector_weight = core.recall_config.effective_vector_weight
         return MemoryFederation(
@@ -288,5 +288,5 @@ async def open_federated(agent_id: str, **options: Any) -> FederatedOps:
     """:func:`build_federation` (``options`` are its arguments) as the operations ``Memory.for_agent`` calls."""
     federation = await build_federation(agent_id, **options)
     private = federation.router.tier("private").store.inner
-    assert isinstance(private, SQLiteMemoryStore)  # build_federation's private tier is always a MemoryCore
+    assert isinstance(private, CoreStore)  # build_federation's private tier is always a MemoryCore
     return FederatedOps(federation, private.core)

@@ -29,9 +29,9 @@ from ..types import (
     Scope,
 )
 from ..users import SEPARATOR
+from .core_store import CoreStore, own_rows_only, serving_user, touching
 from .federation import MemoryFederation
 from .protocol import Entry
-from .sqlite_tier import SQLiteMemoryStore, own_rows_only, serving_user, touching
 
 __all__ = ["FederatedOps"]
 
@@ -276,7 +276,7 @@ class FederatedOps:
             by_tier.setdefault(hit.tier or "private", []).append(hit.id)
         for ref in self.federation.router.tiers:
             inner = ref.store.inner
-            if ref.name in by_tier and isinstance(inner, SQLiteMemoryStore):
+            if ref.name in by_tier and isinstance(inner, CoreStore):
                 try:
                     await ref.store.call_write(partial(inner.touch, by_tier[ref.name]), "record access")
                 except TierWriteError as e:  # bookkeeping: never fails a recall
@@ -302,7 +302,7 @@ class FederatedOps:
         for ref in self.federation.router.tiers:
             inner = ref.store.inner
             missing = [i for i in wanted if i not in out]
-            if missing and isinstance(inner, SQLiteMemoryStore):
+            if missing and isinstance(inner, CoreStore):
                 for key, vector in (await inner.core.vectors(missing)).items():
                     out.setdefault(key, vector)
         return out
@@ -312,7 +312,7 @@ class FederatedOps:
         out: dict[str, int] = {}
         for ref in self.federation.router.tiers:
             inner = ref.store.inner
-            if isinstance(inner, SQLiteMemoryStore):
+            if isinstance(inner, CoreStore):
                 for tag, count in (await inner.core.tags(filters=filters, prefix=prefix)).items():
                     out[tag] = out.get(tag, 0) + count
         return dict(sorted(out.items()))
@@ -321,7 +321,7 @@ class FederatedOps:
         """Load every open SQLite tier's vector index; the private tier's vector tier."""
         for ref in self.federation.router.tiers:
             inner = ref.store.inner
-            if isinstance(inner, SQLiteMemoryStore) and inner.core is not self.core and not inner.core.store.closed:
+            if isinstance(inner, CoreStore) and inner.core is not self.core and not inner.core.store.closed:
                 try:
                     await inner.core.load_index()
                 except Exception as e:  # noqa: BLE001 - a broken tier is reported by health(), not raised here
@@ -334,7 +334,7 @@ class FederatedOps:
         tiers: dict[str, Any] = {}
         for ref in self.federation.router.tiers:
             inner = ref.store.inner
-            if isinstance(inner, SQLiteMemoryStore) and not inner.core.store.closed:
+            if isinstance(inner, CoreStore) and not inner.core.store.closed:
                 try:
                     s = await inner.stats()
                 except Exception as e:  # noqa: BLE001 - a broken tier is reported, not raised

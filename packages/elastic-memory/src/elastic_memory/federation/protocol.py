@@ -1,7 +1,7 @@
 """The store protocol: what every backend does, so a federation can stand where one store stands.
 
 A backend is anything with these coroutines (structural typing, no base class):
-:class:`~elastic_memory.federation.SQLiteMemoryStore` (one SQLite file), the Markdown
+:class:`~elastic_memory.federation.CoreStore` (one SQLite file or PostgreSQL schema), the Markdown
 folder connector (read-only), :class:`~elastic_memory.federation.MemoryFederation` itself,
 and later other databases. Writes take :class:`Entry` values, built and validated once by
 :meth:`Entry.create`, so every tier of a fan-out receives the same id.

@@ -1,4 +1,4 @@
-"""SQLiteMemoryStore: one SQLite memory file (a :class:`MemoryCore`) as a store of the protocol."""
+"""CoreStore: one elastic-memory store (a :class:`MemoryCore`, SQLite file or PostgreSQL schema) as a tier."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from ..user_core import user_core
 from .protocol import Entry, TierHealth
 
-__all__ = ["SQLiteMemoryStore", "own_rows_only", "serving_user", "touching"]
+__all__ = ["CoreStore", "own_rows_only", "serving_user", "touching"]
 
 #: Whether searches made in this context record an access (``None``: the store's
 #: :class:`RecallConfig`). The federation sets it for ``explain()`` and for plans.
@@ -27,8 +27,8 @@ serving_user: ContextVar[str | None] = ContextVar("elastic_memory_serving_user",
 own_rows_only: ContextVar[bool] = ContextVar("elastic_memory_own_rows_only", default=False)
 
 
-class SQLiteMemoryStore:
-    """The store protocol over one elastic-memory SQLite file (embedding included).
+class CoreStore:
+    """One elastic-memory store (a SQLite file or a PostgreSQL schema, embedding included) as a federation tier.
 
     Open one with :meth:`open` (it takes :meth:`Memory.open`'s keyword arguments), or wrap
     an open core. ``owns`` says whether :meth:`aclose` closes the core.
@@ -36,7 +36,7 @@ class SQLiteMemoryStore:
     >>> import asyncio
     >>> from elastic_memory.testing import FakeEmbedder
     >>> async def main():
-    ...     store = await SQLiteMemoryStore.open(":memory:", embedder=FakeEmbedder())
+    ...     store = await CoreStore.open(":memory:", embedder=FakeEmbedder())
     ...     await store.write([Entry.create("Standup is at 10:00.", now=0.0, default_agent="ana")])
     ...     hits = await store.search("standup")
     ...     await store.aclose()
@@ -53,16 +53,16 @@ class SQLiteMemoryStore:
         self.quarantined_file: Path | None = None
 
     def __repr__(self) -> str:
-        return f"SQLiteMemoryStore({self.core.store.path!r})"
+        return f"CoreStore({self.core.store.path!r})"
 
     @classmethod
-    async def open(cls, path: str | Path, *, name: str | None = None, **options: Any) -> SQLiteMemoryStore:
-        """Open (creating and migrating) the file at ``path``; see :meth:`AsyncMemory.open`."""
+    async def open(cls, path: str | Path, *, name: str | None = None, **options: Any) -> CoreStore:
+        """Open (creating and migrating) the file or PostgreSQL URL ``path``; see :meth:`AsyncMemory.open`."""
         return cls(await MemoryCore.open(path, **options), name=name)
 
     @property
     def path(self) -> str:
-        """The database file."""
+        """The database: the file, or the PostgreSQL URL with its schema."""
         return self.core.store.path
 
     @contextlib.contextmanager
@@ -81,14 +81,14 @@ class SQLiteMemoryStore:
             raise StorageError(msg) from e
 
     def _served(self) -> MemoryCore:
-        """The core a call of this context reads and writes: the private tier's user's, else the file's."""
+        """The core a call of this context reads and writes: the private tier's user's, else the store's."""
         user = serving_user.get()
         return self.core if user is None or self.name != "private" else user_core(self.core, user)
 
     async def search(
         self, query: str = "", *, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
     ) -> list[Hit]:
-        """:meth:`Memory.recall` on this file (recording access unless :data:`touching` says not to)."""
+        """:meth:`Memory.recall` on this store (recording access unless :data:`touching` says not to)."""
         core = self._served()
         given = None if filters is None else dict(filters)
         if self.name == "private" and own_rows_only.get() and core.user_id is None:
@@ -119,31 +119,31 @@ class SQLiteMemoryStore:
         await self.core.store.touch_ids(list(ids))
 
     async def update(self, id: str, **changes: Any) -> MemoryRecord:
-        """:meth:`Memory.update` on this file."""
+        """:meth:`Memory.update` on this store."""
         return await self._served().update(id, **changes)
 
     async def restore(self, ids: Sequence[str]) -> int:
-        """:meth:`Memory.restore` on this file."""
+        """:meth:`Memory.restore` on this store."""
         return await self._served().restore(list(ids))
 
     async def archive(self, ids: Sequence[str], *, archived: bool = True) -> int:
-        """:meth:`Memory.archive` on this file."""
+        """:meth:`Memory.archive` on this store."""
         return await self._served().archive(list(ids), archived=archived)
 
     async def purge(self, older_than: float = 0.0, *, ids: Sequence[str] | None = None) -> int:
-        """:meth:`Memory.purge` on this file."""
+        """:meth:`Memory.purge` on this store."""
         return await self.core.purge(older_than, ids=ids)
 
     async def stats(self) -> dict[str, Any]:
-        """:meth:`Memory.stats` on this file."""
+        """:meth:`Memory.stats` on this store."""
         return await self.core.stats()
 
     async def prune(self, policy: PrunePolicy) -> PruneReport:
-        """:meth:`Memory.prune` on this file."""
+        """:meth:`Memory.prune` on this store."""
         return await self.core.prune(policy)
 
     async def health_check(self) -> TierHealth:
-        """Whether the file answers a read; never raises."""
+        """Whether the store answers a read; never raises."""
         detail: dict[str, Any] = {"path": self.core.store.path}
         if self.quarantined_file is not None:
             detail["quarantined_file"] = str(self.quarantined_file)
@@ -156,6 +156,6 @@ class SQLiteMemoryStore:
         return TierHealth(self.name, True, None, detail)
 
     async def aclose(self) -> None:
-        """Close the file if this store owns it (idempotent)."""
+        """Close the core if this store owns it (idempotent)."""
         if self._owns:
             await self.core.close()
