@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from elastic_memory import LoopConfig, Memory, cli
 from elastic_memory.cli import _common as cli_common
 from elastic_memory.governor import Admission
+from elastic_memory.loop.attach import loop_of
 from elastic_memory.loop.jobs import EMBED_BATCH, EMBED_BATCHES
 from elastic_memory.testing import FakeEmbedder
 
@@ -51,7 +52,7 @@ def _unembedded(mem: Memory) -> list[str]:
 
 def _shedding_embeds(mem: Memory) -> None:
     """Make every embed job look slower than any headroom: once one runs, others are shed."""
-    mem._core.loop.worker.admission = Admission(priors={"embed": 1e6})
+    loop_of(mem._core).worker.admission = Admission(priors={"embed": 1e6})
 
 
 def _fill_without_vectors(where: str, texts: list[str], *, agent_id: str = "default") -> None:
@@ -92,7 +93,7 @@ def test_a_reopened_store_embeds_its_backlog_on_drain_without_a_new_write(where:
 def test_a_reopened_store_embeds_its_backlog_in_the_background(where: str) -> None:
     """Opening a store with a backlog queues its embedding: the worker gives the vectors, no call needed.
 
-    If this fails, check that MemoryCore.open calls MemoryLoop.resume.
+    If this fails, check that loop.attach.open_core calls MemoryLoop.resume.
     """
     _fill_without_vectors(where, _notes(40))
     with Memory.open(where, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard")) as mem:

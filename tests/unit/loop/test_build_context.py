@@ -9,6 +9,7 @@ import pytest
 
 from elastic_memory import LoopConfig, Memory, UsageError
 from elastic_memory.context import estimate_tokens
+from elastic_memory.loop.attach import loop_of
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -146,7 +147,7 @@ def test_a_failure_inside_gives_an_empty_plan_and_is_reported(mem: Memory, monke
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(mem._core.loop.store, "current_facts", broken)
+    monkeypatch.setattr(loop_of(mem._core).store, "current_facts", broken)
     plan = mem.build_context("hi")
     health = mem.health()
     assert plan.render() == ""

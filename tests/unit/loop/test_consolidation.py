@@ -10,6 +10,7 @@ import pytest
 
 from elastic_memory import LoopConfig, Memory, _runner
 from elastic_memory.forgetting import DAY
+from elastic_memory.loop.attach import loop_of
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_near_duplicate_preferences_merge_into_one_memory(mem: Memory) -> None:
     _sweep(mem)
     merged = mem.recall("metric units", mode="keyword", filters={"kind": "merged"})
     assert len(merged) == 1 and "metric units" in merged[0].content
-    links = _runner.run(mem._core.loop.store.links(merged[0].id), "links")
+    links = _runner.run(loop_of(mem._core).store.links(merged[0].id), "links")
     assert sorted(links) == sorted([(a, "consolidates"), (b, "consolidates")])
 
 

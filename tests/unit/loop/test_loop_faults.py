@@ -14,6 +14,7 @@ import pytest
 
 from elastic_memory import LoopConfig, Memory, UsageError, _runner
 from elastic_memory.forgetting import DAY
+from elastic_memory.loop.attach import loop_of
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -220,7 +221,7 @@ def test_a_session_resumed_while_its_summary_is_written_stays_open(db_path: Path
         mem.record_turn("Hello.", "Hi.", session_id="s1")
         mem.end_session("s1")
         mem.drain()
-        session = _runner.run(mem._core.loop.store.session(mem.agent_id, "s1"), "session")
+        session = _runner.run(loop_of(mem._core).store.session(mem.agent_id, "s1"), "session")
     assert session is not None and session.turns == 2 and session.ended_at is None
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from elastic_memory import AsyncMemory, LoopConfig, Memory
 from elastic_memory.governor import Admission
+from elastic_memory.loop.attach import loop_of
 from elastic_memory.loop.worker import ForegroundCalls, ForegroundGate, Job, Worker
 from elastic_memory.testing import FakeEmbedder
 
@@ -104,7 +105,7 @@ def test_an_llm_taking_max_tokens_gets_the_worker_cap(db_path: Path) -> None:
 def test_a_failing_job_is_counted_and_the_worker_goes_on(db_path: Path) -> None:
     async def main() -> dict[str, Any]:
         async with await AsyncMemory.open(db_path, embedder=None, loop=LoopConfig(tier="standard")) as mem:
-            loop = mem._core.loop
+            loop = loop_of(mem._core)
 
             async def broken() -> None:
                 raise RuntimeError("job bug")
@@ -136,7 +137,7 @@ def test_a_crashed_worker_task_is_restarted(db_path: Path) -> None:
     with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard")) as mem:
         mem.record_turn("Hello.", "Hi.", session_id="s1")
         mem.drain()
-        worker = mem._core.loop.worker
+        worker = loop_of(mem._core).worker
         asyncio.run_coroutine_threadsafe(_cancel(worker), _library_loop()).result()
         receipt = mem.record_turn("My name is Alice.", "Hi Alice.", session_id="s1")
         mem.drain()
@@ -265,7 +266,7 @@ def test_shed_extraction_is_caught_up_once_the_load_falls(db_path: Path) -> None
     """A shed job loses nothing: its turn stays pending and a later sweep extracts it."""
     llm = RecordingLLM()
     with Memory.open(db_path, embedder=None, llm=llm, loop=LoopConfig(tier="full", background=False)) as mem:
-        loop = mem._core.loop
+        loop = loop_of(mem._core)
         for _ in range(20):
             loop.worker.admission.record("consolidate", 100.0)
         asyncio.run_coroutine_threadsafe(_submit(loop, "consolidate", _noop), _library_loop()).result()

@@ -1,4 +1,8 @@
-"""MemoryCore: the async implementation behind both facades. Lives on the library loop."""
+"""MemoryCore: the async implementation behind both facades. Lives on the library loop.
+
+A core knows nothing above it: the memory loop attaches to it (:meth:`MemoryCore.attach`,
+a :class:`CorePart`) and adds its recall steps (:data:`RecallStep`), its health and its close.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +30,6 @@ from .errors import EmbedderError, RecallWarning, UsageError
 from .extraction.flags import flag_of
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
-from .loop import LoopConfig, MemoryLoop, check_loop_args
 from .retrieval import recall
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, is_url
 from .storage.queries import MAX_PARAMS, live_by_hash
@@ -47,7 +50,7 @@ from .types import (
 )
 from .users import scoped_filters
 
-__all__ = ["REMEMBER_FIELDS", "SUPPLIED", "EmbedderSpec", "MemoryCore"]
+__all__ = ["REMEMBER_FIELDS", "SUPPLIED", "CorePart", "EmbedderSpec", "MemoryCore", "RecallStep"]
 
 log = logging.getLogger("elastic_memory")
 
@@ -74,6 +77,30 @@ REMEMBER_FIELDS = (
 
 #: The model a database is pinned to when its first vectors come from the caller and no embedder is configured.
 SUPPLIED = "supplied"
+
+#: A step :meth:`MemoryCore.explain` applies after fusion: ``(explanation, filters, k)`` to the
+#: explanation recall returns. A step that fails returns the explanation it was given (recall stands).
+RecallStep = Callable[[Explanation, Filters, int], Awaitable[Explanation]]
+
+
+class CorePart(Protocol):
+    """A part attached to a core (the memory loop): see :meth:`MemoryCore.attach`."""
+
+    @property
+    def recall_steps(self) -> Sequence[RecallStep]:
+        """Its steps of recall, applied in order after fusion."""
+
+    def for_owner(self, core: MemoryCore) -> CorePart:
+        """The part serving ``core``, a user's handle on this part's core (see :mod:`.user_core`)."""
+
+    async def stats(self) -> dict[str, Any]:
+        """Its counts for its core's owner (a user's handle's ``stats()`` shows them)."""
+
+    async def health(self) -> dict[str, Any]:
+        """Its state (``health()`` shows it); never raises."""
+
+    async def close(self) -> None:
+        """Finish its work: the core closes it before the store."""
 
 
 class MemoryCore:
@@ -104,7 +131,9 @@ class MemoryCore:
         #: Why no configured embedder could be used, when none could (the last resolution's reason).
         self.embedder_problem: str | None = None
         self._query_batches = QueryBatches()
-        self.loop: MemoryLoop
+        #: What is attached to this core (:meth:`attach`), and their recall steps in order.
+        self.parts: list[CorePart] = []
+        self.recall_steps: list[RecallStep] = []
         #: The handles of this agent's users (:func:`~elastic_memory.user_core.user_core`), least recent first.
         self.user_handles: dict[str, MemoryCore] = {}
         #: Set by a federation: the memory loop's relevance recall goes through it.
@@ -123,12 +152,8 @@ class MemoryCore:
         ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
-        llm: Callable[..., str] | None = None,
-        context_tokens: int = 8_192,
-        loop: LoopConfig | None = None,
-        ram_probe: Callable[[], int] | None = None,
     ) -> MemoryCore:
-        """Validate the options, open the store and migrate it."""
+        """Validate the options, open the store and migrate it (nothing is attached yet)."""
         agent, candidates = cls._checked(
             path=path,
             agent_id=agent_id,
@@ -139,9 +164,6 @@ class MemoryCore:
             ann_threshold=ann_threshold,
             timeout=timeout,
             clock=clock,
-            llm=llm,
-            context_tokens=context_tokens,
-            loop=loop,
         )
         store: Store
         if isinstance(path, str) and is_url(path):
@@ -157,12 +179,7 @@ class MemoryCore:
                 ram_budget_bytes=ram_budget_bytes,
                 ann_threshold=ann_threshold,
             )
-        core = cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
-        core.loop = MemoryLoop(core, loop or LoopConfig(), llm=llm, context_tokens=context_tokens, probe=ram_probe)
-        if core.loop.config.background and core.loop.may_embed():  # the governor's tier may rule the model out
-            core.preload()
-        await core.loop.resume()  # memories an earlier process left without a vector: embedded in the background
-        return core
+        return cls(store, candidates, agent_id=agent, recall_config=recall or RecallConfig(), clock=clock)
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any]) -> None:
@@ -177,9 +194,7 @@ class MemoryCore:
             raise UsageError(msg)
         bound = inspect.signature(cls.open).bind(":memory:", **options)
         bound.apply_defaults()
-        args = dict(bound.arguments)
-        del args["ram_probe"]
-        cls._checked(**args)
+        cls._checked(**bound.arguments)
 
     @staticmethod
     def _checked(
@@ -193,9 +208,6 @@ class MemoryCore:
         ann_threshold: Any,
         timeout: Any,
         clock: Any,
-        llm: Any,
-        context_tokens: Any,
-        loop: Any,
     ) -> tuple[str, list[Embedder]]:
         """The agent id and embedder candidates, once every option of :meth:`open` is checked."""
         if not isinstance(path, str | Path) or not str(path):
@@ -227,16 +239,22 @@ class MemoryCore:
         if not callable(clock):
             msg = f"clock must be a callable returning seconds since the epoch, got {clock!r}"
             raise UsageError(msg)
-        if loop is not None and not isinstance(loop, LoopConfig):
-            msg = f"loop must be a LoopConfig, got {type(loop).__name__}"
-            raise UsageError(msg)
-        check_loop_args(llm, context_tokens)
         return agent, candidates
 
+    def attach(self, part: CorePart) -> None:
+        """Attach ``part`` (the memory loop) to this core.
+
+        Its recall steps run in :meth:`explain` after fusion, :meth:`health` shows its state,
+        :meth:`close` closes it before the store, and a user's handle gets ``part.for_owner(handle)``.
+        """
+        self.parts.append(part)
+        self.recall_steps.extend(part.recall_steps)
+
     async def close(self) -> None:
-        """Finish the background queue, then close the store (idempotent)."""
+        """Close the attached parts (the background queue finishes), then the store (idempotent)."""
         if not self.store.closed:
-            await self.loop.close()
+            for part in self.parts:
+                await part.close()
         await self.store.close()
 
     @property
@@ -722,8 +740,10 @@ class MemoryCore:
         return PrunePolicy(floor, policy.max_entries, action, bool(policy.dry_run))
 
     async def health(self) -> dict[str, Any]:
-        """The memory loop's state; see :meth:`AsyncMemory.health`."""
-        out = await self.loop.health()
+        """The attached parts' state (the memory loop's) and the store's; see :meth:`AsyncMemory.health`."""
+        out: dict[str, Any] = {}
+        for part in self.parts:
+            out.update(await part.health())
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
         checked = self.store.open_check if isinstance(self.store, SQLiteStore) else None
         out["unclean_shutdown"] = isinstance(self.store, SQLiteStore) and self.store.unclean_shutdown
@@ -849,6 +869,7 @@ class MemoryCore:
             embed=embed,
             vector=given,
         )
-        result = await self.loop.graph_nudge(result, parsed, k)
+        for step in self.recall_steps:  # the memory loop's graph nudge
+            result = await step(result, parsed, k)
         flagged = sum(1 for h in result.hits if flag_of(h.metadata) is not None)
         return dataclasses.replace(result, details={**result.details, "flagged": flagged})

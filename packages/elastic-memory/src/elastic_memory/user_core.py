@@ -66,11 +66,13 @@ class UserCore(MemoryCore):
         self._owns_root = owns_root
         self.agent_id = owner_key(root.agent_id, user_id)
         self.user_id = user_id
-        self.loop = root.loop.for_owner(self)
+        self.parts, self.recall_steps = [], []
+        for part in root.parts:  # the memory loop: this user's turns, sessions, facts and graph
+            self.attach(part.for_owner(self))
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what this handle does not hold itself: the root's shared state.
-        if name.startswith("__") or name in ("_root", "loop"):
+        if name.startswith("__") or name in ("_root", "parts", "recall_steps"):
             raise AttributeError(name)
         return getattr(self._root, name)
 
@@ -192,6 +194,6 @@ class UserCore(MemoryCore):
         resolved = self._root.embedder_in_use
         out["embedder"] = resolved.model_id if resolved is not None else None
         out["read_only"], out["damaged"] = self.store.read_only, self.store.damaged
-        if self.loop.supported:
-            out.update(await self.loop.store.stats(self.agent_id))
+        for part in self.parts:
+            out.update(await part.stats())
         return out

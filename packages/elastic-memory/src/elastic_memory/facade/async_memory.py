@@ -21,13 +21,14 @@ from .. import _runner
 from .._validate import check_k as v_limit
 from ..config import RecallConfig
 from ..context import ContextPlan
-from ..core import EmbedderSpec, MemoryCore
+from ..core import EmbedderSpec
 from ..federation.assembly import PoolConfig, open_federated
 from ..federation.resilience import DegradedEvent
 from ..federation.router import DecayProfile, MemoryWeights
 from ..federation.user_ops import federated_user
 from ..governor import MemoryProfile
 from ..loop import LoopConfig
+from ..loop.attach import loop_of, open_core
 from ..maintenance import export as dump
 from ..storage.sqlite.store import VectorTier
 from ..storage.vectors.leg import DEFAULT_ANN_THRESHOLD
@@ -110,7 +111,7 @@ class AsyncMemory(Facade):
         """
         check_user(user_id)  # before anything is opened
         core = await _runner.arun(
-            MemoryCore.open(
+            open_core(
                 path,
                 agent_id=agent_id,
                 embedder=embedder,
@@ -451,7 +452,7 @@ class AsyncMemory(Facade):
         or dicts with ``content``) when the host trims or summarises its history; by default
         the host is assumed to keep the plan's ``keep_last_n_turns`` turns.
         """
-        return await _runner.arun(self._core.loop.build_context(user_input, session_id, touch=touch, window=window))
+        return await _runner.arun(loop_of(self._core).build_context(user_input, session_id, touch=touch, window=window))
 
     async def record_turn(
         self, user: str, reply: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None
@@ -461,21 +462,21 @@ class AsyncMemory(Facade):
         No llm call and no embedding happen here; extraction, embedding and summaries run
         in the background worker. ``metadata`` is stored on the exchange's chunks.
         """
-        return await _runner.arun(self._core.loop.record_turn(user, reply, session_id, metadata))
+        return await _runner.arun(loop_of(self._core).record_turn(user, reply, session_id, metadata))
 
     async def report_evictions(self, session_id: str | None, messages: Iterable[Any]) -> int:
         """The host trimmed ``messages`` from its window: fold them into the rolling summary."""
-        return await _runner.arun(self._core.loop.report_evictions(session_id, messages))
+        return await _runner.arun(loop_of(self._core).report_evictions(session_id, messages))
 
     @contextlib.asynccontextmanager
     async def foreground(self) -> AsyncIterator[None]:
         """Bracket the host's own model call: background llm calls wait until it ends."""
-        async with self._core.loop.aforeground():
+        async with loop_of(self._core).aforeground():
             yield
 
     async def tick(self) -> MemoryProfile:
         """Re-check free RAM (cheap) and start idle work; returns the current budgets."""
-        return await _runner.arun(self._core.loop.tick())
+        return await _runner.arun(loop_of(self._core).tick())
 
     async def drain(self) -> None:
         """Wait until the background queue is empty and every live memory has a vector (before unloading the model).
@@ -484,15 +485,15 @@ class AsyncMemory(Facade):
         read-only store, a failing embedder) it returns with the rest waiting, says why once in
         the log, and ``stats()["vectors_pending"]`` counts them.
         """
-        await _runner.arun(self._core.loop.drain())
+        await _runner.arun(loop_of(self._core).drain())
 
     async def end_session(self, session_id: str | None) -> None:
         """Mark a session over: its summary and a consolidation are queued."""
-        await _runner.arun(self._core.loop.end_session(session_id))
+        await _runner.arun(loop_of(self._core).end_session(session_id))
 
     async def consolidate(self) -> None:
         """Queue a forgetting and consolidation sweep (archives, never deletes)."""
-        await _runner.arun(self._core.loop.consolidate())
+        await _runner.arun(loop_of(self._core).consolidate())
 
     async def health(self) -> dict[str, Any]:
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
@@ -514,15 +515,15 @@ class AsyncMemory(Facade):
 
     async def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first (reason, source turn, whether releasable)."""
-        return await _runner.arun(self._core.loop.quarantine(v_limit(limit)))
+        return await _runner.arun(loop_of(self._core).quarantine(v_limit(limit)))
 
     async def release_quarantined(self, item_id: int) -> str:
         """Write a quarantined fact or memory as it would have been; returns the fact's key or the memory's id."""
-        return await _runner.arun(self._core.loop.release_quarantined(item_id))
+        return await _runner.arun(loop_of(self._core).release_quarantined(item_id))
 
     async def discard_quarantined(self, item_id: int) -> None:
         """Delete a quarantined item for good."""
-        await _runner.arun(self._core.loop.discard_quarantined(item_id))
+        await _runner.arun(loop_of(self._core).discard_quarantined(item_id))
 
     # Last in the class: below it, ``list`` would name this method, not the builtin.
     async def list(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import _runner
+from ..loop.attach import loop_of
 from ..types import Fact, FactHistory, MemoryRecord
 
 if TYPE_CHECKING:
@@ -43,26 +44,26 @@ class AsyncFacts:
         current version (the old one if the write was outranked).
         """
         return await _runner.arun(
-            self._core.loop.set_fact(
+            loop_of(self._core).set_fact(
                 key, value, category=category, valid_from=valid_from, importance=importance, source=source
             )
         )
 
     async def get(self, key: str, *, as_of: Any = None) -> Fact | None:
         """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
-        return await _runner.arun(self._core.loop.get_fact(key, as_of=as_of))
+        return await _runner.arun(loop_of(self._core).get_fact(key, as_of=as_of))
 
     async def history(self, key: str) -> FactHistory:
         """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
-        return FactHistory(await _runner.arun(self._core.loop.fact_history(key)))
+        return FactHistory(await _runner.arun(loop_of(self._core).fact_history(key)))
 
     async def forget(self, key: str) -> bool:
         """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
-        return await _runner.arun(self._core.loop.forget_fact(key))
+        return await _runner.arun(loop_of(self._core).forget_fact(key))
 
     async def list(self, *, category: str | None = None) -> list[Fact]:
         """The current facts, most important first."""
-        return await _runner.arun(self._core.loop.list_facts(category=category))
+        return await _runner.arun(loop_of(self._core).list_facts(category=category))
 
 
 class Facts:
@@ -102,7 +103,7 @@ class Facts:
         current version (the old one if the write was outranked).
         """
         return _runner.run(
-            self._core.loop.set_fact(
+            loop_of(self._core).set_fact(
                 key, value, category=category, valid_from=valid_from, importance=importance, source=source
             ),
             "facts.set",
@@ -110,19 +111,19 @@ class Facts:
 
     def get(self, key: str, *, as_of: Any = None) -> Fact | None:
         """The current version of ``key``, or the one that held at ``as_of`` (a time)."""
-        return _runner.run(self._core.loop.get_fact(key, as_of=as_of), "facts.get")
+        return _runner.run(loop_of(self._core).get_fact(key, as_of=as_of), "facts.get")
 
     def history(self, key: str) -> FactHistory:
         """Every version of ``key``, oldest first (forgetting adds a tombstone version)."""
-        return FactHistory(_runner.run(self._core.loop.fact_history(key), "facts.history"))
+        return FactHistory(_runner.run(loop_of(self._core).fact_history(key), "facts.history"))
 
     def forget(self, key: str) -> bool:
         """Tombstone ``key`` so it is no longer shown; ``False`` if it held no value."""
-        return _runner.run(self._core.loop.forget_fact(key), "facts.forget")
+        return _runner.run(loop_of(self._core).forget_fact(key), "facts.forget")
 
     def list(self, *, category: str | None = None) -> list[Fact]:
         """The current facts, most important first."""
-        return _runner.run(self._core.loop.list_facts(category=category), "facts.list")
+        return _runner.run(loop_of(self._core).list_facts(category=category), "facts.list")
 
     # ---- end of generated code ----
 
@@ -138,11 +139,11 @@ class AsyncLessons:
 
         ``source="agent"`` marks a lesson the agent wrote for itself (the guards apply alike).
         """
-        return await _runner.arun(self._core.loop.add_lesson(text, importance=importance, source=source))
+        return await _runner.arun(loop_of(self._core).add_lesson(text, importance=importance, source=source))
 
     async def list(self) -> list[MemoryRecord]:
         """Live lessons: pinned first, then most important, then most recent."""
-        return await _runner.arun(self._core.loop.list_lessons())
+        return await _runner.arun(loop_of(self._core).list_lessons())
 
 
 class Lessons:
@@ -165,10 +166,10 @@ class Lessons:
 
         ``source="agent"`` marks a lesson the agent wrote for itself (the guards apply alike).
         """
-        return _runner.run(self._core.loop.add_lesson(text, importance=importance, source=source), "lessons.add")
+        return _runner.run(loop_of(self._core).add_lesson(text, importance=importance, source=source), "lessons.add")
 
     def list(self) -> list[MemoryRecord]:
         """Live lessons: pinned first, then most important, then most recent."""
-        return _runner.run(self._core.loop.list_lessons(), "lessons.list")
+        return _runner.run(loop_of(self._core).list_lessons(), "lessons.list")
 
     # ---- end of generated code ----

@@ -10,6 +10,7 @@ from .. import _runner, display
 from .._validate import check_k, check_text
 from ..errors import AccessDeniedError, UsageError
 from ..graph.links import Links, Node
+from ..loop.attach import loop_of
 from ..types import Edge, Entity, Relation, ShownList
 
 if TYPE_CHECKING:
@@ -86,9 +87,9 @@ class _Ops:
 
     def __init__(self, core: MemoryCore) -> None:
         self.core = core
-        self.store = core.loop.store.graph
+        self.store = loop_of(core).store.graph
         self.agent_id = core.agent_id
-        self.links = Links(core)
+        self.links = Links(core, self.store)
 
     async def entities(self, limit: Any) -> list[Entity]:
         return await self.store.entities(self.agent_id, check_k(limit))

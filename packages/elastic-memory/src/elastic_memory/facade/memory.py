@@ -20,13 +20,14 @@ from .. import _runner
 from .._validate import check_k as v_limit
 from ..config import RecallConfig
 from ..context import ContextPlan
-from ..core import EmbedderSpec, MemoryCore
+from ..core import EmbedderSpec
 from ..federation.assembly import PoolConfig, open_federated
 from ..federation.resilience import DegradedEvent
 from ..federation.router import DecayProfile, MemoryWeights
 from ..federation.user_ops import federated_user
 from ..governor import MemoryProfile
 from ..loop import LoopConfig
+from ..loop.attach import loop_of, open_core
 from ..maintenance import export as dump
 from ..storage.sqlite.store import VectorTier
 from ..storage.vectors.leg import DEFAULT_ANN_THRESHOLD
@@ -106,7 +107,7 @@ class Memory(Facade):
         """
         check_user(user_id)  # before anything is opened
         core = _runner.run(
-            MemoryCore.open(
+            open_core(
                 path,
                 agent_id=agent_id,
                 embedder=embedder,
@@ -447,7 +448,7 @@ class Memory(Facade):
         the host is assumed to keep the plan's ``keep_last_n_turns`` turns.
         """
         return _runner.run(
-            self._core.loop.build_context(user_input, session_id, touch=touch, window=window), "build_context"
+            loop_of(self._core).build_context(user_input, session_id, touch=touch, window=window), "build_context"
         )
 
     def record_turn(
@@ -458,21 +459,21 @@ class Memory(Facade):
         No llm call and no embedding happen here; extraction, embedding and summaries run
         in the background worker. ``metadata`` is stored on the exchange's chunks.
         """
-        return _runner.run(self._core.loop.record_turn(user, reply, session_id, metadata), "record_turn")
+        return _runner.run(loop_of(self._core).record_turn(user, reply, session_id, metadata), "record_turn")
 
     def report_evictions(self, session_id: str | None, messages: Iterable[Any]) -> int:
         """The host trimmed ``messages`` from its window: fold them into the rolling summary."""
-        return _runner.run(self._core.loop.report_evictions(session_id, messages), "report_evictions")
+        return _runner.run(loop_of(self._core).report_evictions(session_id, messages), "report_evictions")
 
     @contextlib.contextmanager
     def foreground(self) -> Iterator[None]:
         """Bracket the host's own model call: background llm calls wait until it ends."""
-        with self._core.loop.foreground():
+        with loop_of(self._core).foreground():
             yield
 
     def tick(self) -> MemoryProfile:
         """Re-check free RAM (cheap) and start idle work; returns the current budgets."""
-        return _runner.run(self._core.loop.tick(), "tick")
+        return _runner.run(loop_of(self._core).tick(), "tick")
 
     def drain(self) -> None:
         """Wait until the background queue is empty and every live memory has a vector (before unloading the model).
@@ -481,15 +482,15 @@ class Memory(Facade):
         read-only store, a failing embedder) it returns with the rest waiting, says why once in
         the log, and ``stats()["vectors_pending"]`` counts them.
         """
-        _runner.run(self._core.loop.drain(), "drain")
+        _runner.run(loop_of(self._core).drain(), "drain")
 
     def end_session(self, session_id: str | None) -> None:
         """Mark a session over: its summary and a consolidation are queued."""
-        _runner.run(self._core.loop.end_session(session_id), "end_session")
+        _runner.run(loop_of(self._core).end_session(session_id), "end_session")
 
     def consolidate(self) -> None:
         """Queue a forgetting and consolidation sweep (archives, never deletes)."""
-        _runner.run(self._core.loop.consolidate(), "consolidate")
+        _runner.run(loop_of(self._core).consolidate(), "consolidate")
 
     def health(self) -> dict[str, Any]:
         """The loop's state: tier, queue, shed and failed jobs, llm errors, counts."""
@@ -511,15 +512,15 @@ class Memory(Facade):
 
     def quarantine(self, limit: int = 100) -> list[QuarantinedItem]:
         """What the guards refused to store, most recent first (reason, source turn, whether releasable)."""
-        return _runner.run(self._core.loop.quarantine(v_limit(limit)), "quarantine")
+        return _runner.run(loop_of(self._core).quarantine(v_limit(limit)), "quarantine")
 
     def release_quarantined(self, item_id: int) -> str:
         """Write a quarantined fact or memory as it would have been; returns the fact's key or the memory's id."""
-        return _runner.run(self._core.loop.release_quarantined(item_id), "release_quarantined")
+        return _runner.run(loop_of(self._core).release_quarantined(item_id), "release_quarantined")
 
     def discard_quarantined(self, item_id: int) -> None:
         """Delete a quarantined item for good."""
-        _runner.run(self._core.loop.discard_quarantined(item_id), "discard_quarantined")
+        _runner.run(loop_of(self._core).discard_quarantined(item_id), "discard_quarantined")
 
     # Last in the class: below it, ``list`` would name this method, not the builtin.
     def list(

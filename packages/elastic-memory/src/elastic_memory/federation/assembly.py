@@ -25,6 +25,7 @@ from ..core import MemoryCore
 from ..embedders.checks import EmbedderSpec, embedder_candidates
 from ..errors import CorruptDatabaseError, StorageError, UsageError
 from ..loop import LoopConfig
+from ..loop.attach import check_options, open_core
 from ..storage.postgres.connect import is_url, redact
 from ..types import Hit, MemoryId, MemoryRecord
 from . import pg_names
@@ -108,11 +109,11 @@ async def _open_private(
 ) -> tuple[MemoryCore, Path | None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return await MemoryCore.open(path, **options), None
+        return await open_core(path, **options), None
     except CorruptDatabaseError as e:
         moved = _quarantine(path, clock)
         log.warning("the private memory %s is corrupt (%s); moved to %s and started fresh", path, e, moved)
-        return await MemoryCore.open(path, **options), moved
+        return await open_core(path, **options), moved
 
 
 async def _open_private_on_server(server: str, agent: str, options: dict[str, Any]) -> MemoryCore:
@@ -120,7 +121,7 @@ async def _open_private_on_server(server: str, agent: str, options: dict[str, An
     if options.get("vector_index") != "ann":  # no RAM or vec0 tier on a server
         options = {**options, "vector_index": "auto"}
     url = await settle(server, f"agent:{agent}", timeout=options.get("timeout", 5.0))
-    return await MemoryCore.open(url, **options)
+    return await open_core(url, **options)
 
 
 async def _open_shared(name: str, location: Path | ServerTier, options: dict[str, Any]) -> MemoryStore:
@@ -132,7 +133,7 @@ async def _open_shared(name: str, location: Path | ServerTier, options: dict[str
         options = {**options, "vector_index": "auto"}
     try:
         where = location if isinstance(location, Path) else await settle(*location, timeout=options.get("timeout", 5.0))
-        return CoreStore(await MemoryCore.open(where, **{**options, "recall": recall}), name=name)
+        return CoreStore(await open_core(where, **{**options, "recall": recall}), name=name)
     except StorageError as e:  # shared by other agents: never moved aside from here
         shown = location if isinstance(location, Path) else redact(tier_url(*location))
         log.warning("the %s tier %s cannot be opened (%s); it is left out until reopened", name, shown, e)
@@ -241,15 +242,15 @@ async def build_federation(
     shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
     loop_config = loop or LoopConfig(extraction=settings.extraction)
     private_options = {**shared_options, "loop": loop_config}
-    MemoryCore.check_options(private_options)  # the last check: no folder exists before it passes
+    check_options(private_options)  # the last check: no folder exists before it passes
     if private_on_server and server is not None:
         core, moved = await _open_private_on_server(server, agent, private_options), None
     else:
         core, moved = await _open_private(root / "agents" / agent / "memory.db", private_options, clock)
     opened: list[MemoryStore] = []
     try:
-        # The model loads in the background from here (MemoryCore.preload); FederatedOps waits for it
-        # before a write that embeds, outside the tiers' time budgets.
+        # The model loads in the background from here (open_core starts MemoryCore.preload); FederatedOps waits
+        # for it before a write that embeds, outside the tiers' time budgets.
         private = CoreStore(core, name="private")
         private.quarantined_file = moved
         router: MemoryRouter[Any] = MemoryRouter(private=private, weights=weights, decay=decay, clock=clock)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core import MemoryCore
 from ..errors import StorageError, UsageError
+from ..loop.attach import open_core
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport
 from ..user_core import user_core
 from .protocol import Entry, TierHealth
@@ -58,7 +59,7 @@ class CoreStore:
     @classmethod
     async def open(cls, path: str | Path, *, name: str | None = None, **options: Any) -> CoreStore:
         """Open (creating and migrating) the file or PostgreSQL URL ``path``; see :meth:`AsyncMemory.open`."""
-        return cls(await MemoryCore.open(path, **options), name=name)
+        return cls(await open_core(path, **options), name=name)
 
     @property
     def path(self) -> str:

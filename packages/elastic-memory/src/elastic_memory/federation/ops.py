@@ -17,6 +17,7 @@ from .. import _validate as v
 from ..core import MemoryCore
 from ..errors import AccessDeniedError, ReadOnlyError, TierWriteError, UsageError
 from ..filters import with_scope
+from ..loop.attach import loop_of
 from ..types import (
     Explanation,
     Hit,
@@ -348,7 +349,7 @@ class FederatedOps:
 
     async def health(self) -> dict[str, Any]:
         """The loop's health plus ``federation``: each tier's state, breaker and degraded reads."""
-        out = await self.core.loop.health()
+        out = await loop_of(self.core).health()
         health = await self.federation.health_check()
         out["federation"] = {"ok": health.ok, "reason": health.reason, **dict(health.detail)}
         return out

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..types import MemoryRecord
 from ..users import owner_key
+from .tables import GraphStore
 
 if TYPE_CHECKING:
     from ..core import MemoryCore
@@ -65,11 +66,11 @@ def _names_of(record: MemoryRecord) -> set[str]:
 
 
 class Links:
-    """The memory edges of one handle's memories."""
+    """The memory edges of one handle's memories, in ``graph`` (the tables of the handle's memory loop)."""
 
-    def __init__(self, core: MemoryCore) -> None:
+    def __init__(self, core: MemoryCore, graph: GraphStore) -> None:
         self.core = core
-        self.graph = core.loop.store.graph
+        self.graph = graph
 
     async def mine(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The live records among ``ids`` that are this handle's own (its agent, its user)."""

@@ -21,16 +21,17 @@ from typing import Any, NoReturn, cast
 from .. import _runner
 from .. import _validate as v
 from ..context import ContextPlan, check_counter, estimate_tokens
+from ..core import RecallStep
 from ..embedders import MiniLMEmbedder
 from ..errors import UsageError
 from ..extraction import HeuristicExtractor, LLMExtractor
 from ..extraction.flags import FLAG_KEY
 from ..extraction.guards import GuardReason, check_text
 from ..extraction.rules import KEYS
-from ..filters import Filters, to_timestamp
+from ..filters import to_timestamp
 from ..governor import Admission, Governor, MemoryProfile
-from ..graph import recall as graph_recall
-from ..types import KINDS, Explanation, Fact, MemoryRecord, QuarantinedItem, TurnReceipt
+from ..retrieval.graph_nudge import GraphBudget, GraphNudge
+from ..types import KINDS, Fact, MemoryRecord, QuarantinedItem, TurnReceipt
 from . import jobs, plan, turns
 from .config import LoopConfig
 from .host import LoopHost
@@ -126,6 +127,8 @@ class MemoryLoop:
         self._foreground_owner: int | None = None
         #: Prefixes this loop's job keys: empty for the agent's own loop, the owner for a user's.
         self.jobs_prefix = ""
+        #: What this loop adds to its core's recall (see :meth:`MemoryCore.attach`): the graph nudge.
+        self.recall_steps: tuple[RecallStep, ...] = self._own_recall_steps()
         core.store.allow_ram_index(self.profile.ram_vector_index, ann=self.profile.ann_vector_index)
 
     def for_owner(self, core: LoopHost) -> MemoryLoop:
@@ -145,6 +148,7 @@ class MemoryLoop:
         sibling.touched, sibling.touched_facts = set(), set()
         sibling.since_sweep = 0
         sibling.asked_pairs, sibling.labelled = set(), {}
+        sibling.recall_steps = sibling._own_recall_steps()  # nudged by the owner's graph, failures its own
         return sibling
 
     # ------------------------------------------------------------------ helpers
@@ -291,34 +295,16 @@ class MemoryLoop:
         builtin = isinstance(self.core.configured_embedder, MiniLMEmbedder)
         return profile.builtin_embedder if builtin else profile.embedder
 
-    async def graph_nudge(self, explanation: Explanation, filters: Filters, k: int) -> Explanation:
-        """Recall made graph-aware: see :mod:`elastic_memory.graph.recall`. A failure leaves the recall as it was.
-
-        A recall pinned to one agent is nudged by that agent's graph (whoever opened the
-        store), one pinned to several others by none: an agent's ranking depends on its own
-        rows and graph alone.
-        """
+    def graph_budget(self) -> GraphBudget:
+        """What the graph nudge may do now: the recall settings' ``graph_boost``, the governor's hops and rows."""
         profile = self.profile
-        fraction = self.core.recall_config.graph_boost
-        if fraction <= 0 or profile.graph_rows_max <= 0 or not explanation.hits or not self.supported:
-            return explanation
-        owner = filters.agent_ids[0] if len(filters.agent_ids) == 1 else self.agent_id
-        if filters.agent_ids and owner not in filters.agent_ids:
-            return explanation
-        try:
-            return await graph_recall.nudge(
-                self.store.graph,
-                owner,
-                explanation,
-                filters=filters,
-                k=k,
-                hops=profile.graph_hops,
-                rows=profile.graph_rows_max,
-                fraction=fraction,
-            )
-        except Exception as e:  # noqa: BLE001 - the graph is a nudge: recall stands without it
-            self.failed("graph recall", e)
-            return explanation
+        return GraphBudget(self.core.recall_config.graph_boost, profile.graph_hops, profile.graph_rows_max)
+
+    def _own_recall_steps(self) -> tuple[RecallStep, ...]:
+        """This loop's recall steps: the graph nudge, by this loop's owner's graph (none without the loop's tables)."""
+        if not self.supported:
+            return ()
+        return (GraphNudge(self.store.graph, self.agent_id, budget=self.graph_budget, failed=self.failed),)
 
     # ------------------------------------------------------------------- facts
     async def set_fact(
@@ -625,6 +611,10 @@ class MemoryLoop:
         """Finish the queue and stop the worker (an embed job running chains no follow-up: see ``drain``)."""
         self.closing = True
         await self.worker.stop()
+
+    async def stats(self) -> dict[str, Any]:
+        """This loop's counts for its owner (turns, sessions, facts, quarantine); none without the loop's tables."""
+        return dict(await self.store.stats(self.agent_id)) if self.supported else {}
 
     async def health(self) -> dict[str, Any]:
         """Tier, queue, errors and the llm's state: what went wrong without raising."""

@@ -1,1 +1,1 @@
-"""Retrieval: fusion of the keyword and vector legs."""
+"""Retrieval: fusion of the keyword and vector legs, and the steps after it (the graph nudge)."""
