@@ -182,6 +182,17 @@ nox.options.sessions = [
 ]
 
 
+def matrix_shard(version: str) -> str:
+    """The part (``I/K``, the root conftest's ``--shard``) of the cells and adapter tests ``version`` runs.
+
+    The versions `nox` alone runs in the matrix (those found, but the one nox runs on) split the
+    tests between them: each version runs every cell and adapter, on its own third (say) of the
+    tests, and each test runs on one of them; a version outside that run runs them all.
+    """
+    split = [v for v in MATRIX if v != RUNNING and _FOUND[v]]
+    return f"{split.index(version)}/{len(split)}" if version in split else "0/1"
+
+
 @nox.session(download_python="never")
 @nox.parametrize(("python", "version"), [(_FOUND[v] or False, v) for v in MATRIX], ids=list(MATRIX))
 def matrix(session: nox.Session, version: str) -> None:
@@ -205,17 +216,19 @@ def matrix(session: nox.Session, version: str) -> None:
     has_faiss = "import importlib.util as u; print(u.find_spec('faiss') is not None)"
     if session.run("python", "-c", has_faiss, silent=True) != "True\n":
         session.warn(f"no faiss-cpu wheel for Python {version}: the sqlite-ann backend's tests skip")
-    common = ("-p", "no:cacheprovider", *WORKERS, *session.posargs)  # `-- -k ""` lifts the two selections below
+    common = ("-p", "no:cacheprovider", *WORKERS)
+    # `-- -k ""` lifts the selections below; `-- --shard 0/1` the split between versions (the units run whole)
+    split = ("--shard", matrix_shard(version), *session.posargs)
     # The conformance suite on every default backend through the async facade (what differs between
     # Pythons: the interpreter, aiosqlite and the wheels of pysqlite3, sqlite-vec, faiss, psycopg),
     # and through the sync facade (the loop bridge) and the federation on a file; `tests` runs the
     # whole grid, and the adapters' drivers.
-    session.run("pytest", "tests/conformance", "-m", "not adapter", "-k", MATRIX_CELLS, *common)
-    session.run("pytest", *(f"tests/unit/{name}" for name in MATRIX_UNITS), *common)
+    session.run("pytest", "tests/conformance", "-m", "not adapter", "-k", MATRIX_CELLS, *common, *split)
+    session.run("pytest", *(f"tests/unit/{name}" for name in MATRIX_UNITS), *common, *session.posargs)
     # each adapter's own tests on SQLite: the PostgreSQL store's driver (psycopg) is the core's,
     # run above on this version; the adapters' code is the same on both backends (`tests` runs both)
     for folder in adapters:
-        session.run("pytest", f"{folder}/tests", "-k", "not postgres", *common)
+        session.run("pytest", f"{folder}/tests", "-k", "not postgres", *common, *split)
 
 
 @nox.session
