@@ -85,6 +85,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -96,6 +97,7 @@ import numpy as np
 
 from _common import environment, median, percentile, section, table
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
+from elastic_memory.storage.sqlite.driver import Driver
 from ingest_recall import WordVectorEmbedder, make_corpus
 from locomo_recall import MemoEmbedder
 from peers.peers import sqlite_connect  # sets the peers' telemetry-off and HF_HUB_OFFLINE variables
@@ -249,6 +251,41 @@ class Census:
 CENSUS = Census()
 
 
+class Statements:
+    """Top-level SQL statements on every SQLite connection the library opens (sqlite3's trace callback).
+
+    Statements SQLite runs inside another (FTS5's own reads, triggers) are not counted.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+        self._original: Any = None
+
+    def install(self) -> None:
+        original = self._original = Driver.connect
+
+        def connect(driver: Driver, path: str, **kwargs: Any) -> Any:
+            conn = original(driver, path, **kwargs)
+            conn.set_trace_callback(self._seen)
+            return conn
+
+        Driver.connect = connect  # type: ignore[method-assign]
+
+    def remove(self) -> None:
+        if self._original is not None:
+            Driver.connect = self._original  # type: ignore[method-assign]
+            self._original = None
+
+    def _seen(self, sql: str) -> None:
+        if not sql.lstrip().startswith("--"):
+            with self._lock:
+                self.count += 1
+
+
+STATEMENTS = Statements()
+
+
 # ------------------------------------------------------------------------------ setups
 
 
@@ -284,17 +321,21 @@ class CoreSetup(Setup):
         self.record: list[float] = []
         self.build_embeds: list[int] = []
         self.record_embeds: list[int] = []
+        self.build_statements: list[int] = []
+        self.record_statements: list[int] = []
         self.tier = ""
 
     def turn(self, user: str, reply: str, session: str) -> float:
         assert self.memory is not None and self.counter is not None
-        calls = self.counter.calls
+        calls, statements = self.counter.calls, STATEMENTS.count
         t0 = time.perf_counter()
         plan = self.memory.build_context(user, session_id=session)
         t1 = time.perf_counter()
-        calls_mid = self.counter.calls
+        calls_mid, statements_mid = self.counter.calls, STATEMENTS.count
         receipt = self.memory.record_turn(user, reply, session_id=session)
         t2 = time.perf_counter()
+        self.build_statements.append(statements_mid - statements)
+        self.record_statements.append(STATEMENTS.count - statements_mid)
         if not receipt.ok:
             raise SystemExit(f"record_turn failed: {receipt.error}")
         self.build.append(t1 - t0)
@@ -775,6 +816,10 @@ def bench_size(n: int, args: argparse.Namespace, workdir: Path, wanted: set[str]
     def mean(values: Sequence[int]) -> float:
         return sum(values) / len(values) if values else float("nan")
 
+    notes.append(
+        f"core, SQLite statements per measured turn (p50): build_context {median(core.build_statements[warmup:]):.0f}, "
+        f"record_turn {median(core.record_statements[warmup:]):.0f} (top-level; FTS5's own reads not counted)"
+    )
     rows = [
         row("core: build_context", core.build[warmup:], mean(core.build_embeds[warmup:])),
         row("core: record_turn", core.record[warmup:], mean(core.record_embeds[warmup:])),
@@ -977,7 +1022,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             section(f"{n:,} past exchanges")
             folder = workdir / str(n)
             folder.mkdir()
-            results.append(bench_size(n, args, folder, wanted))
+            STATEMENTS.install()  # before the stores open: every connection they open is traced
+            try:
+                results.append(bench_size(n, args, folder, wanted))
+            finally:
+                STATEMENTS.remove()
             shutil.rmtree(folder, ignore_errors=True)  # each size's stores go before the next size fills
             print()
             print_size(results[-1])

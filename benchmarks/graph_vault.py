@@ -59,8 +59,8 @@ from _common import environment, median, percentile, section, table
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
 from elastic_memory.connectors import MarkdownFolder, WikilinkEdgeExtractor
 from elastic_memory.graph import canonical
+from elastic_memory.graph.queries import TRAVERSE
 from elastic_memory.ingest import ingest_folder
-from elastic_memory.storage.loop_queries import SQLITE
 from elastic_memory.storage.sqlite.driver import driver
 from locomo_recall import CATEGORIES, CATEGORY_NAMES, DEFAULT_DATA, MemoEmbedder, load
 
@@ -267,7 +267,9 @@ def bench_traversal(workdir: Path, n: int, m: int) -> None:
             return lambda i: len(raw.execute(query, [p if p is not None else i for p in params]).fetchall())
 
         def cte(hops: int) -> Callable[[int], int]:  # the library's own query; the seed row is not an answer
-            return lambda i: len(raw.execute(*SQLITE.traverse([i], None, max(8, LIMIT // 4), hops, LIMIT)).fetchall())
+            return lambda i: len(
+                raw.execute(*TRAVERSE["sqlite"]([i], None, max(8, LIMIT // 4), hops, LIMIT)).fetchall()
+            )
 
         ops: dict[str, tuple[str, Callable[[int], int]]] = {
             "lib 1": ("mem.graph.traverse(name, hops=1)", lib(1)),

@@ -279,7 +279,7 @@ async def test_stats_of_one_agent_name_nothing_of_the_other(
 async def test_facts_of_one_agent_are_not_the_other_agents(pair: tuple[MemoryDriver, MemoryDriver]) -> None:
     """A fact set by agent A is not B's: get, history and list of B do not show it, and A still reads it.
 
-    If B reads it, the facts queries (storage/loop_queries: CURRENT_FACT, fact_history,
+    If B reads it, the facts queries (loop/queries: CURRENT_FACT, fact_history,
     current_facts) compare agent_id loosely or not at all.
     """
     mine, theirs = pair

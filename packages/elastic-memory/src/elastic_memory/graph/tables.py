@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 from .._validate import check_text
 from ..errors import UsageError
 from ..storage.backend import Backend, Transaction
-from ..storage.loop_queries import DIALECTS
 from ..storage.queries import MAX_PARAMS, encode_json, in_list
 from ..storage.vectors.leg import chunks
 from ..types import Edge, Entity, Relation
 from .names import canonical
+from .queries import TRAVERSE
 
 __all__ = ["EntityWrite", "GraphStore", "GraphWrite", "RelationWrite", "Step"]
 
@@ -106,7 +106,7 @@ class GraphStore:
 
     def __init__(self, store: Backend) -> None:
         self.store = store
-        self.dialect = DIALECTS[store.capabilities.engine]
+        self.traverse_sql = TRAVERSE[store.capabilities.engine]
         self._entity_count: dict[str, int] = {}
         self._relation_count: dict[str, int] = {}
 
@@ -407,7 +407,7 @@ class GraphStore:
         if not seeds or limit <= 0:
             return []
         fanout = max(8, limit // 4)
-        rows = await self.store.read(*self.dialect.traverse(seeds, relation, fanout, hops, limit))
+        rows = await self.store.read(*self.traverse_sql(seeds, relation, fanout, hops, limit))
         return [Step(int(r[0]), int(r[1]), tuple(int(p) for p in r[2].split(",") if p), r[3]) for r in rows]
 
     async def mentions(self, entity_ids: Sequence[int], limit: int) -> dict[int, list[str]]:

@@ -18,13 +18,13 @@ import numpy.typing as npt
 from ..errors import EmbeddingMismatchError, UsageError
 from ..filters import Filters
 from ..graph.tables import GraphStore, GraphWrite
-from ..storage import loop_queries as lq
 from ..storage import queries as q
 from ..storage.backend import Backend, EmbeddingPin, Transaction
 from ..storage.queries import encode_json
 from ..storage.vectors.leg import chunks
 from ..types import Fact, MemoryId, QuarantinedItem, Source
 from ..users import split_owner
+from . import queries as lq
 
 __all__ = ["FactWrite", "LoopStore", "Quarantined", "SessionState", "TurnRow"]
 
@@ -101,7 +101,7 @@ class SessionState:
 
 
 def fact_from_row(row: Sequence[Any]) -> Fact:
-    """A :class:`Fact` from a row of :data:`loop_queries.FACT_COLUMNS`."""
+    """A :class:`Fact` from a row of :data:`.queries.FACT_COLUMNS`."""
     (
         seq,
         agent,

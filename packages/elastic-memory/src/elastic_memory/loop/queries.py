@@ -1,9 +1,9 @@
 """SQL of the memory loop's tables (transcript, sessions, facts, quarantine, links), sans-IO.
 
-Like :mod:`.queries`: every function returns ``(sql, params)`` or a constant string;
+Like :mod:`elastic_memory.storage.queries`: every function returns ``(sql, params)`` or a constant string;
 values are always bound. Every statement is written once, in SQL that SQLite and
 PostgreSQL both run (``?`` placeholders; a backend translates them); where the engines
-differ (full-text search of facts, a number inside JSON, graph traversal) a
+differ (full-text search of facts, a number inside JSON) a
 :class:`LoopDialect` holds each engine's version (:data:`SQLITE`, :data:`POSTGRES`).
 
 >>> sql, params = current_facts("a", category="profile", limit=5)
@@ -13,13 +13,12 @@ differ (full-text search of facts, a number inside JSON, graph traversal) a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .postgres import queries as pq
-from .queries import UNEMBEDDED, Prepared, in_list
+from ..storage.postgres import queries as pq
+from ..storage.queries import UNEMBEDDED, Prepared, in_list
 
 __all__ = [
     "FACT_COLUMNS",
@@ -299,80 +298,23 @@ def pending_vectors(now: float, limit: int) -> Prepared:
     return sql, [now, limit]
 
 
-# ------------------------------------------------------------------------ the graph's walk
-# One step of a walk along relations in either direction. Each node expands through at most
-# ``fanout`` relations per direction (an index range that stops at the limit, so a hub with
-# 50,000 relations costs no more than a leaf), and the rows of the walk are bounded in all.
-_TRAVERSE_SQLITE = """
-WITH RECURSIVE walk(id, hops, path, rel) AS (
-    SELECT j.value, 0, '', '' FROM json_each(?) AS j
-    UNION
-    SELECT r.dst, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.id IN (
-        SELECT x.id FROM relations AS x WHERE x.src = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
-    )
-    WHERE w.hops < ?
-    UNION
-    SELECT r.src, w.hops + 1, w.path || w.id || ',', r.type
-    FROM walk AS w JOIN relations AS r ON r.id IN (
-        SELECT x.id FROM relations AS x WHERE x.dst = w.id AND (? IS NULL OR x.type = ?) LIMIT ?
-    )
-    WHERE w.hops < ?
-    LIMIT ?
-)
-SELECT id, min(hops), path, rel FROM walk GROUP BY id ORDER BY min(hops), id
-"""
-# PostgreSQL allows one recursive reference (both directions in one LATERAL step) and no
-# LIMIT inside the recursion: the walk is evaluated lazily, as far as ``bounded`` reads it.
-_TRAVERSE_POSTGRES = """
-WITH RECURSIVE walk(id, hops, path, rel) AS (
-    SELECT s.id, 0, '', '' FROM unnest(CAST(? AS BIGINT[])) AS s(id)
-    UNION
-    SELECT n.id, w.hops + 1, w.path || w.id || ',', n.type
-    FROM walk AS w CROSS JOIN LATERAL (
-        (SELECT x.dst AS id, x.type FROM relations AS x
-         WHERE x.src = w.id AND (CAST(? AS TEXT) IS NULL OR x.type = ?) LIMIT ?)
-        UNION ALL
-        (SELECT x.src AS id, x.type FROM relations AS x
-         WHERE x.dst = w.id AND (CAST(? AS TEXT) IS NULL OR x.type = ?) LIMIT ?)
-    ) AS n
-    WHERE w.hops < ?
-), bounded AS (SELECT * FROM walk LIMIT ?)
-SELECT id, hops, path, rel FROM (
-    SELECT DISTINCT ON (id) id, hops, path, rel FROM bounded ORDER BY id, hops
-) AS nearest ORDER BY hops, id
-"""
-
-
-def _traverse_sqlite(seeds: Sequence[int], relation: str | None, fanout: int, hops: int, limit: int) -> Prepared:
-    return _TRAVERSE_SQLITE, [json.dumps([int(s) for s in seeds]), *(relation, relation, fanout, hops) * 2, limit]
-
-
-def _traverse_postgres(seeds: Sequence[int], relation: str | None, fanout: int, hops: int, limit: int) -> Prepared:
-    return _TRAVERSE_POSTGRES, [[int(s) for s in seeds], *(relation, relation, fanout) * 2, hops, limit]
-
-
 @dataclass(frozen=True)
 class LoopDialect:
-    """Where the loop's and the graph's SQL differ between engines; the rest is written once."""
+    """Where the loop's SQL differs between engines; the rest is written once."""
 
     #: ``(agent_id, match, limit)`` -> current facts matching a full-text expression: ``(columns..., score)``.
     fact_search: Callable[[str, str, int], Prepared]
     #: The turn number a chunk (``m``) stores in its metadata, as an SQL expression.
     chunk_turn: str
-    #: ``(seeds, relation, fanout, hops, limit)`` -> ``(entity id, hops, path, relation)``, nearest first.
-    traverse: Callable[[Sequence[int], str | None, int, int, int], Prepared]
 
 
 SQLITE = LoopDialect(
     fact_search=_fact_search_fts5,
     chunk_turn="json_extract(m.metadata, '$.turn')",
-    traverse=_traverse_sqlite,
 )
 POSTGRES = LoopDialect(
     fact_search=_fact_search_tsvector,
     chunk_turn="CAST(m.metadata ->> 'turn' AS BIGINT)",
-    traverse=_traverse_postgres,
 )
 #: The dialect of each :attr:`.Capabilities.engine`.
 DIALECTS = {"sqlite": SQLITE, "postgresql": POSTGRES}
