@@ -1,10 +1,10 @@
 """The knowledge graph, in one package; this ``__init__`` holds only the pure helpers.
 
 ``names`` (entity names, n-grams), ``nudge`` (the recall nudge) and ``clusters`` are pure;
-``writes`` (what an extraction adds), ``recall`` (graph-aware recall) and ``api`` (the
-``mem.graph`` views) use the graph's tables in ``storage/graph_tables.py``, which imports
-``names``. Import those three by their full path (``elastic_memory.facade.graph``): importing
-them here would make ``storage`` and ``graph`` import each other.
+``tables`` (the graph's tables, over any storage backend) and ``queries`` (the walk's SQL per
+engine) sit on the storage protocol; ``writes`` (what an extraction adds), ``recall``
+(graph-aware recall) and ``links`` use the tables. Import those by their full path: this
+``__init__`` stays importable from anywhere below the storage layer.
 """
 
 from .names import canonical, ngrams

@@ -1,7 +1,7 @@
 """Export format 2: every table's user data as JSON lines, and its import (an upsert, atomic per batch).
 
 A file is a ``header`` line, the memories (with their vectors when asked), then the memory
-loop's and the graph's rows (:data:`~.storage.dump_tables.TABLES`, in that order), then an
+loop's and the graph's rows (:data:`.tables.TABLES`, in that order), then an
 ``end`` line with the counts; every line names its ``record``. The export reads one
 snapshot of the store page by page, so it is consistent while writers go on and holds one
 page in memory. Format 1 (memories only, no ``record`` key) still imports.
