@@ -183,14 +183,15 @@ nox.options.sessions = [
 ]
 
 
-def matrix_shard(version: str) -> str:
-    """The part (``I/K``, the root conftest's ``--shard``) of the cells and adapter tests ``version`` runs.
+def matrix_shard(version: str, folder: str = CORE) -> str:
+    """The part (``I/K``, the root conftest's ``--shard``) of the tests of the package in ``folder`` ``version`` runs.
 
-    The versions `nox` alone runs in the matrix (those found, but the one nox runs on) split the
-    tests between them: each version runs every cell and adapter, on its own third (say) of the
-    tests, and each test runs on one of them; a version outside that run runs them all.
+    The versions `nox` alone runs in the matrix (those found, but the one nox runs on) that the
+    package supports split its tests between them: each version runs every cell and adapter,
+    on its own third (say) of the tests, and each test runs on one of them; a version outside
+    that run runs them all.
     """
-    split = [v for v in MATRIX if v != RUNNING and _FOUND[v]]
+    split = [v for v in MATRIX if v != RUNNING and _FOUND[v] and _supports(folder, v) is None]
     return f"{split.index(version)}/{len(split)}" if version in split else "0/1"
 
 
@@ -226,10 +227,14 @@ def matrix(session: nox.Session, version: str) -> None:
     # whole grid, and the adapters' drivers.
     session.run("pytest", "tests/conformance", "-m", "not adapter", "-k", MATRIX_CELLS, *common, *split)
     session.run("pytest", *(f"tests/unit/{name}" for name in MATRIX_UNITS), *common, *session.posargs)
-    # the adapters' own tests on SQLite, in one run: the PostgreSQL store's driver (psycopg) is the
-    # core's, run above on this version; the adapters' code is the same on both backends (`tests` runs both)
-    if adapters:
-        session.run("pytest", *(f"{folder}/tests" for folder in adapters), "-k", "not postgres", *common, *split)
+    # the adapters' own tests on SQLite, one run per part: the PostgreSQL store's driver (psycopg)
+    # is the core's, run above on this version; the adapters' code is the same on both backends
+    # (`tests` runs both). An adapter splits its tests between the versions it supports.
+    parts: dict[str, list[str]] = {}
+    for folder in adapters:
+        parts.setdefault(matrix_shard(version, folder), []).append(f"{folder}/tests")
+    for part, folders in parts.items():
+        session.run("pytest", *folders, "-k", "not postgres", *common, "--shard", part, *session.posargs)
 
 
 @nox.session
