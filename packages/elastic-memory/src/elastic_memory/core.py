@@ -131,9 +131,8 @@ class MemoryCore:
         #: Why no configured embedder could be used, when none could (the last resolution's reason).
         self.embedder_problem: str | None = None
         self._query_batches = QueryBatches()
-        #: What is attached to this core (:meth:`attach`), and their recall steps in order.
+        #: What is attached to this core (:meth:`attach`), in order.
         self.parts: list[CorePart] = []
-        self.recall_steps: list[RecallStep] = []
         #: The handles of this agent's users (:func:`~elastic_memory.user_core.user_core`), least recent first.
         self.user_handles: dict[str, MemoryCore] = {}
         #: Set by a federation: the memory loop's relevance recall goes through it.
@@ -248,7 +247,11 @@ class MemoryCore:
         :meth:`close` closes it before the store, and a user's handle gets ``part.for_owner(handle)``.
         """
         self.parts.append(part)
-        self.recall_steps.extend(part.recall_steps)
+
+    @property
+    def recall_steps(self) -> list[RecallStep]:
+        """The attached parts' recall steps, in order (:meth:`explain` applies them after fusion)."""
+        return [step for part in self.parts for step in part.recall_steps]
 
     async def close(self) -> None:
         """Close the attached parts (the background queue finishes), then the store (idempotent)."""

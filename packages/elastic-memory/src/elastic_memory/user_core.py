@@ -66,13 +66,13 @@ class UserCore(MemoryCore):
         self._owns_root = owns_root
         self.agent_id = owner_key(root.agent_id, user_id)
         self.user_id = user_id
-        self.parts, self.recall_steps = [], []
+        self.parts = []
         for part in root.parts:  # the memory loop: this user's turns, sessions, facts and graph
             self.attach(part.for_owner(self))
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what this handle does not hold itself: the root's shared state.
-        if name.startswith("__") or name in ("_root", "parts", "recall_steps"):
+        if name.startswith("__") or name in ("_root", "parts"):
             raise AttributeError(name)
         return getattr(self._root, name)
 
