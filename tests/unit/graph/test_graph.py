@@ -11,6 +11,8 @@ import pytest
 from elastic_memory import Edge, LoopConfig, Memory, RecallConfig, UsageError
 from elastic_memory.forgetting import DAY
 
+from ._stores import vet_store
+
 
 @pytest.fixture
 def mem(db_path: Path) -> Iterator[Memory]:
@@ -131,17 +133,8 @@ def test_bad_edges_are_refused(mem: Memory, bad: object) -> None:
 
 
 # ------------------------------------------------------------ graph-aware recall
-def _vet_store(mem: Memory) -> tuple[str, str]:
-    """A memory reachable from "Biscuit" only through the graph (it shares no word with the query)."""
-    biscuit = mem.record_turn("Our dog Biscuit chewed my slippers again.", "Naughty dog!", session_id="s1")
-    vet = mem.record_turn("Dr. Okonkwo prescribed drops, twice daily.", "Hope it helps.", session_id="s1")
-    mem.record_turn("Today Biscuit and Dr. Okonkwo got along well.", "Lovely.", session_id="s1")
-    mem.record_turn("Again Biscuit visited Dr. Okonkwo.", "Good.", session_id="s1")
-    return biscuit.chunk_ids[0], vet.chunk_ids[0]
-
-
 def test_the_graph_surfaces_an_associated_memory(mem: Memory) -> None:
-    biscuit, vet = _vet_store(mem)
+    biscuit, vet = vet_store(mem)
     ids = [h.id for h in mem.recall("What did Biscuit chew?", mode="keyword")]
     assert ids[0] == biscuit and vet in ids
 
@@ -149,23 +142,23 @@ def test_the_graph_surfaces_an_associated_memory(mem: Memory) -> None:
 def test_without_the_graph_boost_the_association_is_not_found(db_path: Path) -> None:
     config = LoopConfig(tier="standard", background=False)
     with Memory.open(db_path, embedder=None, loop=config, recall=RecallConfig(graph_boost=0)) as mem:
-        _, vet = _vet_store(mem)
+        _, vet = vet_store(mem)
         assert vet not in [h.id for h in mem.recall("What did Biscuit chew?", mode="keyword")]
 
 
 def test_the_graph_never_manufactures_a_hit(mem: Memory) -> None:
-    _vet_store(mem)
+    vet_store(mem)
     assert mem.recall("zebra xylophone", mode="keyword") == []
 
 
 def test_the_nudge_stays_below_its_ceiling(mem: Memory) -> None:
-    biscuit, vet = _vet_store(mem)
+    biscuit, vet = vet_store(mem)
     hits = {h.id: h.score for h in mem.recall("What did Biscuit chew?", mode="keyword")}
     assert hits[vet] <= 0.15 * hits[biscuit] + 1e-9
 
 
 def test_explain_shows_the_traversal(mem: Memory) -> None:
-    _vet_store(mem)
+    vet_store(mem)
     graph = mem.explain("What did Biscuit chew?", mode="keyword").details["graph"]
     assert graph["seeds"] == ["Biscuit"] and graph["surfaced"] >= 1
     assert any("Biscuit > Dr. Okonkwo" in p["via"] for p in graph["paths"])
@@ -189,7 +182,7 @@ def test_a_recall_pinned_to_another_agent_uses_that_agents_graph(db_path: Path) 
     """Bob's graph never shapes a recall pinned to Alice: her hits and scores equal those her own store gives."""
     config = LoopConfig(tier="standard", background=False)
     with Memory.open(db_path, embedder=None, agent_id="alice", loop=config) as alice:
-        _vet_store(alice)
+        vet_store(alice)
         pinned = {"agent_id": "alice"}
         own = [(h.id, h.score) for h in alice.recall("What did Biscuit chew?", mode="keyword", filters=pinned)]
     with Memory.open(db_path, embedder=None, agent_id="bob", loop=config) as bob:

@@ -13,20 +13,13 @@ from elastic_memory.filters import Filters
 from elastic_memory.loop.attach import loop_of
 from elastic_memory.retrieval.graph_nudge import GraphBudget, GraphNudge
 
+from ..graph._stores import vet_store
+
 
 @pytest.fixture
 def mem(db_path: Path) -> Iterator[Memory]:
     with Memory.open(db_path, embedder=None, loop=LoopConfig(tier="standard", background=False)) as m:
         yield m
-
-
-def _vet_store(mem: Memory) -> tuple[str, str]:
-    """A memory reachable from "Biscuit" only through the graph (it shares no word with the query)."""
-    biscuit = mem.record_turn("Our dog Biscuit chewed my slippers again.", "Naughty dog!", session_id="s1")
-    vet = mem.record_turn("Dr. Okonkwo prescribed drops, twice daily.", "Hope it helps.", session_id="s1")
-    mem.record_turn("Today Biscuit and Dr. Okonkwo got along well.", "Lovely.", session_id="s1")
-    mem.record_turn("Again Biscuit visited Dr. Okonkwo.", "Good.", session_id="s1")
-    return biscuit.chunk_ids[0], vet.chunk_ids[0]
 
 
 class _BrokenGraph:
@@ -61,7 +54,7 @@ def test_a_failing_nudge_leaves_recall_as_fusion_made_it(mem: Memory) -> None:
 
     If this fails, check GraphNudge.__call__'s except clause.
     """
-    biscuit, vet = _vet_store(mem)
+    biscuit, vet = vet_store(mem)
     nudged = [h.id for h in mem.recall("What did Biscuit chew?", mode="keyword")]
     assert nudged[0] == biscuit and vet in nudged
     step = mem._core.recall_steps[0]
@@ -77,7 +70,7 @@ def test_a_failing_nudge_leaves_recall_as_fusion_made_it(mem: Memory) -> None:
 
 def test_an_empty_budget_reads_no_graph(mem: Memory) -> None:
     """No boost or no rows: the step returns the explanation it was given and reads no graph."""
-    _vet_store(mem)
+    vet_store(mem)
     explanation = mem.explain("What did Biscuit chew?", mode="keyword")
     assert explanation.hits
     failures: list[str] = []
