@@ -15,15 +15,6 @@ import pytest
 from elastic_memory.testing import fresh_schema, postgres_session
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """LlamaIndex's sync calls (``Memory.put_messages``) run ``asyncio.get_event_loop()`` in
-    ``llama_index.core.async_utils``, which warns on Python 3.12+ in a thread with no loop set:
-    its warning, not this package's (whether a test sees it depended on the tests before it)."""
-    config.addinivalue_line(
-        "filterwarnings", "ignore:There is no current event loop:DeprecationWarning:llama_index.core.async_utils"
-    )
-
-
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server for the session (skipped without the extra)."""
