@@ -338,6 +338,7 @@ def calls(seeds: Seeds, folder: Path, dim: int) -> dict[str, st.SearchStrategy[C
         "embed_query": pos(text),
         "tags": pos(filters=filters(), prefix=hs.names()),
         "vectors": pos(many_ids),
+        "generation": no_args,
         "export_jsonl": pos(export_path, vectors=hs.any_value()),
         "import_jsonl": pos(import_path),
         "build_context": pos(text, session_id=session, touch=hs.any_value()),

@@ -461,6 +461,10 @@ class MemoryCore:
         found = await self.store.vectors_of(v.check_ids(ids))
         return {key: vector.tolist() for key, vector in found.items()}
 
+    async def generation(self) -> int | None:
+        """The store's write counter; see :meth:`AsyncMemory.generation`."""
+        return await self.store.generation()
+
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts over live memories; see :meth:`AsyncMemory.tags`."""
         parsed = Filters.parse(self.scoped(filters))

@@ -387,6 +387,16 @@ class AsyncMemory(Facade):
         """
         return await _runner.arun(self._ops.tags(filters=filters, prefix=prefix))
 
+    async def generation(self) -> int | None:
+        """A number that moves on whenever memories change, or ``None`` where the store keeps none.
+
+        Any write that changes a memory moves it on, this process's or another's (reading it
+        picks up other connections' commits), so what was read under one value is still
+        current while it stays the same: a cache's key. A SQLite file keeps one; PostgreSQL and
+        a federation do not (``None``: read again).
+        """
+        return await _runner.arun(self._ops.generation())
+
     async def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored (unit-length) vectors of the memories among ``ids`` that have one, by id."""
         return await _runner.arun(self._ops.vectors(ids))

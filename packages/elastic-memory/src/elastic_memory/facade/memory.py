@@ -388,6 +388,16 @@ class Memory(Facade):
         """
         return _runner.run(self._ops.tags(filters=filters, prefix=prefix), "tags")
 
+    def generation(self) -> int | None:
+        """A number that moves on whenever memories change, or ``None`` where the store keeps none.
+
+        Any write that changes a memory moves it on, this process's or another's (reading it
+        picks up other connections' commits), so what was read under one value is still
+        current while it stays the same: a cache's key. A SQLite file keeps one; PostgreSQL and
+        a federation do not (``None``: read again).
+        """
+        return _runner.run(self._ops.generation(), "generation")
+
     def vectors(self, ids: str | Iterable[str]) -> dict[str, list[float]]:
         """The stored (unit-length) vectors of the memories among ``ids`` that have one, by id."""
         return _runner.run(self._ops.vectors(ids), "vectors")

@@ -104,6 +104,9 @@ class MemoryOps(Protocol):
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts."""
 
+    async def generation(self) -> int | None:
+        """The store's write counter, or ``None``."""
+
     async def vectors(self, ids: Any) -> dict[str, list[float]]:
         """Stored vectors by id."""
 

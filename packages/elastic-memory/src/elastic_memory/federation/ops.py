@@ -308,6 +308,9 @@ class FederatedOps:
                     out.setdefault(key, vector)
         return out
 
+    async def generation(self) -> None:
+        """``None``: a federation's tiers each keep their own (see :meth:`AsyncMemory.generation`)."""
+
     async def tags(self, *, filters: Any = None, prefix: Any = None) -> dict[str, int]:
         """Tag counts summed over every SQLite tier."""
         out: dict[str, int] = {}

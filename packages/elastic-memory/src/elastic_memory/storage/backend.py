@@ -283,6 +283,10 @@ class Backend(Protocol):
         """Pick up what other connections committed."""
         ...
 
+    async def generation(self) -> int | None:
+        """A number that moves on with every write changing memories, any connection's; ``None`` if none is kept."""
+        ...
+
     def allow_ram_index(self, allowed: bool, *, ann: bool = True) -> None:
         """The governor's decision on RAM tiers (a no-op where there are none)."""
         ...

@@ -634,6 +634,10 @@ class PostgresStore(RecordReads):
         if self.pin is None:
             await self._load_pin()
 
+    async def generation(self) -> None:
+        """``None``: PostgreSQL keeps no write counter (one row every writer updates would serialise them)."""
+        self._check_open()
+
     async def vector(
         self, vector: F32, filters: Filters, limit: int, *, records: dict[int, MemoryRecord] | None = None
     ) -> tuple[list[tuple[int, float]], dict[str, Any]]:

@@ -780,6 +780,19 @@ class SQLiteStore(RecordReads):
             with self._errors("read the store state"):
                 await self._sync_foreign()
 
+    async def generation(self) -> int:
+        """The store's write counter as of now: moved on by every write that changes memories, any connection's.
+
+        One statement when no other connection committed since the last look (``PRAGMA data_version``).
+        """
+        self._check_open()
+        async with self._lock:
+            with self._errors("read the store state"):
+                await self._sync_foreign()
+                if self._generation is None:  # a write found another connection's in between
+                    self._generation = int(await self._scalar(_GENERATION))
+                return self._generation
+
     async def vector(
         self, vector: F32, filters: Filters, limit: int, *, records: dict[int, MemoryRecord] | None = None
     ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
