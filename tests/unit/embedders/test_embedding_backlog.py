@@ -172,6 +172,27 @@ def test_a_keyword_recall_counts_no_backlog(where: str) -> None:
     assert "vectors_pending" not in details
 
 
+def test_recall_keeps_only_the_hits_and_asks_no_backlog_count(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count serves ``explain``'s details: ``recall`` (and so every plan) skips its statement."""
+    with Memory.open(where, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        mem.remember("The red crate went to shelf 3.")
+    _fill_without_vectors(where, _notes(3))
+    with Memory.open(where, embedder=FakeEmbedder(), loop=LoopConfig(tier="standard", background=False)) as mem:
+        store = mem._ops.store
+        counted: list[int] = []
+        original = store.unembedded
+
+        async def unembedded() -> int:
+            counted.append(1)
+            return await original()
+
+        monkeypatch.setattr(store, "unembedded", unembedded)
+        hits = mem.recall("red crate shelf", mode="hybrid")
+        assert counted == []
+        assert [h.id for h in hits] == [h.id for h in mem.explain("red crate shelf", mode="hybrid").hits]
+        assert counted == [1]
+
+
 def test_every_agent_partition_of_a_file_is_embedded(where: str) -> None:
     """Rows two agents wrote into one store both get vectors, whichever agent's store drains."""
     _fill_without_vectors(where, _notes(20, "ana"), agent_id="ana")

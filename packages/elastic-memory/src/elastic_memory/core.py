@@ -794,17 +794,9 @@ class MemoryCore:
         vector: Any = None,
         vector_weight: Any = None,
     ) -> list[Hit]:
-        """Recall memories; see :meth:`AsyncMemory.recall`."""
-        explanation = await self.explain(
-            query,
-            k=k,
-            mode=mode,
-            filters=filters,
-            touch=touch,
-            scope=scope,
-            pool=pool,
-            vector=vector,
-            vector_weight=vector_weight,
+        """Recall memories; see :meth:`AsyncMemory.recall` (:meth:`explain` without counting the backlog)."""
+        explanation = await self._explained(
+            query, k, mode, filters, touch, scope, pool, vector, vector_weight, backlog=False
         )
         return explanation.hits
 
@@ -830,6 +822,23 @@ class MemoryCore:
         ``details["vectors_pending"]`` (when the vector leg ran) the store's live memories it
         could not see, having no vector yet (0: semantic search covered every memory).
         """
+        return await self._explained(query, k, mode, filters, touch, scope, pool, vector, vector_weight, backlog=True)
+
+    async def _explained(
+        self,
+        query: Any,
+        k: Any,
+        mode: Any,
+        filters: Any,
+        touch: Any,
+        scope: Any,
+        pool: Any,
+        vector: Any,
+        vector_weight: Any,
+        *,
+        backlog: bool,
+    ) -> Explanation:
+        """:meth:`explain`; ``backlog``: count the memories the vector leg could not see (``recall`` drops it)."""
         filters = self.scoped(with_scope(filters, scope, pool))
         if query is None:
             query = ""
@@ -875,6 +884,7 @@ class MemoryCore:
             touch=touch,
             embed=embed,
             vector=given,
+            backlog=backlog,
         )
         for step in self.recall_steps:  # the memory loop's graph nudge
             result = await step(result, parsed, k)

@@ -9,6 +9,7 @@ the governor's budgets.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import time
 from typing import TYPE_CHECKING, Any
@@ -172,6 +173,12 @@ async def _recall(loop: MemoryLoop, query: str, k: int, filters: dict[str, Any] 
     return hits
 
 
+@functools.lru_cache(maxsize=4_096)
+def _date(day: int) -> str:
+    """The UTC date of day number ``day`` since the epoch (a plan dates each of its moments)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(day * _DAY))
+
+
 def _hit_items(loop: MemoryLoop, hits: list[Hit], kind: str, top: float, *, floor: float = 0.0) -> list[PlanItem]:
     """Plan items for recalled memories: relevance relative to ``top`` (the best hit of the recall), plus nudges.
 
@@ -184,7 +191,7 @@ def _hit_items(loop: MemoryLoop, hits: list[Hit], kind: str, top: float, *, floo
         if h.score / top < floor:
             continue
         score = _nudged(loop, h.score / top, h.importance, h.created_at, h.confidence)
-        meta = {} if kind == "lesson" else {"when": time.strftime("%Y-%m-%d", time.gmtime(h.created_at))}
+        meta = {} if kind == "lesson" else {"when": _date(math.floor(h.created_at / _DAY))}
         if h.session_id and kind == "chunk":
             meta["session"] = h.session_id
         items.append(PlanItem(h.content, score=score, source_id=h.id, kind=kind, meta=meta))

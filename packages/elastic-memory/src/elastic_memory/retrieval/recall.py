@@ -49,8 +49,13 @@ async def run(
     touch: bool,
     embed: EmbedQuery | None,
     vector: F32 | None = None,
+    backlog: bool = True,
 ) -> Explanation:
-    """Recall ``k`` memories for a validated request; ``vector`` (unit) replaces embedding ``query``."""
+    """Recall ``k`` memories for a validated request; ``vector`` (unit) replaces embedding ``query``.
+
+    ``backlog``: count what the vector leg could not see (``details["vectors_pending"]``), one
+    statement more; a caller that keeps only the hits passes ``False``.
+    """
     t0 = time.perf_counter()
     match = match_expression(query)
     details: dict[str, Any] = {"match": match}
@@ -95,15 +100,15 @@ async def run(
         details["vector_ms"] = _ms(t)
         return qvec, ranking
 
-    async def backlog() -> int | None:
+    async def unseen() -> int | None:
         # What the vector leg cannot see (or, with no vector stored yet, made it stand down): live
         # memories without a vector, counted from an index of them, not a scan. Not asked of a
         # keyword recall, nor of a store with no embedder (keyword-only by choice).
-        wanted = mode is not RecallMode.KEYWORD and (embed is not None or vector is not None)
+        wanted = backlog and mode is not RecallMode.KEYWORD and (embed is not None or vector is not None)
         return await store.unembedded() if wanted else None
 
     # The legs overlap: on a server each has its own connection, and embedding overlaps the keyword search.
-    kw, (qvec, vec), pending = await asyncio.gather(keyword_leg(), vector_leg(), backlog())
+    kw, (qvec, vec), pending = await asyncio.gather(keyword_leg(), vector_leg(), unseen())
     details.update(keyword_candidates=len(kw), vector_candidates=len(vec))
     if pending is not None:
         details["vectors_pending"] = pending
