@@ -226,10 +226,19 @@ def _check_count(name: str, value: object) -> None:
 
 def _with_sections(plan: ContextPlan, sections: Sequence[Section], budget: int) -> ContextPlan:
     count = plan.counter
-    kept = tuple(dataclasses.replace(s, tokens=count(s.render())) for s in sections if s.items)
+    kept = tuple(dataclasses.replace(s, tokens=_section_tokens(s, count)) for s in sections if s.items)
     summary = next((s.items[0].text for s in kept if s.name == "summary"), None)
     draft = dataclasses.replace(plan, sections=kept, budget=budget, rolling_summary=summary)
+    if count is estimate_tokens:  # whitespace-joined counts add up exactly: the sections' sum is the plan's
+        return dataclasses.replace(draft, tokens=count(PREAMBLE) + sum(s.tokens for s in kept) if kept else 0)
     return dataclasses.replace(draft, tokens=count(draft.render()))
+
+
+def _section_tokens(section: Section, count: TokenCounter) -> int:
+    """The rendered section's count (summed over its lines with the additive built-in counter)."""
+    if count is estimate_tokens:
+        return count(_header(section.title)) + sum(count(item.line()) for item in section.items)
+    return count(section.render())
 
 
 def _fit(plan: ContextPlan, limit: int) -> ContextPlan:

@@ -136,12 +136,31 @@ def _meta_value(value: str) -> str:
     return value if not value or _BARE_META_VALUE.fullmatch(value) else json.dumps(value, ensure_ascii=False)
 
 
+#: Lines of recent items: a plan quotes each item several times while it fits the budget, and
+#: the same memories turn after turn (cleared when full; short texts only).
+_LINES: dict[tuple[str, tuple[tuple[str, str], ...]], str | None] = {}
+_LINES_MAX = 4096
+_LINED_CHARS = 4096
+
+
 def quote_line(text: str, meta: Mapping[str, str]) -> str | None:
     """``- "text"`` with the cleaned text JSON-quoted, plus `` (key=value, ...)``; ``None`` when blank.
 
     Meta values are cleaned, whitespace-collapsed, capped at 64 characters and JSON-quoted
     unless they are one bare label made of letters, digits and ``.:@/+-``. Empty values are left out.
     """
+    key = (text, tuple(meta.items()))
+    if key in _LINES:
+        return _LINES[key]
+    line = _quote_line(text, meta)
+    if len(text) <= _LINED_CHARS:
+        if len(_LINES) >= _LINES_MAX:
+            _LINES.clear()
+        _LINES[key] = line
+    return line
+
+
+def _quote_line(text: str, meta: Mapping[str, str]) -> str | None:
     cleaned = clean(text, newlines=True)
     if not cleaned.strip():
         return None

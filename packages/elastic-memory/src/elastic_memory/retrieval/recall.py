@@ -92,10 +92,11 @@ async def run(
             return None, []
         t = time.perf_counter()
         # Whole rows are worth reading with the candidates only when the candidates are the
-        # hits; from a wider pool (hybrid) only the fused top ``k`` are read, afterwards.
+        # hits (semantic); hybrid's hits are the fused top ``k`` of both legs, read afterwards.
         # a chat message never has a vector: the vector leg needs no condition for leaving them out
         among = dataclasses.replace(filters, exclude_kinds=()) if filters.exclude_kinds else filters
-        ranking, how = await store.vector(qvec, among, pool, records=read if pool == k else None)
+        whole = effective is RecallMode.SEMANTIC and pool == k
+        ranking, how = await store.vector(qvec, among, pool, records=read if whole else None)
         details.update(how)
         details["vector_ms"] = _ms(t)
         return qvec, ranking
