@@ -141,6 +141,7 @@ def _meta_value(value: str) -> str:
 _LINES: dict[tuple[str, tuple[tuple[str, str], ...]], str | None] = {}
 _LINES_MAX = 4096
 _LINED_CHARS = 4096
+_UNKNOWN = object()
 
 
 def quote_line(text: str, meta: Mapping[str, str]) -> str | None:
@@ -150,8 +151,9 @@ def quote_line(text: str, meta: Mapping[str, str]) -> str | None:
     unless they are one bare label made of letters, digits and ``.:@/+-``. Empty values are left out.
     """
     key = (text, tuple(meta.items()))
-    if key in _LINES:
-        return _LINES[key]
+    known = _LINES.get(key, _UNKNOWN)  # one lookup: another thread may clear the dict in between two
+    if known is not _UNKNOWN:
+        return known  # type: ignore[return-value]
     line = _quote_line(text, meta)
     if len(text) <= _LINED_CHARS:
         if len(_LINES) >= _LINES_MAX:
