@@ -85,7 +85,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -96,8 +95,8 @@ from typing import Any
 import numpy as np
 
 from _common import environment, median, percentile, section, table
+from _statements import Statements
 from elastic_memory import AsyncMemory, Memory, MiniLMEmbedder
-from elastic_memory.storage.sqlite.driver import Driver
 from ingest_recall import WordVectorEmbedder, make_corpus
 from locomo_recall import MemoEmbedder
 from peers.peers import sqlite_connect  # sets the peers' telemetry-off and HF_HUB_OFFLINE variables
@@ -249,38 +248,6 @@ class Census:
 
 
 CENSUS = Census()
-
-
-class Statements:
-    """Top-level SQL statements on every SQLite connection the library opens (sqlite3's trace callback).
-
-    Statements SQLite runs inside another (FTS5's own reads, triggers) are not counted.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._lock = threading.Lock()
-        self._original: Any = None
-
-    def install(self) -> None:
-        original = self._original = Driver.connect
-
-        def connect(driver: Driver, path: str, **kwargs: Any) -> Any:
-            conn = original(driver, path, **kwargs)
-            conn.set_trace_callback(self._seen)
-            return conn
-
-        Driver.connect = connect  # type: ignore[method-assign]
-
-    def remove(self) -> None:
-        if self._original is not None:
-            Driver.connect = self._original  # type: ignore[method-assign]
-            self._original = None
-
-    def _seen(self, sql: str) -> None:
-        if not sql.lstrip().startswith("--"):
-            with self._lock:
-                self.count += 1
 
 
 STATEMENTS = Statements()

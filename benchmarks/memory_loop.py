@@ -47,12 +47,15 @@ from pathlib import Path
 from typing import Any
 
 from _common import RESULTS, environment, median, percentile, run_block, section, table, write_json
+from _statements import RoundTrips, Statements
 from elastic_memory import LoopConfig, Memory, MiniLMEmbedder, RecallConfig
 from elastic_memory.storage.sqlite.driver import driver
 from ingest_recall import WordVectorEmbedder, make_corpus
 from locomo_recall import DEFAULT_DATA, MemoEmbedder, turn_text
 
 TURNS_PER_SESSION = 20
+STATEMENTS = Statements()
+ROUND_TRIPS = RoundTrips()
 MEASURED = 2_000
 QUERIES = 200
 BUDGET = 1_800
@@ -158,24 +161,36 @@ def bench_size(
         for q in queries[:10]:  # warm up
             mem.build_context(q, session_id="bench-query")
     plan_times: dict[str, list[float]] = {name: [] for name in stores}
+    #: Statements (SQLite) or round trips (PostgreSQL) per build_context and per recall, by store.
+    sent: dict[str, dict[str, list[int]]] = {name: {"build_context": [], "recall": []} for name in stores}
     recall_times: dict[str, list[float]] = {name: [] for name in stores}
     tokens: list[int] = []
     budget = 0
     order = list(stores.items())
     for i, q in enumerate(queries):
         for name, mem in order[i % len(order) :] + order[: i % len(order)]:  # the stores take turns going first
+            before = STATEMENTS.count + ROUND_TRIPS.count
             t = time.perf_counter()
             mem.recall(q, k=25, touch=False)
             recall_times[name].append(time.perf_counter() - t)
+            middle = STATEMENTS.count + ROUND_TRIPS.count
             t = time.perf_counter()
             plan = mem.build_context(q, session_id="bench-query")
             plan_times[name].append(time.perf_counter() - t)
+            sent[name]["recall"].append(middle - before)
+            sent[name]["build_context"].append(STATEMENTS.count + ROUND_TRIPS.count - middle)
             if name == "SQLite":
                 tokens.append(plan.tokens)
                 budget = plan.budget
     for mem in stores.values():
         mem.close()
     raw.close()
+    for name, counts in sent.items():
+        unit = "round trips" if name == "PostgreSQL" else "statements"
+        print(
+            f"note: {name}, {n:,} turns, {unit} (p50, top-level; the background worker idle): "
+            f"build_context {median(counts['build_context']):.0f}, recall(k=25) {median(counts['recall']):.0f}"
+        )
     embed_times = []
     for q in queries[:50]:
         t = time.perf_counter()
@@ -352,6 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         server = TemporaryPostgres(fsync=True)
         server.start()
+    STATEMENTS.install()  # before any store opens: every connection is counted
+    if server is not None:
+        ROUND_TRIPS.install()
     try:
         rows: list[list[object]] = []
         for n in (int(s) for s in args.sizes.split(",") if s.strip()):
@@ -368,6 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 section("LoCoMo evidence in the plan")
                 plans += [locomo(args.data, workdir, minilm, r) for r in (recall, also) if r is not None]
     finally:
+        STATEMENTS.remove()
+        ROUND_TRIPS.remove()
         shutil.rmtree(workdir, ignore_errors=True)
         if server is not None:
             server.remove()

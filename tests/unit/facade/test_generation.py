@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
+from typing import Any
 
-from elastic_memory import AsyncMemory, Memory
+from elastic_memory import AsyncMemory, Memory, _runner
 from elastic_memory.testing import FakeEmbedder
 
 
@@ -56,3 +59,32 @@ def test_a_federation_keeps_no_generation(tmp_path: Path) -> None:
     with Memory.for_agent("ana", home=tmp_path, pools=["team"], embedder=FakeEmbedder()) as mem:
         mem.remember("Ana's note.")
         assert mem.generation() is None
+
+
+def test_a_write_cancelled_while_it_commits_still_moves_the_generation(db_path: Path) -> None:
+    """The COMMIT runs on the driver's thread even when the task awaiting it is cancelled."""
+    with Memory.open(db_path, embedder=None) as mem:
+        stored = mem.remember("A note to be forgotten.")
+        before = mem.generation()
+        conn = mem._ops.store._conn
+        original = conn.execute
+
+        def execute(sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql == "COMMIT":
+                task = asyncio.current_task()
+                assert task is not None
+                task.cancel()
+            return original(sql, *args, **kwargs)
+
+        async def cancelled_forget() -> None:
+            conn.execute = execute
+            try:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.ensure_future(mem._ops.forget([stored], hard=True))
+            finally:
+                conn.execute = original
+
+        _runner.run(cancelled_forget(), "cancelled_forget")
+        assert mem.get(stored) is None, "the forget committed"
+        after = mem.generation()
+        assert before is not None and after is not None and after > before

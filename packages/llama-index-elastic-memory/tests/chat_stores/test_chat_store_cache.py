@@ -70,8 +70,8 @@ def opened(location: str) -> Iterator[CoreMemory]:
     memory.close()
 
 
-def said(*texts: str) -> list[ChatMessage]:
-    return [ChatMessage(role=MessageRole.USER, content=t) for t in texts]
+def said(*texts: str, **fields: Any) -> list[ChatMessage]:
+    return [ChatMessage(role=MessageRole.USER, content=t, **fields) for t in texts]
 
 
 def contents(messages: list[ChatMessage]) -> list[str | None]:
@@ -164,3 +164,29 @@ async def test_what_an_append_keeps_is_what_a_fresh_read_finds(opened: CoreMemor
     deleted = await kept.delete_message("k", -1)
     assert deleted is not None and deleted.content == "e"
     assert contents(await fresh.get_messages("k", status=None)) == ["a", "b", "c", "d"]
+
+
+# ------------------------------------------------------------------ what a caller gets back
+async def test_changing_a_returned_message_leaves_the_next_read_as_stored(mem: CoreMemory) -> None:
+    store = ElasticMemoryAsyncChatStore(memory=mem)
+    await store.add_messages("k", said("one", additional_kwargs={"tool_calls": [{"id": "c1"}]}))
+    got = await store.get_messages("k")
+    got[0].additional_kwargs["tool_calls"][0]["id"] = "changed"
+    got[0].additional_kwargs["tool_calls"].append({"id": "extra"})
+    assert (await store.get_messages("k"))[0].additional_kwargs == {"tool_calls": [{"id": "c1"}]}
+
+
+def test_changing_a_message_of_the_classic_store_leaves_the_next_read_as_stored(mem: CoreMemory) -> None:
+    store = ElasticMemoryChatStore(memory=mem)
+    store.add_message("k", said("one", additional_kwargs={"meta": {"n": 1}})[0])
+    store.get_messages("k")[0].additional_kwargs["meta"]["n"] = 2
+    assert store.get_messages("k")[0].additional_kwargs == {"meta": {"n": 1}}
+
+
+async def test_an_appended_message_reads_back_as_a_fresh_read_gives_it(mem: CoreMemory) -> None:
+    """The core keeps metadata as JSON with sorted keys: what an append keeps is in that form too."""
+    kept = ElasticMemoryAsyncChatStore(memory=mem)
+    await kept.get_messages("k")
+    await kept.add_messages("k", said("one", additional_kwargs={"b": 1, "a": 2}))
+    fresh = ElasticMemoryAsyncChatStore(memory=mem)
+    assert (await kept.get_messages("k"))[0].model_dump_json() == (await fresh.get_messages("k"))[0].model_dump_json()

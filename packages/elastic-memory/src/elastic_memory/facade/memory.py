@@ -393,8 +393,10 @@ class Memory(Facade):
 
         Any write that changes a memory moves it on, this process's or another's (reading it
         picks up other connections' commits), so what was read under one value is still
-        current while it stays the same: a cache's key. A SQLite file keeps one; PostgreSQL and
-        a federation do not (``None``: read again).
+        current while it stays the same: a cache's key. Two things change without it: a
+        memory whose ``ttl`` runs out leaves reads with no write, and the memory loop's own
+        tables (facts, summaries, the graph) are not memories. A SQLite file keeps one;
+        PostgreSQL and a federation do not (``None``: read again).
         """
         return _runner.run(self._ops.generation(), "generation")
 

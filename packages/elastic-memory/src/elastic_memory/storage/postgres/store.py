@@ -20,7 +20,8 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -50,6 +51,10 @@ F32 = npt.NDArray[np.float32]
 PgTier = Literal["exact", "hnsw"]
 
 _NO_FILTERS = Filters()
+#: A pooled connection given back less than this many seconds ago is handed out again without
+#: the pool's check (an empty query: one round trip per read): it served a moment ago. An
+#: older one is checked first, as a connection the server may have dropped since.
+FRESH_SECONDS = 1.0
 _HNSW_VALID = (
     "SELECT i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
     "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE c.relname = 'memory_vectors_hnsw' AND n.nspname = %s"
@@ -144,13 +149,15 @@ class PostgresStore(RecordReads):
         async def set_up(c: Any) -> None:
             await configure(c, server, timeout)
 
+        fresh = FreshConnections(AsyncConnectionPool.check_connection)
         pool = AsyncConnectionPool(
             conninfo,
             min_size=1,
             max_size=max(1, pool_size),
             open=False,
             configure=set_up,
-            check=AsyncConnectionPool.check_connection,
+            check=fresh.check,
+            reset=fresh.returned,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             timeout=max(timeout, 1.0),
             name=f"elastic-memory:{schema}",
@@ -722,3 +729,22 @@ class PostgresStore(RecordReads):
 def _best_first(rows: Sequence[Any]) -> list[tuple[int, float]]:
     """``(seq, cosine)`` of vector rows, best first (ties by seq)."""
     return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: (-x[1], x[0]))
+
+
+class FreshConnections:
+    """The pool's connection check, skipped for a connection given back within :data:`FRESH_SECONDS`."""
+
+    def __init__(self, check: Callable[[Any], Awaitable[None]], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._check = check
+        self._clock = clock
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    async def returned(self, conn: Any) -> None:
+        """The pool's ``reset``: note when ``conn`` came back (in good order: the pool discards a broken one)."""
+        self._returned[conn] = self._clock()
+
+    async def check(self, conn: Any) -> None:
+        """The pool's ``check``: the empty query, unless ``conn`` came back a moment ago."""
+        back = self._returned.pop(conn, None)
+        if back is None or self._clock() - back >= FRESH_SECONDS:
+            await self._check(conn)

@@ -357,6 +357,8 @@ class SQLiteStore(RecordReads):
                     await self._conn.execute("ROLLBACK")
             self._vectors.invalidate()
             self._keywords.forget()
+            if bump:  # a COMMIT cut short by a cancellation may still have run: read the counter again
+                self._generation = None
             raise
         if bump:
             if self._generation is not None and generation != self._generation + 1:

@@ -10,6 +10,7 @@ async one, so each operation is written once.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections import OrderedDict
@@ -184,10 +185,11 @@ class Row:
     content: str
 
     def message(self) -> ChatMessage:
-        return ChatMessage.model_validate(self.data)
+        """A new message each call: a transcript keeps its rows, and a caller may change what it got."""
+        return ChatMessage.model_validate(copy.deepcopy(self.data))
 
     def record(self, key: str) -> dict[str, Any]:
-        return {"key": key, "status": self.status, "message": self.data}
+        return {"key": key, "status": self.status, "message": copy.deepcopy(self.data)}
 
 
 def _row(hit: Hit) -> Row | None:
@@ -207,6 +209,12 @@ def _ordered(hits: Iterable[Hit]) -> list[Row]:
     rows = [r for hit in reversed(list(hits)) if (r := _row(hit)) is not None]  # recall lists newest first
     rows.sort(key=lambda r: (r.seq, r.created_at))  # stable: full ties keep the order written
     return rows
+
+
+def _as_stored(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as a read gives it back: the core keeps metadata as JSON with its keys sorted."""
+    stored: dict[str, Any] = json.loads(json.dumps(data, sort_keys=True))
+    return stored
 
 
 def _highest(rows: Iterable[Row]) -> Row | None:
@@ -424,7 +432,7 @@ class Transcript:
             return  # another write came between: the next read reads again
         stamp = top.created_at if top is not None else 0.0  # a time only orders equal positions: these are unique
         pairs = enumerate(zip(ids, batch, strict=True))
-        made = tuple(Row(i, first + n, stamp, s, data, text) for n, (i, (s, text, data)) in pairs)
+        made = tuple(Row(i, first + n, stamp, s, _as_stored(data), text) for n, (i, (s, text, data)) in pairs)
         listed = {
             statuses: rows + tuple(r for r in made if r.status in statuses) for statuses, rows in before.listed.items()
         }
