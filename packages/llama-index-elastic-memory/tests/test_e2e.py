@@ -9,7 +9,6 @@ would then be recorded as the assistant's words), so the LLM here is LlamaIndex'
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import subprocess
 import sys
@@ -49,23 +48,10 @@ def agent_warnings(test: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def thread_loop(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Sync tests get an event loop that is closed afterwards.
-
-    LlamaIndex's sync API (``Memory.put``, ``chat``) runs its coroutines on the thread's current
-    event loop (``asyncio_run``), creating one when there is none and never closing it; left
-    to the garbage collector, that loop's ResourceWarning would fail a later test.
-    """
-    if inspect.iscoroutinefunction(request.function):
-        yield
-        return
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        yield
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+def thread_loop(request: pytest.FixtureRequest) -> None:
+    """Sync tests get an event loop that is closed afterwards (``loop_set``): LlamaIndex's sync API runs on it."""
+    if not inspect.iscoroutinefunction(request.function):
+        request.getfixturevalue("loop_set")
 
 
 def scripted(*replies: str | ChatMessage) -> tuple[MockFunctionCallingLLM, Received]:

@@ -8,7 +8,6 @@ LLM is LlamaIndex's ``MockFunctionCallingLLM`` answering from a script and keepi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,19 +144,6 @@ def test_a_users_chat_store_serialises_the_user(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- how a user is given
-@pytest.fixture
-def loop_set() -> Iterator[None]:
-    """An event loop set for this thread and closed after: LlamaIndex's sync calls (``put_messages``)
-    run ``asyncio.get_event_loop()``, which on Python 3.12+ warns without one and leaves one unclosed."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        yield
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
-
-
 @pytest.mark.usefixtures("loop_set")
 def test_path_opens_the_users_handle_and_serialises_it(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
