@@ -256,3 +256,19 @@ def test_the_builtin_model_loads_in_the_background_and_recalls_semantically(db_p
         mem.remember_many(["I work as a nurse in Porto.", "The quarterly report is due on Friday."])
         assert mem.recall("What pet do I have?", k=1, mode="semantic")[0].id == dog
         assert mem.stats()["embedding_model"] == MiniLMEmbedder.model_id
+
+
+@pytest.mark.model
+def test_stores_opened_with_the_builtin_model_share_one_loaded_model(tmp_path: Path) -> None:
+    """``embedder="auto"`` is the process's one built-in model: a file opened per request loads nothing."""
+    with Memory.open(tmp_path / "first.db", embedder="auto") as first:
+        preload = first._core._preload
+        assert preload is not None
+        preload.wait()
+        model = preload.embedder
+    with Memory.open(tmp_path / "again.db") as again:  # "auto" is the default
+        later = again._core._preload
+        assert later is not None and later.embedder is model
+        assert later.done and later.thread.ident is None  # no loading thread started
+        again.remember("embedded by the model already loaded")
+        assert again.stats()["vectors"] == 1

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from ..errors import EmbedderError, UsageError
 from .base import Embedder, check_embedder, unit_vectors
-from .builtin import MiniLMEmbedder
+from .builtin import shared_builtin
 
 __all__ = [
     "EmbedderSpec",
@@ -31,14 +31,18 @@ EmbedderSpec = str | Embedder | Sequence[Embedder] | None
 
 
 def embedder_candidates(spec: EmbedderSpec) -> list[Embedder]:
-    """The embedders an ``embedder=`` option names, in priority order (``"auto"``: the built-in model)."""
+    """The embedders an ``embedder=`` option names, in priority order.
+
+    ``"auto"`` is the process's one built-in model (:func:`.shared_builtin`): every store opened
+    with it shares one loaded model, so opening a file per request loads nothing.
+    """
     if spec is None:
         return []
     if isinstance(spec, str):
         if spec != "auto":
             msg = f"embedder must be 'auto', None, an Embedder or a list of them, got {spec!r}"
             raise UsageError(msg)
-        return [MiniLMEmbedder()]
+        return [shared_builtin()]
     if isinstance(spec, Sequence):
         return [check_embedder(e) for e in spec]
     return [check_embedder(spec)]
