@@ -23,6 +23,15 @@ the figure is the median over ``--repeats`` rounds (after one warm-up round):
 * ``write (embeddings)``: ``write_documents`` of all documents into an empty store (a new
   SQLite file in a temporary folder for elastic-memory, a new ``InMemoryDocumentStore``).
 
+**Engine floors**, printed below the table: what SQLite itself takes for the same work, with
+nothing of either library, on the same data in the same run (the elastic-memory column of these
+rows is the floor, its ratio the floor over InMemory's time):
+
+* ``filter floor``: the filter as two ``json_extract`` tests in one ``SELECT seq, metadata`` over
+  the store's own file (the fewest JSON lookups any store filtering JSON in SQL can make);
+* ``write floor``: the documents inserted in one transaction into a plain table (id, text, JSON
+  metadata), an FTS5 table and a sqlite-vec ``vec0`` table, in a new file.
+
 The filter: ``category in [3 of 20] AND year >= 2012`` (about 8% of the documents).
 A ratio above 1 means elastic-memory is slower.
 """
@@ -95,6 +104,55 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return (time.perf_counter() - start) * 1000, out
 
 
+def filter_floor(path: Path, repeats: int) -> float:
+    """Median ms of :data:`FILTER` as two ``json_extract`` tests over the store's file, nothing else."""
+    from elastic_memory.storage.sqlite.driver import driver
+
+    conn = driver().connect(str(path), timeout=5.0)
+    doc = '\'$."_hs_doc"."meta".'
+    sql = (
+        f'SELECT seq, metadata FROM memories WHERE json_extract(metadata, {doc}"category"\') IN (?, ?, ?)'
+        f' AND json_extract(metadata, {doc}"year"\') >= ?'
+    )
+    args = (*FILTER["conditions"][0]["value"], FILTER["conditions"][1]["value"])
+    times = [timed(lambda: conn.execute(sql, args).fetchall())[0] for _ in range(repeats + 1)][1:]
+    conn.close()
+    return median(times)
+
+
+def write_floor(folder: Path, docs: list[Any], repeats: int) -> float:
+    """Median ms of inserting ``docs`` into a table, FTS5 and vec0 in one transaction, in a new file."""
+    import json
+
+    from elastic_memory.storage.sqlite.driver import driver
+
+    rows = [(d.id, d.content, json.dumps(d.meta)) for d in docs]
+    vectors = [np.asarray(d.embedding, dtype=np.float32).tobytes() for d in docs]
+    times = []
+    for r in range(repeats):
+        conn = driver().connect(str(folder / f"floor-{r}.db"), timeout=5.0)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE docs (seq INTEGER PRIMARY KEY, id TEXT UNIQUE, content TEXT, metadata TEXT)")
+        conn.execute("CREATE VIRTUAL TABLE docs_fts USING fts5(content)")
+        conn.execute(f"CREATE VIRTUAL TABLE docs_vec USING vec0(embedding float[{DIM}])")
+
+        def write(conn: Any = conn) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "INSERT INTO docs (seq, id, content, metadata) VALUES (?, ?, ?, ?)",
+                [(n + 1, *row) for n, row in enumerate(rows)],
+            )
+            conn.executemany(
+                "INSERT INTO docs_fts (rowid, content) VALUES (?, ?)", [(n + 1, row[1]) for n, row in enumerate(rows)]
+            )
+            conn.executemany("INSERT INTO docs_vec (rowid, embedding) VALUES (?, ?)", list(enumerate(vectors, 1)))
+            conn.execute("COMMIT")
+
+        times.append(timed(write)[0])
+        conn.close()
+    return median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=3000)
@@ -163,6 +221,11 @@ def main() -> None:
     rows.append([f"write {args.docs:,} (embeddings)", a, b, a / b])
     ours.close()
     ours_bare.close()
+    floors = [
+        ["filter floor (SQL alone)", filter_floor(folder / "docs.db", args.repeats), rows[2][2]],
+        [f"write floor {args.docs:,} (SQL alone)", write_floor(folder, docs, args.write_repeats), b],
+    ]
+    rows += [[name, ms, ref, ms / ref] for name, ms, ref in floors]
 
     print()
     print(

@@ -197,6 +197,10 @@ def library_keys(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if k.startswith(RESERVED_PREFIX)}
 
 
+#: Value types :func:`_walk_metadata` has nothing to check in.
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def check_metadata(metadata: Any, *, library: bool = False) -> dict[str, Any]:
     """A JSON-serialisable dict with string keys (no NaN or infinity), at most :data:`MAX_METADATA_DEPTH` deep.
 
@@ -223,7 +227,9 @@ def check_metadata(metadata: Any, *, library: bool = False) -> dict[str, Any]:
 def _walk_metadata(metadata: Mapping[Any, Any]) -> bool:
     """Refuse metadata nested too deep or holding text that is not valid Unicode, without recursion.
 
-    Returns True when every dict inside has string keys only.
+    Returns True when every dict inside has string keys only. Plain dicts, lists, strings and
+    numbers take the fast path (a write batch walks every value); a place's name is spelled
+    out only for an error or a container.
     """
     str_keys = True
     stack: list[tuple[Any, str, int]] = [(metadata, "metadata", 1)]
@@ -231,17 +237,22 @@ def _walk_metadata(metadata: Mapping[Any, Any]) -> bool:
         value, where, depth = stack.pop()
         if depth > MAX_METADATA_DEPTH:
             _too_deep("metadata")
-        items = value.items() if isinstance(value, Mapping) else enumerate(value)
-        for key, item in items:
-            if isinstance(key, str):
-                check_text(key, "a metadata key" if depth == 1 else f"a key in {where}")
-            elif isinstance(value, Mapping):
-                str_keys = False
-            inner = f"{where}[{key!r}]"
-            if isinstance(item, str):
-                check_text(item, inner)
-            elif isinstance(item, Mapping | list | tuple):
-                stack.append((item, inner, depth + 1))
+        mapping = type(value) is dict or isinstance(value, Mapping)
+        for key, item in value.items() if mapping else enumerate(value):
+            if mapping:
+                if isinstance(key, str):
+                    if not key.isascii():
+                        check_text(key, "a metadata key" if depth == 1 else f"a key in {where}")
+                else:
+                    str_keys = False
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            if kind is str or isinstance(item, str):
+                if not item.isascii():
+                    check_text(item, f"{where}[{key!r}]")
+            elif kind is dict or kind is list or isinstance(item, Mapping | list | tuple):
+                stack.append((item, f"{where}[{key!r}]", depth + 1))
     return str_keys
 
 
