@@ -35,6 +35,11 @@ goes into the library:
 Beside the levers, the ceiling of re-ranking: the recall@10 a perfect re-ranker of the
 hybrid's first 50 / 100 candidates would reach (what a cross-encoder or an llm re-ranker
 could at most add without finding new candidates).
+
+**Re-ranking** (``--reranker minilm`` or ``--reranker e5``, see ``_rescorers.py``): one more
+lever, ``RecallConfig(reranker=EmbedderReranker(...), rerank_candidates=N)`` over a grid of
+``N``, its setting chosen per fold like the others, and the re-scorer's cost per query with
+nothing memoised. ``--only-rerank`` measures the anchor, the defaults and that lever alone.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from _common import run_block, section, table, write_json
+from _rescorers import cold_cost, rescorer
 from elastic_memory import Hit, Memory, MiniLMEmbedder, RecallConfig
 from locomo_recall import CATEGORIES, CATEGORY_NAMES, Conversation, K, MemoEmbedder, arguments, start
 
@@ -69,6 +75,8 @@ PREVIOUS = RecallConfig(session_boost=0.0)  # the default before this lever
 #: Ask(mem, question, vector, context) -> the dia_ids of the top ten, best first
 Ask = Callable[[Memory, str, list[float], "Context"], Sequence[str]]
 CONTEXT_BEFORE = (2, 3)
+#: Candidates a reranker reads, the grid of the re-ranking lever.
+RERANK_CANDIDATES = (10, 20, 30, 50)
 
 
 @dataclass
@@ -197,10 +205,14 @@ def context_texts(conv: Conversation, before: int) -> list[str]:
     return out
 
 
-def levers() -> list[Lever]:
-    """Every lever measured, with its grid (the first setting of each is the previous default's)."""
+def levers(reranker: Any = None, *, only_rerank: bool = False) -> list[Lever]:
+    """Every lever measured, with its grid (the first setting of each is the previous default's).
+
+    ``reranker``: add the re-ranking lever (its first setting is today's default, no reranker);
+    ``only_rerank``: the anchor, the two defaults and that lever alone.
+    """
     default = plain()
-    return [
+    anchors = [
         Lever("keyword (BM25), the anchor", [("-", RecallConfig(), plain("keyword"))]),
         Lever("hybrid, previous default (no session boost)", [("-", PREVIOUS, default)]),
         Lever(
@@ -208,6 +220,15 @@ def levers() -> list[Lever]:
             [(f"{b}", RecallConfig(session_boost=b), default) for b in (0.0, 0.25, 0.5, 0.75, 1.0)],
             kept=True,
         ),
+    ]
+    rerank = []
+    if reranker is not None:
+        grid = [(f"N={n}", RecallConfig(reranker=reranker, rerank_candidates=n), default) for n in RERANK_CANDIDATES]
+        rerank = [Lever(f"re-rank top N by {reranker.model_id}", [("off", RecallConfig(), default), *grid])]
+    if only_rerank:
+        return anchors + rerank
+    return [
+        *anchors,
         Lever(
             "neighbour boost (with session boost 0.5)",
             [(f"{b}", RecallConfig(neighbor_boost=b), default) for b in (0.45, 0.0, 0.25, 0.65)],
@@ -236,6 +257,7 @@ def levers() -> list[Lever]:
             [("off", PREVIOUS, default)]
             + [(f"b={b} l={lam}", PREVIOUS, context_vectors(b, lam)) for b in CONTEXT_BEFORE for lam in (0.2, 0.4)],
         ),
+        *rerank,
     ]
 
 
@@ -308,7 +330,11 @@ def cross_validate(lever: Lever, convs: Sequence[Conversation], baseline: Lever)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = arguments(__doc__, "locomo_cv.json", argv)
+    def more(parser: Any) -> None:
+        parser.add_argument("--reranker", choices=["minilm", "e5"], help="add the re-ranking lever with this re-scorer")
+        parser.add_argument("--only-rerank", action="store_true", help="only the anchor, the defaults and re-ranking")
+
+    args = arguments(__doc__, "locomo_cv.json", argv, more)
     started = time.perf_counter()
     convs = start("LoCoMo recall@10, leave-one-conversation-out cross-validation", args.data)
     if convs is None:
@@ -316,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = MemoEmbedder(MiniLMEmbedder())
     embedder.embed([q for c in convs for q, _, _ in c.questions])
     workdir = Path(tempfile.mkdtemp(prefix="em-locomo-cv-"))
-    all_levers = levers()
+    reranker = rescorer(args.reranker)[1] if args.reranker else None
+    all_levers = levers(reranker, only_rerank=args.only_rerank)
     try:
         section("Ingest (one temp-file store per conversation)")
         paths = {}
@@ -365,6 +392,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ceiling of re-ranking the default hybrid's first {n} candidates: recall@{K} {np.mean(values):.3f}")
     for r in results[2:]:
         print(f"in sample, {r['name']}: " + ", ".join(f"{s} {v:.3f}" for s, v in r["in_sample"].items()))
+    if args.reranker:
+        question, texts = convs[0].questions[0][0], [item["content"] for item in convs[0].items]
+        for n in RERANK_CANDIDATES:
+            ms = cold_cost(args.reranker, question, texts[:n])
+            print(
+                f"re-scoring {n} candidates with {args.reranker}, nothing memoised: {ms:.0f} ms per query (median of 3)"
+            )
     print(f"total run time {time.perf_counter() - started:.0f} s")
     payload = {
         "run": run_block(args),

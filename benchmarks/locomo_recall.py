@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,11 +189,21 @@ def evaluate(convs: Sequence[Conversation], paths: dict[str, str], embedder: Mem
     return scores
 
 
-def arguments(doc: str | None, results: str, argv: Sequence[str] | None) -> argparse.Namespace:
-    """The LoCoMo scripts' options: ``--data`` and ``--json`` (``results``: the file charts.py reads)."""
+def arguments(
+    doc: str | None,
+    results: str,
+    argv: Sequence[str] | None,
+    more: Callable[[argparse.ArgumentParser], object] | None = None,
+) -> argparse.Namespace:
+    """The LoCoMo scripts' options: ``--data`` and ``--json`` (``results``: the file charts.py reads).
+
+    ``more(parser)`` adds a script's own options.
+    """
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo JSON (default {DEFAULT_DATA})")
     parser.add_argument("--json", type=Path, help=f"also write the figures here (for charts.py: {RESULTS}/{results})")
+    if more is not None:
+        more(parser)
     return parser.parse_args(argv)
 
 

@@ -38,6 +38,8 @@ from .location import resolve_location
 from .loop import LoopConfig
 from .maintenance.backup import BackupReport, abackup, arestore_backup, backup, restore_backup
 from .maintenance.repair import RepairReport, TableReport, arepair, repair
+from .rerankers import CrossEncoderReranker, EmbedderReranker, LLMReranker
+from .retrieval.rerank import Reranker
 from .types import (
     CheckReport,
     Edge,
@@ -75,10 +77,12 @@ __all__ = [
     "Cluster",
     "ContextPlan",
     "CorruptDatabaseError",
+    "CrossEncoderReranker",
     "Edge",
     "ElasticMemoryError",
     "Embedder",
     "EmbedderError",
+    "EmbedderReranker",
     "EmbeddingMismatchError",
     "Entity",
     "Explanation",
@@ -94,6 +98,7 @@ __all__ = [
     "Hits",
     "ImportReport",
     "Lessons",
+    "LLMReranker",
     "LoopConfig",
     "Memory",
     "MemoryId",
@@ -112,6 +117,7 @@ __all__ = [
     "RecallConfig",
     "RecallMode",
     "RecallWarning",
+    "Reranker",
     "Relation",
     "RepairReport",
     "RoutingError",

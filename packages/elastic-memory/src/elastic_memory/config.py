@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import UsageError
+from .retrieval.rerank import check_reranker
 from .types import Fusion
 
 __all__ = ["RecallConfig"]
@@ -39,6 +41,10 @@ class RecallConfig:
     session_boost: float = 0.5
     """Lift of a hit from the session holding most of the best candidates (0 turns it off); chosen by
     cross-validation on LoCoMo (``benchmarks/locomo_cv.py``)."""
+    reranker: Any = None
+    """A :class:`~elastic_memory.Reranker` that orders recall's best candidates (``None``: recall's own order)."""
+    rerank_candidates: int = 20
+    """How many of recall's best candidates the reranker reads (at least ``k``), in [1, 200]."""
 
     def __post_init__(self) -> None:
         try:
@@ -59,6 +65,11 @@ class RecallConfig:
             or not 1 <= self.candidates <= 1000
         ):
             msg = f"candidates must be an integer in [1, 1000], got {self.candidates!r}"
+            raise UsageError(msg)
+        check_reranker(self.reranker)
+        n = self.rerank_candidates
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 200:
+            msg = f"rerank_candidates must be an integer in [1, 200], got {n!r}"
             raise UsageError(msg)
         for name in ("neighbor_boost", "graph_boost", "session_boost"):
             b = getattr(self, name)

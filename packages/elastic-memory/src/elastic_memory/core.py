@@ -30,7 +30,7 @@ from .errors import EmbedderError, RecallWarning, UsageError
 from .extraction.flags import flag_of
 from .filters import Filters, finite, with_scope
 from .location import resolve_location
-from .retrieval import recall
+from .retrieval import recall, rerank
 from .storage import KEEP, EmbeddingPin, PostgresStore, SQLiteStore, Store, is_url
 from .storage.queries import MAX_PARAMS, live_by_hash
 from .storage.sqlite.store import VectorTier, WriteMode
@@ -874,19 +874,27 @@ class MemoryCore:
                 async def embed(text: str) -> F32:
                     return await self.query_vector(chosen, text)
 
+        reranker = config.reranker if query.strip() else None
+        wanted = k if reranker is None else max(k, config.rerank_candidates)
         result = await recall.run(
             self.store,
             config,
             query=query,
-            k=k,
+            k=wanted,
             mode=mode,
             filters=parsed,
-            touch=touch,
+            touch=touch and reranker is None,
             embed=embed,
             vector=given,
             backlog=backlog,
         )
         for step in self.recall_steps:  # the memory loop's graph nudge
-            result = await step(result, parsed, k)
+            result = await step(result, parsed, wanted)
+        if reranker is not None:  # last: the hits it orders are final, and its scores feed no other step
+            result, problem = await rerank.reranked(result, reranker, k)
+            if problem is not None:
+                self._warn_once(f"rerank:{rerank.reranker_name(reranker)}", f"{problem}; recall keeps its order")
+            if touch:
+                await self.store.touch_ids([h.id for h in result.hits])
         flagged = sum(1 for h in result.hits if flag_of(h.metadata) is not None)
         return dataclasses.replace(result, details={**result.details, "flagged": flagged})

@@ -239,6 +239,9 @@ async def build_federation(
         msg = f"on_degraded must be a callable taking a DegradedEvent, or None, got {on_degraded!r}"
         raise UsageError(msg)
     candidates = embedder_candidates(embedder)  # one embedder instance shared by every tier
+    rerank = options.get("recall")
+    if isinstance(rerank, RecallConfig) and rerank.reranker is not None:  # it orders the merged hits, once
+        options = {**options, "recall": replace(rerank, reranker=None)}
     shared_options = {**options, "agent_id": agent, "embedder": candidates or None, "clock": clock}
     loop_config = loop or LoopConfig(extraction=settings.extraction)
     private_options = {**shared_options, "loop": loop_config}
@@ -277,6 +280,7 @@ async def build_federation(
             vector_weight=vector_weight,
             agent_id=agent,
             moderators=moderated,
+            rerank=rerank if isinstance(rerank, RecallConfig) else None,
         )
     except BaseException:
         for store in opened:

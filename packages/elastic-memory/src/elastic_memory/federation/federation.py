@@ -25,6 +25,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
+from ..config import RecallConfig
 from ..errors import AccessDeniedError, MemoryWriteError, TierWriteError, UsageError
 from ..filters import Filters
 from ..types import Hit, MemoryId, MemoryRecord, PrunePolicy, PruneReport, Scope
@@ -72,6 +73,7 @@ class MemoryFederation:
         monotonic: Callable[[], float] = time.monotonic,
         agent_id: str | None = None,
         moderators: Mapping[str, Iterable[str]] | None = None,
+        rerank: RecallConfig | None = None,
     ) -> None:
         if not isinstance(router, MemoryRouter):
             msg = f"router must be a MemoryRouter, got {type(router).__name__}"
@@ -81,6 +83,8 @@ class MemoryFederation:
         self._observer = on_degraded
         self._monotonic = monotonic
         self.vector_weight = vector_weight
+        #: The recall settings whose reranker orders the merged hits (the tiers rerank nothing).
+        self.rerank = rerank if rerank is not None and rerank.reranker is not None else None
         self.events: collections.deque[DegradedEvent] = collections.deque(maxlen=_EVENTS)
         self._closed = False
         if agent_id is not None and (not isinstance(agent_id, str) or not agent_id):

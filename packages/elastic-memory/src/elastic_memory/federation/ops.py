@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import Any
 
 from .. import _validate as v
 from ..core import MemoryCore
-from ..errors import AccessDeniedError, ReadOnlyError, TierWriteError, UsageError
+from ..errors import AccessDeniedError, ReadOnlyError, RecallWarning, TierWriteError, UsageError
 from ..filters import with_scope
 from ..loop.attach import loop_of
+from ..retrieval import rerank
 from ..types import (
     Explanation,
     Hit,
@@ -48,6 +50,7 @@ class FederatedOps:
     def __init__(self, federation: MemoryFederation, core: MemoryCore) -> None:
         self.federation = federation
         self.core = core
+        self._rerank_warned: set[str] = set()
         core.recall_hook = self._plan_recall
         #: The handles of the agent's users (:class:`~.user_ops.UserFederatedOps`), least recent first.
         self.user_ops: dict[str, FederatedOps] = {}
@@ -250,17 +253,27 @@ class FederatedOps:
             raise UsageError(msg)
         if recall_mode is not RecallMode.KEYWORD and query.strip():
             await self._embed_once(query)
+        config = self.federation.rerank if query.strip() else None
+        wanted = k if config is None else max(k, config.rerank_candidates)
         token = touching.set(False)  # tiers return more than the merge keeps: touch only what is returned
         try:
             with self._as_owner():
-                hits, details = await self.federation.search_tiers(query, k=k, mode=recall_mode.value, filters=merged)
+                found, details = await self.federation.search_tiers(
+                    query, k=wanted, mode=recall_mode.value, filters=merged
+                )
         finally:
             touching.reset(token)
+        explanation = Explanation(query, recall_mode, recall_mode, found, {"federation": details})
+        if config is not None:  # the merged hits, ordered once (the tiers rerank nothing)
+            explanation, problem = await rerank.reranked(explanation, config.reranker, k)
+            if problem is not None and problem not in self._rerank_warned:
+                self._rerank_warned.add(problem)
+                warnings.warn(f"{problem}; recall keeps its order", RecallWarning, stacklevel=3)
         if touch is None:
             touch = self.core.recall_config.touch
         if touch:
-            await self._touch(hits)
-        return Explanation(query, recall_mode, recall_mode, hits, {"federation": details})
+            await self._touch(list(explanation.hits))
+        return explanation
 
     async def _embed_once(self, query: str) -> None:
         """Embed the query once for every tier: the tiers share the query memo (see build_federation)."""
