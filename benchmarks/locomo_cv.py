@@ -37,8 +37,8 @@ hybrid's first 50 / 100 candidates would reach (what a cross-encoder or an llm r
 could at most add without finding new candidates).
 
 **Re-ranking** (``--reranker minilm`` or ``--reranker e5``, see ``_rescorers.py``): one more
-lever, ``RecallConfig(reranker=EmbedderReranker(...), rerank_candidates=N)`` over a grid of
-``N``, its setting chosen per fold like the others, and the re-scorer's cost per query with
+lever, ``RecallConfig(reranker=EmbedderReranker(...), rerank_candidates=N, rerank_weight=w)``
+over a grid of ``N`` and ``w``, its setting chosen per fold like the others, and the re-scorer's cost per query with
 nothing memoised. ``--only-rerank`` measures the anchor, the defaults and that lever alone.
 """
 
@@ -76,7 +76,9 @@ PREVIOUS = RecallConfig(session_boost=0.0)  # the default before this lever
 Ask = Callable[[Memory, str, list[float], "Context"], Sequence[str]]
 CONTEXT_BEFORE = (2, 3)
 #: Candidates a reranker reads, the grid of the re-ranking lever.
-RERANK_CANDIDATES = (10, 20, 30, 50)
+RERANK_CANDIDATES = (20, 50)
+#: The reranker's share of the final order, the lever's other axis.
+RERANK_WEIGHTS = (0.25, 0.5, 1.0)
 
 
 @dataclass
@@ -223,7 +225,11 @@ def levers(reranker: Any = None, *, only_rerank: bool = False) -> list[Lever]:
     ]
     rerank = []
     if reranker is not None:
-        grid = [(f"N={n}", RecallConfig(reranker=reranker, rerank_candidates=n), default) for n in RERANK_CANDIDATES]
+        grid = [
+            (f"N={n} w={w}", RecallConfig(reranker=reranker, rerank_candidates=n, rerank_weight=w), default)
+            for n in RERANK_CANDIDATES
+            for w in RERANK_WEIGHTS
+        ]
         rerank = [Lever(f"re-rank top N by {reranker.model_id}", [("off", RecallConfig(), default), *grid])]
     if only_rerank:
         return anchors + rerank

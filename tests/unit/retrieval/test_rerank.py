@@ -90,6 +90,26 @@ def test_a_hit_keeps_the_relevance_recall_gave_it(db_path: Path) -> None:
     assert after == before
 
 
+def test_a_rerank_weight_mixes_the_rerankers_score_with_recalls_relevance(db_path: Path) -> None:
+    query = "report Porto Clara"
+    with _store(db_path) as plain:
+        relevance = {h.id: h.relevance for h in plain.recall(query, k=6, touch=False)}
+    config = RecallConfig(reranker=Prefers("chemistry"), rerank_weight=0.25)
+    with Memory.open(db_path, embedder=FakeEmbedder(), recall=config) as mem:
+        hits = mem.recall(query, k=6, touch=False)
+    expected = {h.id: 0.25 * (1.0 if "chemistry" in h.content else 0.1) + 0.75 * relevance[h.id] for h in hits}
+    assert [h.score for h in hits] == pytest.approx([expected[h.id] for h in hits])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_zero_rerank_weight_orders_by_recalls_relevance(db_path: Path) -> None:
+    config = RecallConfig(reranker=Prefers("tram"), rerank_weight=0.0)
+    with _store(db_path, Prefers("tram")), Memory.open(db_path, embedder=FakeEmbedder(), recall=config) as mem:
+        hits = mem.recall("report Porto Clara", k=4, touch=False)
+    assert [h.score for h in hits] == [h.relevance for h in hits]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
 def test_the_reranker_reads_rerank_candidates_texts_and_k_come_back(db_path: Path) -> None:
     reranker = Prefers("Porto")
     with _store(db_path, reranker, candidates=5) as mem:
@@ -165,6 +185,7 @@ def test_a_failing_reranker_warns_once_per_store(db_path: Path) -> None:
         ({"rerank_candidates": 0}, "rerank_candidates must be an integer"),
         ({"rerank_candidates": 201}, "rerank_candidates must be an integer"),
         ({"rerank_candidates": True}, "rerank_candidates must be an integer"),
+        ({"rerank_weight": 1.5}, "rerank_weight must be a number in"),
     ],
 )
 def test_recall_config_refuses_a_bad_reranker_setting(options: dict[str, Any], message: str) -> None:

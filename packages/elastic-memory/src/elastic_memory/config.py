@@ -45,6 +45,9 @@ class RecallConfig:
     """A :class:`~elastic_memory.Reranker` that orders recall's best candidates (``None``: recall's own order)."""
     rerank_candidates: int = 20
     """How many of recall's best candidates the reranker reads (at least ``k``), in [1, 200]."""
+    rerank_weight: float = 1.0
+    """The reranker's share of the final order in [0, 1]: 1 orders by its score alone; below, by
+    ``w * its score + (1 - w) * recall's relevance`` (a bi-encoder re-scorer needs recall's words)."""
 
     def __post_init__(self) -> None:
         try:
@@ -71,7 +74,7 @@ class RecallConfig:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 200:
             msg = f"rerank_candidates must be an integer in [1, 200], got {n!r}"
             raise UsageError(msg)
-        for name in ("neighbor_boost", "graph_boost", "session_boost"):
+        for name in ("neighbor_boost", "graph_boost", "session_boost", "rerank_weight"):
             b = getattr(self, name)
             if isinstance(b, bool) or not isinstance(b, int | float) or not 0 <= b <= 1:
                 msg = f"{name} must be a number in [0, 1], got {b!r}"

@@ -891,7 +891,7 @@ class MemoryCore:
         for step in self.recall_steps:  # the memory loop's graph nudge
             result = await step(result, parsed, wanted)
         if reranker is not None:  # last: the hits it orders are final, and its scores feed no other step
-            result, problem = await rerank.reranked(result, reranker, k)
+            result, problem = await rerank.reranked(result, reranker, k, config.rerank_weight)
             if problem is not None:
                 self._warn_once(f"rerank:{rerank.reranker_name(reranker)}", f"{problem}; recall keeps its order")
             if touch:

@@ -265,7 +265,7 @@ class FederatedOps:
             touching.reset(token)
         explanation = Explanation(query, recall_mode, recall_mode, found, {"federation": details})
         if config is not None:  # the merged hits, ordered once (the tiers rerank nothing)
-            explanation, problem = await rerank.reranked(explanation, config.reranker, k)
+            explanation, problem = await rerank.reranked(explanation, config.reranker, k, config.rerank_weight)
             if problem is not None and problem not in self._rerank_warned:
                 self._rerank_warned.add(problem)
                 warnings.warn(f"{problem}; recall keeps its order", RecallWarning, stacklevel=3)

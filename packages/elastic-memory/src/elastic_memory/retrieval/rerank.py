@@ -4,7 +4,9 @@ Recall's legs and fusion find the evidence among the top few dozen candidates mo
 they put it first (LoCoMo: a perfect re-ranking of hybrid's top 50 would lift recall@10 from
 0.71 to 0.83). A :class:`Reranker` scores the top :attr:`~elastic_memory.RecallConfig.rerank_candidates`
 against the query; the hits are those candidates in the reranker's order, each hit's ``score``
-the reranker's (its ``relevance`` stays recall's own). A reranker that fails, or answers
+the reranker's (its ``relevance`` stays recall's own), or, with
+:attr:`~elastic_memory.RecallConfig.rerank_weight` below 1, the reranker's score mixed with
+that relevance. A reranker that fails, or answers
 something other than one finite score in [0, 1] per text, leaves recall's order, says so in
 ``details["rerank_failed"]`` and warns once (:class:`~elastic_memory.RecallWarning`).
 """
@@ -64,11 +66,15 @@ def reranker_name(reranker: Any) -> str:
     return name if isinstance(name, str) and name else type(reranker).__name__
 
 
-async def reranked(explanation: Explanation, reranker: Any, k: int) -> tuple[Explanation, str | None]:
+async def reranked(
+    explanation: Explanation, reranker: Any, k: int, weight: float = 1.0
+) -> tuple[Explanation, str | None]:
     """The first ``k`` of ``explanation``'s hits in ``reranker``'s order, and why it was not applied (``None``: it was).
 
-    On failure the hits keep recall's order (cut to ``k``); the explanation's details say
-    which model ran, on how many candidates and in how long.
+    ``weight`` below 1 orders by ``weight * reranker score + (1 - weight) * relevance`` (each
+    hit's own relevance from recall) instead of the reranker's score alone. On failure the hits
+    keep recall's order (cut to ``k``); the explanation's details say which model ran, on how
+    many candidates and in how long.
     """
     hits = explanation.hits
     details: dict[str, Any] = {"reranker": reranker_name(reranker), "rerank_candidates": len(hits)}
@@ -86,8 +92,9 @@ async def reranked(explanation: Explanation, reranker: Any, k: int) -> tuple[Exp
         details["rerank_failed"] = problem
         kept = list(hits[:k])
     else:
-        order = sorted(range(len(hits)), key=lambda n: -scores[n])  # stable: ties keep recall's order
-        kept = [dataclasses.replace(hits[n], score=scores[n]) for n in order[:k]]
+        mixed = [weight * x + (1.0 - weight) * (h.relevance or 0.0) for x, h in zip(scores, hits, strict=True)]
+        order = sorted(range(len(hits)), key=lambda n: -mixed[n])  # stable: ties keep recall's order
+        kept = [dataclasses.replace(hits[n], score=mixed[n]) for n in order[:k]]
     return dataclasses.replace(explanation, hits=kept, details={**explanation.details, **details}), problem
 
 
