@@ -78,7 +78,7 @@ CONTEXT_BEFORE = (2, 3)
 #: Candidates a reranker reads, the grid of the re-ranking lever.
 RERANK_CANDIDATES = (20, 50)
 #: The reranker's share of the final order, the lever's other axis.
-RERANK_WEIGHTS = (0.25, 0.5, 1.0)
+RERANK_WEIGHTS = (0.1, 0.25, 0.5)
 
 
 @dataclass

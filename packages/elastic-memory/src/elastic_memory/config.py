@@ -47,7 +47,8 @@ class RecallConfig:
     """How many of recall's best candidates the reranker reads (at least ``k``), in [1, 200]."""
     rerank_weight: float = 1.0
     """The reranker's share of the final order in [0, 1]: 1 orders by its score alone; below, by
-    ``w * its score + (1 - w) * recall's relevance`` (a bi-encoder re-scorer needs recall's words)."""
+    ``w * its score + (1 - w) * recall's score``, each scaled to [0, 1] over the candidates (a
+    bi-encoder re-scorer needs recall's words and boosts)."""
 
     def __post_init__(self) -> None:
         try:

@@ -6,7 +6,7 @@ they put it first (LoCoMo: a perfect re-ranking of hybrid's top 50 would lift re
 against the query; the hits are those candidates in the reranker's order, each hit's ``score``
 the reranker's (its ``relevance`` stays recall's own), or, with
 :attr:`~elastic_memory.RecallConfig.rerank_weight` below 1, the reranker's score mixed with
-that relevance. A reranker that fails, or answers
+recall's own. A reranker that fails, or answers
 something other than one finite score in [0, 1] per text, leaves recall's order, says so in
 ``details["rerank_failed"]`` and warns once (:class:`~elastic_memory.RecallWarning`).
 """
@@ -71,8 +71,10 @@ async def reranked(
 ) -> tuple[Explanation, str | None]:
     """The first ``k`` of ``explanation``'s hits in ``reranker``'s order, and why it was not applied (``None``: it was).
 
-    ``weight`` below 1 orders by ``weight * reranker score + (1 - weight) * relevance`` (each
-    hit's own relevance from recall) instead of the reranker's score alone. On failure the hits
+    ``weight`` below 1 orders by ``weight * reranker + (1 - weight) * recall``, each side scaled
+    to [0, 1] over the candidates (the reranker's scores min-max, recall's scores over the
+    best): recall's order counts with its boosts, and a reranker whose scores are packed
+    (a bi-encoder's cosines) still moves it. On failure the hits
     keep recall's order (cut to ``k``); the explanation's details say which model ran, on how
     many candidates and in how long.
     """
@@ -92,10 +94,21 @@ async def reranked(
         details["rerank_failed"] = problem
         kept = list(hits[:k])
     else:
-        mixed = [weight * x + (1.0 - weight) * (h.relevance or 0.0) for x, h in zip(scores, hits, strict=True)]
+        mixed = scores if weight >= 1.0 else _mixed(scores, [h.score for h in hits], weight)
         order = sorted(range(len(hits)), key=lambda n: -mixed[n])  # stable: ties keep recall's order
         kept = [dataclasses.replace(hits[n], score=mixed[n]) for n in order[:k]]
     return dataclasses.replace(explanation, hits=kept, details={**explanation.details, **details}), problem
+
+
+def _mixed(reranker: list[float], recall: list[float], weight: float) -> list[float]:
+    """``weight`` x the reranker's scores min-max scaled + (1 - ``weight``) x recall's over its best, per candidate."""
+    low, high = min(reranker), max(reranker)
+    spread = high - low
+    top = max(recall)
+    return [
+        weight * ((x - low) / spread if spread > 0 else 1.0) + (1.0 - weight) * (max(y, 0.0) / top if top > 0 else 0.0)
+        for x, y in zip(reranker, recall, strict=True)
+    ]
 
 
 def _checked(answer: Any, count: int) -> list[float]:
