@@ -369,3 +369,23 @@ def test_for_agent_pools_that_are_not_a_list_are_a_usage_error(tmp_path: Path, p
     with pytest.raises(UsageError, match="pools must be a list"):
         Memory.for_agent("alice", home=home, pools=pools, embedder=FakeEmbedder())
     assert list(os.walk(home)) == [(str(home), [], [])]
+
+
+class _EqualsEveryType(type):
+    """A metaclass whose classes compare equal to (and hash like) ``int``: a type check by ``==`` is fooled."""
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    def __hash__(cls) -> int:
+        return hash(int)
+
+
+class _PosingAsInt(str, metaclass=_EqualsEveryType):
+    pass
+
+
+def test_a_lone_surrogate_in_a_str_subclass_posing_as_a_number_is_refused(mem: Memory) -> None:
+    with pytest.raises(UsageError, match="not valid Unicode"):
+        mem.remember("text", metadata={"a": _PosingAsInt("\ud800")})
+    assert mem.stats()["total_memories"] == 0

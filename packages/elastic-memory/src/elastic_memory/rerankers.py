@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +32,10 @@ import numpy as np
 from .embedders.base import Embedder, check_embedder, unit_vectors
 from .errors import EmbedderError, UsageError
 
-__all__ = ["CrossEncoderReranker", "EmbedderReranker", "LLMReranker"]
+__all__ = ["RETRY_SECONDS", "CrossEncoderReranker", "EmbedderReranker", "LLMReranker"]
+
+#: How long a cross-encoder whose model failed to load waits before trying again.
+RETRY_SECONDS = 300.0
 
 
 class EmbedderReranker:
@@ -82,15 +86,26 @@ class CrossEncoderReranker:
         if local_files_only:
             self._options["local_files_only"] = True
         self._model: Any = None
+        self._failed: tuple[float, EmbedderError] | None = None
         self._lock = threading.Lock()
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        """The logistic of the cross-encoder's logit for each (query, text) pair."""
+        """The logistic of the cross-encoder's logit for each (query, text) pair.
+
+        A failed load is not tried again for :data:`RETRY_SECONDS` (a fetch can take a minute
+        to give up): the recalls meanwhile keep their own order at once.
+        """
         if not texts:
             return []
         with self._lock:
             if self._model is None:
-                self._model = self._load()
+                if self._failed is not None and time.monotonic() - self._failed[0] < RETRY_SECONDS:
+                    raise self._failed[1]
+                try:
+                    self._model = self._load()
+                except EmbedderError as e:
+                    self._failed = (time.monotonic(), e)
+                    raise
             logits = list(self._model.rerank(query, list(texts)))
         return [_logistic(float(x)) for x in logits]
 
@@ -150,8 +165,11 @@ _RATING = re.compile(r"^\s*\[?(\d{1,3})\]?\s*[:=-]\s*(\d{1,2}(?:\.\d+)?)\s*$", r
 
 
 def _quoted(text: str) -> str:
-    """``text`` with the block markers a candidate could use to close its block escaped."""
-    return text.replace("<<<", "< < <").replace(">>>", "> > >")
+    """``text`` with no block marker left in it: every run of ``<`` or ``>`` spaced out (``<<<<`` -> ``< < < <``)."""
+    return _RUN.sub(lambda m: " ".join(m.group()), text)
+
+
+_RUN = re.compile(r"<{2,}|>{2,}")
 
 
 def _logistic(x: float) -> float:

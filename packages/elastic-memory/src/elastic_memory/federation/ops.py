@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from .. import _validate as v
+from ..config import RecallConfig
 from ..core import MemoryCore
 from ..errors import AccessDeniedError, ReadOnlyError, RecallWarning, TierWriteError, UsageError
 from ..filters import with_scope
@@ -71,12 +72,28 @@ class FederatedOps:
             own_rows_only.reset(tokens[1])
 
     async def _plan_recall(self, query: str, k: int, mode: str) -> list[Hit]:
+        config = self.federation.rerank if query.strip() else None
         token = touching.set(False)  # a plan is not an access, as on one file
         try:
             with self._as_owner(own_rows=True):  # the private tier's candidates are the owner's own
-                return await self.federation.search(query, k=k, mode=mode)
+                hits = await self.federation.search(
+                    query, k=k if config is None else max(k, config.rerank_candidates), mode=mode
+                )
         finally:
             touching.reset(token)
+        if config is None:
+            return hits
+        recall_mode = RecallMode(mode)
+        return list((await self._reranked(Explanation(query, recall_mode, recall_mode, hits, {}), config, k)).hits)
+
+    async def _reranked(self, explanation: Explanation, config: RecallConfig, k: int) -> Explanation:
+        """The merged hits in the reranker's order, cut to ``k`` (a failure warns once per reranker)."""
+        explanation, problem = await rerank.reranked(explanation, config.reranker, k, config.rerank_weight)
+        name = rerank.reranker_name(config.reranker)
+        if problem is not None and name not in self._rerank_warned:
+            self._rerank_warned.add(name)
+            warnings.warn(f"{problem}; recall keeps its order", RecallWarning, stacklevel=4)
+        return explanation
 
     def _entry(self, row: dict[str, Any], dedupe: bool) -> Entry:
         if SEPARATOR in row["agent_id"]:  # a user's row must never be promoted to tiers other agents read
@@ -265,10 +282,7 @@ class FederatedOps:
             touching.reset(token)
         explanation = Explanation(query, recall_mode, recall_mode, found, {"federation": details})
         if config is not None:  # the merged hits, ordered once (the tiers rerank nothing)
-            explanation, problem = await rerank.reranked(explanation, config.reranker, k, config.rerank_weight)
-            if problem is not None and problem not in self._rerank_warned:
-                self._rerank_warned.add(problem)
-                warnings.warn(f"{problem}; recall keeps its order", RecallWarning, stacklevel=3)
+            explanation = await self._reranked(explanation, config, k)
         if touch is None:
             touch = self.core.recall_config.touch
         if touch:

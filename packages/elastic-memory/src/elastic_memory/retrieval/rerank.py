@@ -20,6 +20,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from ..errors import UsageError
 from ..types import Explanation
 
@@ -53,6 +55,9 @@ def check_reranker(reranker: Any) -> Any:
     """``reranker`` if it can serve as a :class:`Reranker` (``None`` passes: no re-ranking)."""
     if reranker is None:
         return None
+    if isinstance(reranker, type):
+        msg = f"reranker must be an instance, got the class {reranker.__name__}: pass {reranker.__name__}(...)"
+        raise UsageError(msg)
     if not callable(getattr(reranker, "score", None)):
         name = type(reranker).__name__
         msg = f"reranker must have a score(query, texts) method returning one float per text, got {name}"
@@ -114,10 +119,14 @@ def _mixed(reranker: list[float], recall: list[float], weight: float) -> list[fl
 def _checked(answer: Any, count: int) -> list[float]:
     """The reranker's answer as ``count`` finite floats in [0, 1]; a ``ValueError`` says what is wrong."""
     try:
-        values = [float(x) for x in answer]
-    except (TypeError, ValueError, OverflowError) as e:
+        items = list(answer)
+    except TypeError as e:
         msg = f"score() must return a sequence of floats, got {type(answer).__name__}"
         raise ValueError(msg) from e
+    if not all(isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool) for x in items):
+        msg = "score() must return numbers (int, float or numpy), not text or booleans"
+        raise ValueError(msg)
+    values = [float(x) for x in items]
     if len(values) != count:
         msg = f"score() returned {len(values)} scores for {count} texts"
         raise ValueError(msg)
