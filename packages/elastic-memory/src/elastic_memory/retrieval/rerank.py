@@ -1,8 +1,8 @@
 """The re-ranking step: a model reads the query beside each of recall's best candidates and orders them.
 
 Recall's legs and fusion find the evidence among the top few dozen candidates more often than
-they put it first (LoCoMo: a perfect re-ranking of hybrid's top 50 would lift recall@10 from
-0.71 to 0.83). A :class:`Reranker` scores the top :attr:`~elastic_memory.RecallConfig.rerank_candidates`
+they put it first (LoCoMo's dev split: a perfect re-ranking of hybrid's top 50 would lift
+recall@10 from 0.75 to 0.87). A :class:`Reranker` scores the top :attr:`~elastic_memory.RecallConfig.rerank_candidates`
 against the query; the hits are those candidates in the reranker's order, each hit's ``score``
 the reranker's (its ``relevance`` stays recall's own), or, with
 :attr:`~elastic_memory.RecallConfig.rerank_weight` below 1, the reranker's score mixed with
@@ -79,9 +79,8 @@ async def reranked(
     ``weight`` below 1 orders by ``weight * reranker + (1 - weight) * recall``, each side scaled
     to [0, 1] over the candidates (the reranker's scores min-max, recall's scores over the
     best): recall's order counts with its boosts, and a reranker whose scores are packed
-    (a bi-encoder's cosines) still moves it. On failure the hits
-    keep recall's order (cut to ``k``); the explanation's details say which model ran, on how
-    many candidates and in how long.
+    (a bi-encoder's cosines) still moves it. On failure the hits keep recall's order (cut to
+    ``k``); the explanation's details say which model ran, on how many candidates and in how long.
     """
     hits = explanation.hits
     details: dict[str, Any] = {"reranker": reranker_name(reranker), "rerank_candidates": len(hits)}
