@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from elastic_memory import Memory
+from elastic_memory.storage.postgres import store as postgres_store
 from elastic_memory.storage.postgres.store import FRESH_SECONDS, FreshConnections
 from elastic_memory.testing import FakeEmbedder
 
@@ -91,11 +92,20 @@ def empty_queries() -> Iterator[list[str]]:
         psycopg.AsyncCursor.execute = original  # type: ignore[method-assign]
 
 
-def test_back_to_back_recalls_send_no_check(pg_location: str, empty_queries: list[str]) -> None:
+def test_back_to_back_recalls_send_no_check(
+    pg_location: str, empty_queries: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every connection the second recall borrows was given back within the window.
+
+    The pool lends its least recently returned connection first, so on a loaded machine one
+    may have idled since the open for longer than the real window: the test widens it.
+    """
+    monkeypatch.setattr(postgres_store, "FRESH_SECONDS", 600.0)
     with Memory.open(pg_location, embedder=FakeEmbedder()) as mem:
         mem.remember("The red crate went to shelf 3.")
         mem.recall("red crate", k=3)
         empty_queries.clear()
         hits = mem.recall("red crate", k=3)
+        checks = list(empty_queries)
     assert [h.content for h in hits] == ["The red crate went to shelf 3."]
-    assert empty_queries == []
+    assert checks == []

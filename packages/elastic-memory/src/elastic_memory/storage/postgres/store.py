@@ -146,10 +146,12 @@ class PostgresStore(RecordReads):
         finally:
             await conn.close()
 
+        fresh = FreshConnections(AsyncConnectionPool.check_connection)
+
         async def set_up(c: Any) -> None:
             await configure(c, server, timeout)
+            await fresh.returned(c)  # just opened: as fresh as one just given back
 
-        fresh = FreshConnections(AsyncConnectionPool.check_connection)
         pool = AsyncConnectionPool(
             conninfo,
             min_size=1,
@@ -732,7 +734,7 @@ def _best_first(rows: Sequence[Any]) -> list[tuple[int, float]]:
 
 
 class FreshConnections:
-    """The pool's connection check, skipped for a connection given back within :data:`FRESH_SECONDS`."""
+    """The pool's connection check, skipped for a connection given back (or opened) within :data:`FRESH_SECONDS`."""
 
     def __init__(self, check: Callable[[Any], Awaitable[None]], *, clock: Callable[[], float] = time.monotonic) -> None:
         self._check = check
