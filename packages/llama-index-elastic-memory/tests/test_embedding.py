@@ -15,7 +15,6 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 
 import elastic_memory.embedders.builtin as builtin_module
-import elastic_memory.embedders.checks as checks_module
 from elastic_memory import Memory, MiniLMEmbedder, UsageError
 from elastic_memory.testing import FakeEmbedder
 from llama_index.embeddings.elastic_memory import ElasticMemoryEmbedding, shared_embedder
@@ -116,7 +115,7 @@ def test_stores_opened_with_the_built_in_model_share_the_process_instance(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[object] = []
-    monkeypatch.setattr(checks_module, "MiniLMEmbedder", lambda: built.append(1) or MiniLMEmbedder())
+    monkeypatch.setattr(builtin_module, "MiniLMEmbedder", lambda: built.append(1) or MiniLMEmbedder())
     monkeypatch.setattr(builtin_module, "_shared", FakeEmbedder(model_id="the-shared-one"))
     with ElasticMemoryChatStore(path=tmp_path / "a.db", embedder="auto") as chats:
         chats.add_message("k", ChatMessage(role="user", content="hello"))  # messages are never embedded
